@@ -1,0 +1,116 @@
+//! The `Memory` gRPC service.
+
+use std::sync::Arc;
+
+use tonic::{Request, Response, Status};
+use trine_api::v1::{self, memory_server};
+use trine_api::{ids_from_wire, memory_from_wire, memory_to_wire, status};
+use trine_core::ErrorKind;
+use trine_core::model::Memory;
+use trine_store::Store;
+
+use crate::writer::{WriteError, Writer};
+
+/// Most records one Upsert may carry.
+pub const MAX_UPSERT: usize = 1024;
+/// Most ids one Get or Delete may carry.
+pub const MAX_IDS: usize = 1024;
+
+/// trine's public service.
+#[derive(Clone)]
+pub struct MemoryService {
+    store: Arc<dyn Store>,
+    writer: Writer,
+}
+
+impl MemoryService {
+    pub fn new(writer: Writer) -> Self {
+        Self {
+            store: writer.store().clone(),
+            writer,
+        }
+    }
+
+    /// The memories of `tenant` among `ids`, in the order asked.
+    async fn in_tenant(&self, tenant: &str, ids: &[String]) -> Result<Vec<Memory>, Status> {
+        if tenant.trim().is_empty() {
+            return Err(invalid("tenant is required"));
+        }
+        if ids.len() > MAX_IDS {
+            return Err(invalid(format!("{} ids, more than the {MAX_IDS} allowed", ids.len())));
+        }
+        let ids = ids_from_wire(ids).map_err(invalid)?;
+        let found = self.store.get(&ids).await.map_err(|e| status(e.kind(), e.to_string()))?;
+        Ok(found.into_iter().filter(|m| m.tenant == tenant).collect())
+    }
+}
+
+fn invalid(message: impl Into<String>) -> Status {
+    status(ErrorKind::InvalidArgument, message)
+}
+
+fn write_status(e: WriteError) -> Status {
+    status(e.kind(), e.to_string())
+}
+
+#[tonic::async_trait]
+impl memory_server::Memory for MemoryService {
+    async fn search(
+        &self,
+        _request: Request<v1::SearchRequest>,
+    ) -> Result<Response<v1::SearchResponse>, Status> {
+        Err(status(ErrorKind::Unimplemented, "search is not served by this build yet"))
+    }
+
+    #[tracing::instrument(skip_all, fields(records = request.get_ref().records.len()))]
+    async fn upsert(
+        &self,
+        request: Request<v1::UpsertRequest>,
+    ) -> Result<Response<v1::UpsertResponse>, Status> {
+        let records = request.into_inner().records;
+        if records.len() > MAX_UPSERT {
+            return Err(invalid(format!(
+                "{} records, more than the {MAX_UPSERT} allowed in one upsert: send smaller batches",
+                records.len()
+            )));
+        }
+        let mut valid = Vec::with_capacity(records.len());
+        let mut failed = Vec::new();
+        for (index, record) in records.into_iter().enumerate() {
+            let id = record.id.clone();
+            let index = u32::try_from(index).unwrap_or(u32::MAX);
+            match memory_from_wire(record) {
+                Ok(memory) => valid.push(memory),
+                Err(message) => failed.push(v1::ItemError { index, id, message }),
+            }
+        }
+        let ids = valid.iter().map(|m| m.id.to_string()).collect();
+        self.writer.prepare().await.map_err(write_status)?;
+        self.writer.write(valid).await.map_err(write_status)?;
+        Ok(Response::new(v1::UpsertResponse { ids, failed }))
+    }
+
+    #[tracing::instrument(skip_all, fields(ids = request.get_ref().ids.len()))]
+    async fn delete(
+        &self,
+        request: Request<v1::DeleteRequest>,
+    ) -> Result<Response<v1::DeleteResponse>, Status> {
+        let request = request.into_inner();
+        let found = self.in_tenant(&request.tenant, &request.ids).await?;
+        let ids: Vec<_> = found.iter().map(|m| m.id).collect();
+        self.store.delete(&ids).await.map_err(|e| status(e.kind(), e.to_string()))?;
+        let deleted = u32::try_from(ids.len()).unwrap_or(u32::MAX);
+        Ok(Response::new(v1::DeleteResponse { deleted }))
+    }
+
+    #[tracing::instrument(skip_all, fields(ids = request.get_ref().ids.len()))]
+    async fn get(
+        &self,
+        request: Request<v1::GetRequest>,
+    ) -> Result<Response<v1::GetResponse>, Status> {
+        let request = request.into_inner();
+        let found = self.in_tenant(&request.tenant, &request.ids).await?;
+        let records = found.iter().map(memory_to_wire).collect();
+        Ok(Response::new(v1::GetResponse { records }))
+    }
+}

@@ -1,0 +1,91 @@
+//! Writing memories: embed their texts, build points, upsert in batches.
+
+use std::sync::Arc;
+
+use trine_core::ErrorKind;
+use trine_core::model::{CollectionSpec, EmbedderId, Memory, Point};
+use trine_embed::{EmbedError, Embedder};
+use trine_store::{Store, StoreError};
+
+/// A failed write.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("embedding failed: {0}")]
+    Embed(#[from] EmbedError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("embedder `{name}` returned {got} vectors for {want} texts")]
+    VectorCount { name: String, got: usize, want: usize },
+}
+
+impl WriteError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::Embed(e) => e.kind(),
+            Self::Store(e) => e.kind(),
+            Self::VectorCount { .. } => ErrorKind::Internal,
+        }
+    }
+}
+
+/// Writes memories into one collection with one embedder.
+#[derive(Clone)]
+pub struct Writer {
+    store: Arc<dyn Store>,
+    embedder: Arc<dyn Embedder>,
+}
+
+impl Writer {
+    pub fn new(store: Arc<dyn Store>, embedder: Arc<dyn Embedder>) -> Self {
+        Self { store, embedder }
+    }
+
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The collection spec of this writer's embedder.
+    pub fn spec(&self) -> CollectionSpec {
+        CollectionSpec {
+            embedder: EmbedderId {
+                name: self.embedder.name().to_string(),
+                dim: self.embedder.dim(),
+            },
+        }
+    }
+
+    /// Creates the collection when missing; refuses one written by another
+    /// embedder.
+    pub async fn prepare(&self) -> Result<(), WriteError> {
+        self.store.ensure_collection(&self.spec()).await?;
+        Ok(())
+    }
+
+    /// Embeds and stores validated memories, replacing any with the same ids.
+    /// Returns when the store has made them durable.
+    pub async fn write(&self, memories: Vec<Memory>) -> Result<(), WriteError> {
+        if memories.is_empty() {
+            return Ok(());
+        }
+        let texts: Vec<String> = memories.iter().map(|m| m.text.clone()).collect();
+        let vectors = self.embedder.embed(&texts).await?;
+        if vectors.len() != memories.len() {
+            return Err(WriteError::VectorCount {
+                name: self.embedder.name().to_string(),
+                got: vectors.len(),
+                want: memories.len(),
+            });
+        }
+        let points = memories
+            .into_iter()
+            .zip(vectors)
+            .map(|(memory, dense)| Point {
+                memory,
+                dense,
+                sparse: None,
+            })
+            .collect();
+        self.store.upsert(points).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,191 @@
+//! Conversions between the wire types and trine's domain types. Only the
+//! service edges call these; everything behind them works on domain types.
+
+use chrono::{DateTime, TimeZone, Utc};
+use prost_types::{ListValue, Struct, Timestamp, Value, value::Kind};
+use trine_core::model::{Filter, Memory, derived_id, parse_id};
+use uuid::Uuid;
+
+use crate::v1;
+
+/// A time on the wire.
+pub fn timestamp(t: DateTime<Utc>) -> Timestamp {
+    Timestamp {
+        seconds: t.timestamp(),
+        nanos: i32::try_from(t.timestamp_subsec_nanos()).unwrap_or(0),
+    }
+}
+
+/// A wire time as a domain time; `field` names it in the error.
+pub fn from_timestamp(field: &str, t: &Timestamp) -> Result<DateTime<Utc>, String> {
+    u32::try_from(t.nanos)
+        .ok()
+        .and_then(|nanos| Utc.timestamp_opt(t.seconds, nanos).single())
+        .ok_or_else(|| format!("{field} is not a valid timestamp"))
+}
+
+fn from_opt_timestamp(field: &str, t: Option<&Timestamp>) -> Result<Option<DateTime<Utc>>, String> {
+    t.map(|t| from_timestamp(field, t)).transpose()
+}
+
+/// The search filters on the wire as a domain filter. The tenant is required;
+/// an absent validity time means `now`.
+pub fn filter_from_wire(filters: Option<&v1::Filters>, now: DateTime<Utc>) -> Result<Filter, String> {
+    let f = filters.ok_or("filters are required: set filters.tenant")?;
+    if f.tenant.trim().is_empty() {
+        return Err("filters.tenant is required".to_string());
+    }
+    Ok(Filter {
+        tenant: f.tenant.clone(),
+        projects: f.projects.clone(),
+        kinds: f.kinds.clone(),
+        source_prefix: Some(f.source_prefix.clone()).filter(|p| !p.is_empty()),
+        created_from: from_opt_timestamp("filters.created_from", f.created_from.as_ref())?,
+        created_until: from_opt_timestamp("filters.created_until", f.created_until.as_ref())?,
+        valid_at: Some(from_opt_timestamp("filters.valid_at", f.valid_at.as_ref())?.unwrap_or(now)),
+        ..Filter::default()
+    })
+}
+
+/// A domain filter on the wire (the tenant, projects, kinds, source prefix,
+/// created range and validity time; text conditions are not part of it).
+pub fn filter_to_wire(f: &Filter) -> v1::Filters {
+    v1::Filters {
+        tenant: f.tenant.clone(),
+        projects: f.projects.clone(),
+        kinds: f.kinds.clone(),
+        source_prefix: f.source_prefix.clone().unwrap_or_default(),
+        created_from: f.created_from.map(timestamp),
+        created_until: f.created_until.map(timestamp),
+        valid_at: f.valid_at.map(timestamp),
+    }
+}
+
+/// A record on the wire as a validated memory; an empty id is derived from
+/// the content.
+pub fn memory_from_wire(r: v1::Record) -> Result<Memory, String> {
+    let id = if r.id.is_empty() {
+        derived_id(&r.tenant, r.source.as_deref(), &r.text)
+    } else {
+        parse_id(&r.id)?
+    };
+    let memory = Memory {
+        id,
+        text: r.text,
+        source: r.source,
+        tenant: r.tenant,
+        project: r.project,
+        kind: r.kind,
+        created_at: from_opt_timestamp("created_at", r.created_at.as_ref())?,
+        valid_from: from_opt_timestamp("valid_from", r.valid_from.as_ref())?,
+        valid_until: from_opt_timestamp("valid_until", r.valid_until.as_ref())?,
+        metadata: r.metadata.map(struct_to_json),
+    };
+    memory.validate()?;
+    Ok(memory)
+}
+
+/// A memory on the wire.
+pub fn memory_to_wire(m: &Memory) -> v1::Record {
+    v1::Record {
+        id: m.id.to_string(),
+        text: m.text.clone(),
+        source: m.source.clone(),
+        tenant: m.tenant.clone(),
+        project: m.project.clone(),
+        kind: m.kind.clone(),
+        created_at: m.created_at.map(timestamp),
+        valid_from: m.valid_from.map(timestamp),
+        valid_until: m.valid_until.map(timestamp),
+        metadata: m.metadata.as_ref().map(json_to_struct),
+    }
+}
+
+/// Parses wire ids; the error names the first that is not a UUID.
+pub fn ids_from_wire(ids: &[String]) -> Result<Vec<Uuid>, String> {
+    ids.iter().map(|id| parse_id(id)).collect()
+}
+
+fn struct_to_json(s: Struct) -> serde_json::Map<String, serde_json::Value> {
+    s.fields.into_iter().map(|(k, v)| (k, value_to_json(v))).collect()
+}
+
+fn value_to_json(v: Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v.kind {
+        None | Some(Kind::NullValue(_)) => J::Null,
+        Some(Kind::BoolValue(b)) => J::Bool(b),
+        Some(Kind::NumberValue(n)) => serde_json::Number::from_f64(n).map_or(J::Null, J::Number),
+        Some(Kind::StringValue(s)) => J::String(s),
+        Some(Kind::ListValue(l)) => J::Array(l.values.into_iter().map(value_to_json).collect()),
+        Some(Kind::StructValue(s)) => J::Object(struct_to_json(s)),
+    }
+}
+
+fn json_to_struct(m: &serde_json::Map<String, serde_json::Value>) -> Struct {
+    Struct {
+        fields: m.iter().map(|(k, v)| (k.clone(), json_to_value(v))).collect(),
+    }
+}
+
+fn json_to_value(v: &serde_json::Value) -> Value {
+    use serde_json::Value as J;
+    let kind = match v {
+        J::Null => Kind::NullValue(0),
+        J::Bool(b) => Kind::BoolValue(*b),
+        J::Number(n) => Kind::NumberValue(n.as_f64().unwrap_or(0.0)),
+        J::String(s) => Kind::StringValue(s.clone()),
+        J::Array(a) => Kind::ListValue(ListValue {
+            values: a.iter().map(json_to_value).collect(),
+        }),
+        J::Object(o) => Kind::StructValue(json_to_struct(o)),
+    };
+    Value { kind: Some(kind) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memories_round_trip() {
+        let mut meta = serde_json::Map::new();
+        meta.insert("n".into(), serde_json::json!(1.5));
+        meta.insert("tags".into(), serde_json::json!(["a", {"b": null}]));
+        let m = Memory {
+            id: Uuid::new_v4(),
+            text: "Meeting 2026-11-11 09:58".into(),
+            source: Some("recording/0b85ed4a".into()),
+            tenant: "t".into(),
+            project: Some("meetings".into()),
+            kind: None,
+            created_at: Some(Utc.with_ymd_and_hms(2026, 11, 11, 10, 11, 43).unwrap()),
+            valid_from: None,
+            valid_until: Some(Utc.with_ymd_and_hms(2027, 1, 1, 0, 0, 0).unwrap()),
+            metadata: Some(meta),
+        };
+        assert_eq!(memory_from_wire(memory_to_wire(&m)), Ok(m));
+    }
+
+    #[test]
+    fn filters_need_a_tenant() {
+        let now = Utc::now();
+        assert!(filter_from_wire(None, now).is_err());
+        let f = v1::Filters::default();
+        assert!(filter_from_wire(Some(&f), now).unwrap_err().contains("tenant"));
+        let f = v1::Filters {
+            tenant: "t".into(),
+            ..Default::default()
+        };
+        assert_eq!(filter_from_wire(Some(&f), now).unwrap().valid_at, Some(now));
+    }
+
+    #[test]
+    fn bad_timestamps_are_refused() {
+        let t = Timestamp {
+            seconds: 0,
+            nanos: -1,
+        };
+        assert!(from_timestamp("x", &t).is_err());
+    }
+}

@@ -1,0 +1,17 @@
+//! trine's gRPC API, generated from `proto/trine/v1/` — the one crate that
+//! owns the protos — and the one mapping of error kinds to gRPC codes.
+#![forbid(unsafe_code)]
+
+pub mod v1 {
+    #![allow(clippy::all, missing_docs)]
+    tonic::include_proto!("trine.v1");
+}
+
+/// The encoded file descriptor set, for gRPC reflection.
+pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("trine_descriptor");
+
+mod convert;
+mod status;
+
+pub use convert::*;
+pub use status::{code_of, status};

@@ -1,0 +1,19 @@
+/// The kinds of failure trine distinguishes. Each crate's error says its kind;
+/// the API crate maps kinds to gRPC codes in exactly one place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// The request is wrong; the message says what to fix.
+    InvalidArgument,
+    /// A named thing (collection, memory) does not exist.
+    NotFound,
+    /// The system is not in a state to do this (index missing, wrong embedder).
+    FailedPrecondition,
+    /// A dependency is down; retrying may help.
+    Unavailable,
+    /// A dependency did not answer within its deadline.
+    DeadlineExceeded,
+    /// Not built yet.
+    Unimplemented,
+    /// A fault of trine or its storage.
+    Internal,
+}

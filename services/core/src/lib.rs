@@ -1,0 +1,17 @@
+//! Pure search algorithms of trine: query terms, the verbatim check, BM25 over
+//! a candidate set, reciprocal rank fusion and the explain record.
+//!
+//! Nothing here does IO; every function is a rule of DESIGN.md §1 and is
+//! tested table-driven.
+#![forbid(unsafe_code)]
+
+pub mod bm25;
+mod error;
+pub mod model;
+pub mod rrf;
+pub mod terms;
+pub mod verbatim;
+
+pub use error::ErrorKind;
+pub use terms::{terms, tokens};
+pub use verbatim::Verbatim;

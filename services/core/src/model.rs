@@ -1,0 +1,293 @@
+//! The domain types of trine: memories, points, filters, hits.
+//!
+//! These are plain Rust types. Only the store implementations know Qdrant's
+//! types, and only the service edges know prost types.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// The payload keys of a memory (DESIGN.md §3).
+pub mod keys {
+    pub const TEXT: &str = "text";
+    pub const SOURCE: &str = "source";
+    pub const TENANT: &str = "tenant";
+    pub const PROJECT: &str = "project";
+    pub const KIND: &str = "kind";
+    pub const CREATED_AT: &str = "created_at";
+    pub const VALID_FROM: &str = "valid_from";
+    pub const VALID_UNTIL: &str = "valid_until";
+    pub const METADATA: &str = "metadata";
+}
+
+/// Names of the vectors of a trine collection.
+pub const DENSE_VECTOR: &str = "dense";
+pub const SPARSE_VECTOR: &str = "sparse";
+
+/// One memory: what a caller stores and what a search returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Memory {
+    pub id: Uuid,
+    pub text: String,
+    pub source: Option<String>,
+    pub tenant: String,
+    pub project: Option<String>,
+    pub kind: Option<String>,
+    pub created_at: Option<DateTime<Utc>>,
+    pub valid_from: Option<DateTime<Utc>>,
+    pub valid_until: Option<DateTime<Utc>>,
+    /// A JSON object, or `None`.
+    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// A sparse vector: parallel arrays of dimension ids and weights.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SparseVector {
+    pub indices: Vec<u32>,
+    pub values: Vec<f32>,
+}
+
+/// A memory with its vectors, as written to the store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub memory: Memory,
+    pub dense: Vec<f32>,
+    pub sparse: Option<SparseVector>,
+}
+
+/// The conditions of one read. The tenant is a boundary: every read of every
+/// channel carries it, so it is not optional here.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Filter {
+    pub tenant: String,
+    /// Any of these projects (empty: no condition).
+    pub projects: Vec<String>,
+    /// Any of these kinds (empty: no condition).
+    pub kinds: Vec<String>,
+    /// `source` starts with this string.
+    pub source_prefix: Option<String>,
+    /// `created_from <= created_at`.
+    pub created_from: Option<DateTime<Utc>>,
+    /// `created_at < created_until`.
+    pub created_until: Option<DateTime<Utc>>,
+    /// The validity view: `valid_from <= T < valid_until`, either side open.
+    /// `None` means no validity condition.
+    pub valid_at: Option<DateTime<Utc>>,
+    /// Every one of these terms is in the text (one full-text condition each).
+    pub all_terms: Vec<String>,
+    /// At least one of these terms is in the text (the lexical gate).
+    /// `Some(empty)` is refused: an empty gate never means match-all.
+    pub any_terms: Option<Vec<String>>,
+    /// The text holds this phrase (the phrase index).
+    pub phrase: Option<String>,
+}
+
+impl Filter {
+    pub fn tenant(tenant: impl Into<String>) -> Self {
+        Self {
+            tenant: tenant.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// A point found by a query, with its score. Payload is present when asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub id: Uuid,
+    pub score: f32,
+    pub memory: Option<Memory>,
+}
+
+/// One page of a scroll, in ascending point-id order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScrollPage {
+    pub memories: Vec<Memory>,
+    /// The id to pass as `offset` to read the next page; `None` at the end.
+    pub next_offset: Option<Uuid>,
+}
+
+/// Which embedder wrote a collection's dense vectors.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmbedderId {
+    pub name: String,
+    pub dim: usize,
+}
+
+/// What a collection is created with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CollectionSpec {
+    pub embedder: EmbedderId,
+}
+
+/// A payload index as the store reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PayloadIndex {
+    pub field: String,
+    /// `keyword`, `text`, `datetime`, ...
+    pub kind: String,
+}
+
+/// The full-text index on the text field, as the store reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TextIndexInfo {
+    pub tokenizer: String,
+    pub lowercase: bool,
+    pub phrase_matching: bool,
+    /// BM25 scoring is enabled (needed by `Query.text`).
+    pub scoring: bool,
+}
+
+/// What `trine doctor` reports of a collection.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CollectionInfo {
+    pub name: String,
+    pub backend: String,
+    /// The embedder recorded at creation; `None` for a collection trine did not create.
+    pub embedder: Option<EmbedderId>,
+    /// Dimension of the `dense` vector, if the collection has one.
+    pub dense_dim: Option<usize>,
+    /// The `sparse` vector space exists, with the IDF modifier.
+    pub sparse_idf: bool,
+    pub points: u64,
+    pub segments: usize,
+    pub payload_indexes: Vec<PayloadIndex>,
+    pub text_index: Option<TextIndexInfo>,
+}
+
+/// Longest text a memory may hold, in bytes.
+pub const MAX_TEXT_BYTES: usize = 1 << 20;
+
+/// A memory as a caller writes it (one JSON line of `trine ingest`): the id
+/// is optional and times are RFC 3339 strings.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryInput {
+    pub id: Option<String>,
+    pub text: String,
+    pub source: Option<String>,
+    pub tenant: String,
+    pub project: Option<String>,
+    pub kind: Option<String>,
+    pub created_at: Option<String>,
+    pub valid_from: Option<String>,
+    pub valid_until: Option<String>,
+    pub metadata: Option<serde_json::Value>,
+}
+
+impl MemoryInput {
+    /// Validates the input and turns it into a memory; a missing id is
+    /// derived from the content ([`derived_id`]). The error says which field is wrong and why.
+    pub fn into_memory(self) -> Result<Memory, String> {
+        let id = match self.id.as_deref() {
+            None | Some("") => derived_id(&self.tenant, self.source.as_deref(), &self.text),
+            Some(raw) => parse_id(raw)?,
+        };
+        let metadata = match self.metadata {
+            None | Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::Object(map)) => Some(map),
+            Some(_) => return Err("metadata must be a JSON object".to_string()),
+        };
+        let memory = Memory {
+            id,
+            text: self.text,
+            source: self.source,
+            tenant: self.tenant,
+            project: self.project,
+            kind: self.kind,
+            created_at: parse_time("created_at", self.created_at.as_deref())?,
+            valid_from: parse_time("valid_from", self.valid_from.as_deref())?,
+            valid_until: parse_time("valid_until", self.valid_until.as_deref())?,
+            metadata,
+        };
+        memory.validate()?;
+        Ok(memory)
+    }
+}
+
+/// The namespace of ids derived from content.
+const ID_NAMESPACE: Uuid = Uuid::from_u128(0x6a1d_1c2e_7f04_4e55_9b0b_3f3e_2a7c_5d10);
+
+/// The id of a memory written without one: a UUID (v5) of its tenant, source
+/// and text, so that writing the same memory twice replaces it instead of
+/// storing a copy.
+pub fn derived_id(tenant: &str, source: Option<&str>, text: &str) -> Uuid {
+    let key = format!("{tenant}\0{}\0{text}", source.unwrap_or(""));
+    Uuid::new_v5(&ID_NAMESPACE, key.as_bytes())
+}
+
+/// Parses a memory id: a UUID.
+pub fn parse_id(raw: &str) -> Result<Uuid, String> {
+    Uuid::parse_str(raw).map_err(|_| format!("id {raw:?} is not a UUID"))
+}
+
+/// Parses an optional RFC 3339 time of the named field.
+pub fn parse_time(field: &str, raw: Option<&str>) -> Result<Option<DateTime<Utc>>, String> {
+    match raw {
+        None | Some("") => Ok(None),
+        Some(raw) => DateTime::parse_from_rfc3339(raw)
+            .map(|t| Some(t.with_timezone(&Utc)))
+            .map_err(|e| format!("{field} {raw:?} is not an RFC 3339 time: {e}")),
+    }
+}
+
+impl Memory {
+    /// Checks what every stored memory must satisfy.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.tenant.trim().is_empty() {
+            return Err("tenant is required".to_string());
+        }
+        if self.text.trim().is_empty() {
+            return Err("text is empty".to_string());
+        }
+        if self.text.len() > MAX_TEXT_BYTES {
+            return Err(format!(
+                "text is {} bytes, more than the {MAX_TEXT_BYTES} allowed: split it into chunks",
+                self.text.len()
+            ));
+        }
+        if let (Some(from), Some(until)) = (self.valid_from, self.valid_until)
+            && from >= until
+        {
+            return Err(format!("valid_from {from} is not before valid_until {until}"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(json: &str) -> Result<Memory, String> {
+        serde_json::from_str::<MemoryInput>(json)
+            .map_err(|e| e.to_string())
+            .and_then(MemoryInput::into_memory)
+    }
+
+    #[test]
+    fn inputs_are_validated() {
+        let table: &[(&str, Option<&str>)] = &[
+            (r#"{"text":"hi","tenant":"t"}"#, None),
+            (r#"{"text":"hi","tenant":"t","id":"6f1c0b1e-8a8e-4a57-9d52-0f2b8f0b7a11"}"#, None),
+            (r#"{"text":"hi","tenant":"t","id":"nope"}"#, Some("is not a UUID")),
+            (r#"{"text":"  ","tenant":"t"}"#, Some("text is empty")),
+            (r#"{"text":"hi","tenant":""}"#, Some("tenant is required")),
+            (r#"{"text":"hi"}"#, Some("missing field `tenant`")),
+            (r#"{"text":"hi","tenant":"t","created_at":"yesterday"}"#, Some("not an RFC 3339")),
+            (r#"{"text":"hi","tenant":"t","metadata":[1]}"#, Some("must be a JSON object")),
+            (r#"{"text":"hi","tenant":"t","colour":"red"}"#, Some("unknown field")),
+            (
+                r#"{"text":"hi","tenant":"t","valid_from":"2026-02-01T00:00:00Z","valid_until":"2026-01-01T00:00:00Z"}"#,
+                Some("is not before valid_until"),
+            ),
+        ];
+        for (json, want) in table {
+            match (input(json), want) {
+                (Ok(_), None) => {}
+                (Err(e), Some(w)) => assert!(e.contains(w), "{json}: {e:?} lacks {w:?}"),
+                (got, want) => panic!("{json}: got {got:?}, wanted error {want:?}"),
+            }
+        }
+    }
+}

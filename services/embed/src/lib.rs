@@ -1,0 +1,75 @@
+//! Sentence embedders, run in-process.
+//!
+//! - [`MiniLm`] (`minilm`, the default): sentence-transformers
+//!   all-MiniLM-L6-v2 on candle; mean pooling, L2-normalised, 256 tokens.
+//! - [`StaticEmbedder`] (`static`): a Model2Vec-format model (a table of token
+//!   vectors; an embedding is the normalised mean of its tokens' rows),
+//!   thousands of times faster, for bulk ingest and benchmarks.
+//! - [`HashEmbedder`] (`hash`): feature-hashed tokens, for fast tests only.
+#![forbid(unsafe_code)]
+
+mod bert;
+mod error;
+mod hash;
+mod minilm;
+mod static_model;
+mod vector;
+pub mod distill;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+pub use error::{EmbedError, Result};
+pub use hash::HashEmbedder;
+pub use minilm::MiniLm;
+pub use static_model::{StaticConfig, StaticEmbedder};
+
+/// The most texts one inference batch holds.
+pub const MAX_BATCH: usize = 16;
+
+/// Turns texts into unit-length dense vectors.
+#[async_trait]
+pub trait Embedder: Send + Sync + 'static {
+    /// A stable name recorded in the collection (`minilm`, `static`, `hash`).
+    fn name(&self) -> &str;
+
+    /// The vectors' dimension.
+    fn dim(&self) -> usize;
+
+    /// One L2-normalised vector per text, in order. Inference runs off the
+    /// async executor, in batches of at most [`MAX_BATCH`] texts.
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>>;
+}
+
+/// The embedders trine knows by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmbedderKind {
+    MiniLm,
+    Static,
+    Hash,
+}
+
+impl EmbedderKind {
+    pub fn parse(name: &str) -> Result<Self> {
+        match name {
+            "minilm" => Ok(Self::MiniLm),
+            "static" => Ok(Self::Static),
+            "hash" => Ok(Self::Hash),
+            other => Err(EmbedError::UnknownEmbedder(other.to_string())),
+        }
+    }
+}
+
+/// Loads the named embedder from the models directory (`models/` by default):
+/// `minilm` from `<models>/all-MiniLM-L6-v2/`, `static` from `<models>/static/`.
+pub fn load(kind: EmbedderKind, models_dir: &Path) -> Result<Arc<dyn Embedder>> {
+    Ok(match kind {
+        EmbedderKind::MiniLm => Arc::new(MiniLm::load(&models_dir.join(MiniLm::DIR))?),
+        EmbedderKind::Static => {
+            Arc::new(StaticEmbedder::load(&models_dir.join(StaticEmbedder::DIR))?)
+        }
+        EmbedderKind::Hash => Arc::new(HashEmbedder::new(HashEmbedder::DEFAULT_DIM)),
+    })
+}

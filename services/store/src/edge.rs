@@ -1,0 +1,596 @@
+//! [`EdgeStore`]: the [`Store`] on Qdrant Edge, Qdrant's engine in-process.
+//!
+//! A collection is a directory under the data directory:
+//! - `<data_dir>/<collection>/shard/`: the Edge shard;
+//! - `<data_dir>/<collection>/trine.json`: the embedder that wrote it;
+//! - `<data_dir>/<collection>/lock`: held exclusively while a store is open.
+//!
+//! Every Edge call is synchronous and runs on `spawn_blocking`. The shard is
+//! created whole in `shard.tmp/` and renamed into place, so `shard/` exists
+//! only complete, with every payload index.
+
+mod convert;
+mod filter;
+mod schema;
+
+use schema::io;
+
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions, TryLockError};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use qdrant_edge as qe;
+use uuid::Uuid;
+
+use crate::{
+    CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, Filter, Hit, Memory, Point, Result,
+    SPARSE_VECTOR, ScrollPage, SparseVector, Store, StoreError, keys,
+};
+
+const SHARD_DIR: &str = "shard";
+const NEW_SHARD_DIR: &str = "shard.tmp";
+const LOCK_FILE: &str = "lock";
+
+/// The smallest `hnsw_ef` of a dense query: HNSW's beam width, for recall.
+const MIN_HNSW_EF: usize = 128;
+
+/// A trine collection in a Qdrant Edge shard on a data directory.
+pub struct EdgeStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    name: String,
+    /// `<data_dir>/<collection>`.
+    dir: PathBuf,
+    state: Mutex<State>,
+}
+
+/// What is open. Fields drop in order: the shard flushes before the lock is
+/// released.
+#[derive(Default)]
+struct State {
+    open: Option<Arc<Open>>,
+    lock: Option<File>,
+}
+
+/// An open shard.
+struct Open {
+    shard: qe::EdgeShard,
+    /// The text index scores with BM25: `query_text` may run.
+    text_scoring: AtomicBool,
+}
+
+impl EdgeStore {
+    /// Opens the collection `collection` under `data_dir`, taking its lock.
+    ///
+    /// A collection that does not exist yet is not created (nor its
+    /// directory) until [`Store::ensure_collection`]. Blocking: loading a
+    /// large shard takes seconds.
+    pub fn open(data_dir: &Path, collection: &str) -> Result<Self> {
+        check_name(collection)?;
+        let dir = data_dir.join(collection);
+        let mut state = State::default();
+        if dir.is_dir() {
+            state.lock = Some(lock(&dir)?);
+            if dir.join(SHARD_DIR).is_dir() {
+                state.open = Some(Arc::new(Open::load(&dir)?));
+            }
+        }
+        Ok(Self {
+            inner: Arc::new(Inner {
+                name: collection.to_string(),
+                dir,
+                state: Mutex::new(state),
+            }),
+        })
+    }
+
+    /// Runs `op` on the open shard on a blocking thread.
+    async fn with_shard<T, F>(&self, op: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Open, &Inner) -> Result<T> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        blocking(move || {
+            let open = inner.opened()?;
+            op(&open, &inner)
+        })
+        .await
+    }
+}
+
+impl Inner {
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic elsewhere cannot leave `State` half-updated: recover it.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The open shard, or `NoCollection`.
+    fn opened(&self) -> Result<Arc<Open>> {
+        self.state()
+            .open
+            .clone()
+            .ok_or_else(|| StoreError::NoCollection(self.name.clone()))
+    }
+
+    /// Creates the collection when missing and checks the embedder.
+    fn ensure(&self, spec: &CollectionSpec) -> Result<Arc<Open>> {
+        let mut state = self.state();
+        let open = if let Some(open) = state.open.clone() {
+            open
+        } else {
+            fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
+            if state.lock.is_none() {
+                state.lock = Some(lock(&self.dir)?);
+            }
+            if !self.dir.join(SHARD_DIR).is_dir() {
+                create_shard(&self.dir, spec)?;
+            }
+            let open = Arc::new(Open::load(&self.dir)?);
+            state.open = Some(open.clone());
+            open
+        };
+        let wanted = &spec.embedder;
+        match schema::read_embedder(&self.dir)? {
+            Some(found) if found == *wanted => Ok(open),
+            Some(found) => Err(self.mismatch(found, wanted)),
+            // A shard trine did not create: adopt it when the dimension fits.
+            None => match open.dense_dim() {
+                Some(dim) if dim == wanted.dim => {
+                    schema::write_embedder(&self.dir, wanted)?;
+                    Ok(open)
+                }
+                dim => {
+                    let found = EmbedderId {
+                        name: "unknown".into(),
+                        dim: dim.unwrap_or(0),
+                    };
+                    Err(self.mismatch(found, wanted))
+                }
+            },
+        }
+    }
+
+    fn mismatch(&self, found: EmbedderId, wanted: &EmbedderId) -> StoreError {
+        StoreError::EmbedderMismatch {
+            collection: self.name.clone(),
+            found: found.name,
+            found_dim: found.dim,
+            wanted: wanted.name.clone(),
+            wanted_dim: wanted.dim,
+        }
+    }
+
+    fn info(&self, open: &Open) -> Result<CollectionInfo> {
+        let info = open.shard.info().map_err(backend)?;
+        let points = open.count(None)?;
+        let config = open.shard.config();
+        let sparse_idf = config
+            .sparse_vectors
+            .get(SPARSE_VECTOR)
+            .is_some_and(|s| s.modifier == Some(qe::Modifier::Idf));
+        drop(config);
+        Ok(CollectionInfo {
+            name: self.name.clone(),
+            backend: "edge".into(),
+            embedder: schema::read_embedder(&self.dir)?,
+            dense_dim: open.dense_dim(),
+            sparse_idf,
+            points,
+            segments: info.segments_count,
+            payload_indexes: schema::payload_index_list(&info),
+            text_index: schema::text_index_info(&info),
+        })
+    }
+}
+
+/// Creates a complete shard in `shard.tmp/`, records the embedder, then
+/// renames it to `shard/`. A crash leaves either no `shard/` or a whole one.
+fn create_shard(dir: &Path, spec: &CollectionSpec) -> Result<()> {
+    if spec.embedder.dim == 0 {
+        return Err(StoreError::invalid(
+            "collection spec",
+            "the embedder's dimension is 0",
+        ));
+    }
+    let tmp = dir.join(NEW_SHARD_DIR);
+    if tmp.exists() {
+        fs::remove_dir_all(&tmp).map_err(io(&tmp))?;
+    }
+    {
+        let shard = qe::EdgeShard::new(&tmp, schema::new_config(spec)).map_err(backend)?;
+        for (key, params) in schema::payload_indexes() {
+            shard
+                .update(schema::create_index(key, params)?)
+                .map_err(backend)?;
+        }
+        shard.flush().map_err(backend)?;
+    }
+    schema::write_embedder(dir, &spec.embedder)?;
+    let target = dir.join(SHARD_DIR);
+    fs::rename(&tmp, &target).map_err(io(&target))?;
+    schema::sync_dir(dir)
+}
+
+impl Open {
+    fn load(dir: &Path) -> Result<Self> {
+        let shard =
+            qe::EdgeShard::load(&dir.join(SHARD_DIR), Some(schema::load_config())).map_err(backend)?;
+        let info = shard.info().map_err(backend)?;
+        let scoring = schema::text_index_info(&info).is_some_and(|t| t.scoring);
+        Ok(Self {
+            shard,
+            text_scoring: AtomicBool::new(scoring),
+        })
+    }
+
+    fn dense_dim(&self) -> Option<usize> {
+        self.shard.config().vectors.get(DENSE_VECTOR).map(|v| v.size)
+    }
+
+    /// Applies an update and waits until it is on disk.
+    fn write(&self, operation: qe::UpdateOperation) -> Result<()> {
+        self.shard.update(operation).map_err(backend)?;
+        self.shard.flush().map_err(backend)
+    }
+
+    fn count(&self, filter: Option<qe::Filter>) -> Result<u64> {
+        let request = qe::CountRequest {
+            filter,
+            exact: true,
+        };
+        let n = self.shard.count(request).map_err(backend)?;
+        Ok(n as u64)
+    }
+
+    /// One leaf query: `query` within `filter`, best first.
+    fn query(
+        &self,
+        query: qe::ScoringQuery,
+        filter: qe::Filter,
+        params: qe::SearchParams,
+        limit: usize,
+        with_payload: bool,
+    ) -> Result<Vec<Hit>> {
+        let request = qe::QueryRequestBuilder::new(limit)
+            .query(query)
+            .filter(filter)
+            .params(params)
+            .with_payload(qe::WithPayloadInterface::Bool(with_payload))
+            .with_vector(qe::WithVector::Bool(false))
+            .build();
+        let points = self.shard.query(request).map_err(backend)?;
+        Ok(points
+            .into_iter()
+            .map(|point| {
+                let id = convert::to_uuid(point.id);
+                Hit {
+                    id,
+                    score: point.score,
+                    memory: with_payload.then(|| convert::to_memory(id, point.payload)),
+                }
+            })
+            .collect())
+    }
+}
+
+#[async_trait]
+impl Store for EdgeStore {
+    fn backend(&self) -> &'static str {
+        "edge"
+    }
+
+    fn collection(&self) -> &str {
+        &self.inner.name
+    }
+
+    async fn ensure_collection(&self, spec: &CollectionSpec) -> Result<CollectionInfo> {
+        let inner = self.inner.clone();
+        let spec = spec.clone();
+        blocking(move || {
+            let open = inner.ensure(&spec)?;
+            inner.info(&open)
+        })
+        .await
+    }
+
+    async fn info(&self) -> Result<Option<CollectionInfo>> {
+        let inner = self.inner.clone();
+        blocking(move || {
+            let Some(open) = inner.state().open.clone() else {
+                return Ok(None);
+            };
+            inner.info(&open).map(Some)
+        })
+        .await
+    }
+
+    async fn create_text_index(&self) -> Result<bool> {
+        self.with_shard(|open, _| {
+            let info = open.shard.info().map_err(backend)?;
+            if schema::text_index_info(&info).is_some() {
+                return Ok(false);
+            }
+            open.write(schema::create_index(keys::TEXT, schema::text_index())?)?;
+            open.text_scoring.store(true, Ordering::Release);
+            Ok(true)
+        })
+        .await
+    }
+
+    async fn upsert(&self, points: Vec<Point>) -> Result<()> {
+        self.with_shard(move |open, inner| {
+            if points.is_empty() {
+                return Ok(());
+            }
+            let want = open.dense_dim().unwrap_or(0);
+            let mut batch = Vec::with_capacity(points.len());
+            for point in points {
+                point
+                    .memory
+                    .validate()
+                    .map_err(|why| StoreError::invalid("memory", format!("{}: {why}", point.memory.id)))?;
+                if point.dense.len() != want {
+                    return Err(StoreError::DimensionMismatch {
+                        collection: inner.name.clone(),
+                        got: point.dense.len(),
+                        want,
+                    });
+                }
+                batch.push(convert::to_point(point)?);
+            }
+            open.write(qe::UpdateOperation::PointOperation(
+                qe::PointOperations::UpsertPoints(qe::PointInsertOperations::PointsList(batch)),
+            ))
+        })
+        .await
+    }
+
+    async fn delete(&self, ids: &[Uuid]) -> Result<()> {
+        let ids: Vec<qe::PointId> = ids.iter().copied().map(qe::PointId::Uuid).collect();
+        self.with_shard(move |open, _| {
+            if ids.is_empty() {
+                return Ok(());
+            }
+            open.write(qe::UpdateOperation::PointOperation(
+                qe::PointOperations::DeletePoints { ids },
+            ))
+        })
+        .await
+    }
+
+    async fn get(&self, ids: &[Uuid]) -> Result<Vec<Memory>> {
+        let ids = ids.to_vec();
+        self.with_shard(move |open, _| {
+            let request = qe::RetrieveRequest {
+                point_ids: ids.iter().copied().map(qe::PointId::Uuid).collect(),
+                with_payload: Some(qe::WithPayloadInterface::Bool(true)),
+                with_vector: Some(qe::WithVector::Bool(false)),
+            };
+            let mut found: HashMap<Uuid, Memory> = open
+                .shard
+                .retrieve(request)
+                .map_err(backend)?
+                .into_iter()
+                .map(|record| {
+                    let id = convert::to_uuid(record.id);
+                    (id, convert::to_memory(id, record.payload))
+                })
+                .collect();
+            Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+        })
+        .await
+    }
+
+    async fn count(&self, filter: &Filter) -> Result<u64> {
+        let filter = filter::to_qdrant(filter)?;
+        self.with_shard(move |open, _| open.count(Some(filter))).await
+    }
+
+    async fn scroll(
+        &self,
+        filter: &Filter,
+        limit: usize,
+        offset: Option<Uuid>,
+    ) -> Result<ScrollPage> {
+        check_limit(limit)?;
+        let filter = filter::to_qdrant(filter)?;
+        self.with_shard(move |open, _| {
+            let request = qe::ScrollRequest {
+                offset: offset.map(qe::PointId::Uuid),
+                limit: Some(limit),
+                filter: Some(filter),
+                with_payload: Some(qe::WithPayloadInterface::Bool(true)),
+                with_vector: qe::WithVector::Bool(false),
+                order_by: None,
+            };
+            let (records, next) = open.shard.scroll(request).map_err(backend)?;
+            let memories = records
+                .into_iter()
+                .map(|record| convert::to_memory(convert::to_uuid(record.id), record.payload))
+                .collect();
+            Ok(ScrollPage {
+                memories,
+                next_offset: next.map(convert::to_uuid),
+            })
+        })
+        .await
+    }
+
+    async fn query_dense(
+        &self,
+        vector: Vec<f32>,
+        filter: &Filter,
+        limit: usize,
+        with_payload: bool,
+    ) -> Result<Vec<Hit>> {
+        check_limit(limit)?;
+        let filter = filter::to_qdrant(filter)?;
+        self.with_shard(move |open, inner| {
+            let want = open.dense_dim().unwrap_or(0);
+            if vector.len() != want {
+                return Err(StoreError::DimensionMismatch {
+                    collection: inner.name.clone(),
+                    got: vector.len(),
+                    want,
+                });
+            }
+            let query = nearest(qe::VectorInternal::Dense(vector), DENSE_VECTOR);
+            let params = qe::SearchParams {
+                hnsw_ef: Some(limit.max(MIN_HNSW_EF)),
+                ..Default::default()
+            };
+            open.query(query, filter, params, limit, with_payload)
+        })
+        .await
+    }
+
+    async fn query_text(
+        &self,
+        query: &str,
+        filter: &Filter,
+        limit: usize,
+        with_payload: bool,
+    ) -> Result<Vec<Hit>> {
+        check_limit(limit)?;
+        let corpus = filter::tenant_only(filter)?;
+        let filter = filter::to_qdrant(filter)?;
+        let query = query.to_string();
+        self.with_shard(move |open, inner| {
+            if !open.text_scoring.load(Ordering::Acquire) {
+                return Err(StoreError::NoTextIndex(inner.name.clone()));
+            }
+            let text = qe::TextQueryBuilder::new(filter::path(keys::TEXT)?, query).build();
+            open.query(text, filter, idf_within(corpus), limit, with_payload)
+        })
+        .await
+    }
+
+    async fn query_sparse(
+        &self,
+        vector: SparseVector,
+        filter: &Filter,
+        limit: usize,
+        with_payload: bool,
+    ) -> Result<Vec<Hit>> {
+        check_limit(limit)?;
+        let corpus = filter::tenant_only(filter)?;
+        let filter = filter::to_qdrant(filter)?;
+        let vector = convert::to_sparse(vector)?;
+        self.with_shard(move |open, _| {
+            let query = nearest(vector, SPARSE_VECTOR);
+            open.query(query, filter, idf_within(corpus), limit, with_payload)
+        })
+        .await
+    }
+
+    async fn optimize(&self) -> Result<()> {
+        self.with_shard(|open, _| {
+            open.shard.optimize().map_err(backend)?;
+            open.shard.flush().map_err(backend)
+        })
+        .await
+    }
+}
+
+/// Nearest neighbours of `vector` in the named space.
+fn nearest(vector: qe::VectorInternal, using: &str) -> qe::ScoringQuery {
+    qe::ScoringQuery::Vector(qe::QueryEnum::Nearest(qe::NamedQuery::new(vector, using)))
+}
+
+/// Search parameters taking IDF statistics over `corpus` only.
+fn idf_within(corpus: qe::Filter) -> qe::SearchParams {
+    qe::SearchParams {
+        idf: Some(qe::IdfParams::Corpus(qe::IdfCorpusParams { corpus })),
+        ..Default::default()
+    }
+}
+
+/// Runs a synchronous Edge call off the async executor.
+async fn blocking<T, F>(op: F) -> Result<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T> + Send + 'static,
+{
+    tokio::task::spawn_blocking(op)
+        .await
+        .map_err(|e| StoreError::Backend(format!("edge task failed: {e}")))?
+}
+
+/// Takes the collection's lock, or says who holds it.
+fn lock(dir: &Path) -> Result<File> {
+    let path = dir.join(LOCK_FILE);
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io(&path))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(TryLockError::WouldBlock) => Err(StoreError::Locked(dir.to_path_buf())),
+        Err(TryLockError::Error(source)) => Err(StoreError::Io { path, source }),
+    }
+}
+
+/// A collection name is one plain directory name.
+fn check_name(name: &str) -> Result<()> {
+    let plain = !name.is_empty()
+        && name != "."
+        && name != ".."
+        && !name.contains(['/', '\\'])
+        && !name.chars().any(char::is_control);
+    if plain {
+        Ok(())
+    } else {
+        Err(StoreError::invalid(
+            "collection name",
+            format!("{name:?} must be a plain directory name (no slashes, not empty)"),
+        ))
+    }
+}
+
+fn check_limit(limit: usize) -> Result<()> {
+    if limit == 0 {
+        return Err(StoreError::invalid("limit", "the limit is 0: ask for at least one"));
+    }
+    Ok(())
+}
+
+/// An Edge error: the request's fault when Edge says so, else the backend's.
+fn backend(error: qe::OperationError) -> StoreError {
+    match error {
+        qe::OperationError::ValidationError { description } => {
+            StoreError::invalid("request", description)
+        }
+        other => StoreError::Backend(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collection_names_are_plain() {
+        for good in ["memories", "a.b", "t-1_x"] {
+            assert!(check_name(good).is_ok(), "{good}");
+        }
+        for bad in ["", ".", "..", "a/b", "a\\b", "a\nb"] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn opening_a_missing_collection_creates_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = EdgeStore::open(dir.path(), "absent").expect("open");
+        assert!(!dir.path().join("absent").exists());
+        assert_eq!(store.collection(), "absent");
+    }
+}

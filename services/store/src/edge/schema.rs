@@ -1,0 +1,234 @@
+//! What a trine collection is on Edge: the shard configuration, the payload
+//! indexes, the recorded embedder (`trine.json`) and the info report.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use qdrant_edge as qe;
+use serde::{Deserialize, Serialize};
+
+use super::filter::path;
+use crate::{
+    CollectionSpec, DENSE_VECTOR, EmbedderId, PayloadIndex, Result, SPARSE_VECTOR, StoreError,
+    TextIndexInfo, keys,
+};
+
+/// The file recording which embedder wrote a collection.
+pub(super) const RECORD_FILE: &str = "trine.json";
+
+/// Version of the collection layout trine writes.
+pub(super) const SCHEMA_VERSION: u32 = 1;
+
+/// The content of `trine.json`.
+#[derive(Debug, Serialize, Deserialize)]
+struct Record {
+    schema_version: u32,
+    embedder: EmbedderId,
+}
+
+/// The embedder recorded in `dir`, or `None` when nothing is recorded.
+pub(super) fn read_embedder(dir: &Path) -> Result<Option<EmbedderId>> {
+    let path = dir.join(RECORD_FILE);
+    let bytes = match fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(StoreError::Io { path, source }),
+    };
+    let record: Record = serde_json::from_slice(&bytes).map_err(|e| {
+        StoreError::invalid(
+            "collection record",
+            format!("{} is not a trine record ({e}): restore or delete it", path.display()),
+        )
+    })?;
+    Ok(Some(record.embedder))
+}
+
+/// Records `embedder` in `dir` atomically: a temporary file, synced, renamed.
+pub(super) fn write_embedder(dir: &Path, embedder: &EmbedderId) -> Result<()> {
+    let record = Record {
+        schema_version: SCHEMA_VERSION,
+        embedder: embedder.clone(),
+    };
+    let json = serde_json::to_vec_pretty(&record)
+        .map_err(|e| StoreError::Backend(format!("cannot encode the collection record: {e}")))?;
+    let tmp = dir.join(format!("{RECORD_FILE}.tmp"));
+    let mut file = fs::File::create(&tmp).map_err(io(&tmp))?;
+    file.write_all(&json).map_err(io(&tmp))?;
+    file.sync_all().map_err(io(&tmp))?;
+    let target = dir.join(RECORD_FILE);
+    fs::rename(&tmp, &target).map_err(io(&target))?;
+    sync_dir(dir)
+}
+
+/// Makes a rename in `dir` durable.
+pub(super) fn sync_dir(dir: &Path) -> Result<()> {
+    fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io(dir))
+}
+
+/// An i/o error on `path`.
+pub(super) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + use<> {
+    let path = path.to_path_buf();
+    move |source| StoreError::Io { path, source }
+}
+
+/// The shard configuration of a new collection: `dense` (cosine) and
+/// `sparse` (IDF), and the search threads capped to the cores.
+pub(super) fn new_config(spec: &CollectionSpec) -> qe::EdgeConfig {
+    let dense = qe::EdgeVectorParams::builder(spec.embedder.dim, qe::Distance::Cosine).build();
+    let sparse = qe::EdgeSparseVectorParams::builder()
+        .modifier(qe::Modifier::Idf)
+        .build();
+    qe::EdgeConfig::builder()
+        .vector(DENSE_VECTOR, dense)
+        .sparse_vector(SPARSE_VECTOR, sparse)
+        .max_search_threads(cores())
+        .build()
+}
+
+/// What `EdgeShard::load` is given: only the tunables trine sets, everything
+/// else as the shard has it.
+pub(super) fn load_config() -> qe::EdgeConfig {
+    qe::EdgeConfig::builder()
+        .max_search_threads(cores())
+        .build()
+}
+
+/// One search thread per core: Edge's default of 4 × cores oversubscribes a
+/// small machine (DESIGN.md §8).
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// The full-text index on the text: the `word` tokenizer (the split of
+/// `trine_core::terms`), lowercased, with phrase matching and BM25 scoring.
+pub(super) fn text_index() -> qe::PayloadSchemaParams {
+    qe::PayloadSchemaParams::Text(
+        qe::TextIndexParamsBuilder::new()
+            .tokenizer(qe::TokenizerType::Word)
+            .lowercase(true)
+            .phrase_matching(true)
+            .scoring(qe::TextScoringParams::default())
+            .enable_hnsw(false)
+            .build(),
+    )
+}
+
+/// Every payload index of a trine collection, the text index first.
+pub(super) fn payload_indexes() -> Vec<(&'static str, qe::PayloadSchemaParams)> {
+    let keyword = || qe::PayloadSchemaParams::Keyword(qe::KeywordIndexParamsBuilder::new().build());
+    let source = qe::PayloadSchemaParams::Keyword(
+        qe::KeywordIndexParamsBuilder::new().prefix(true).build(),
+    );
+    let datetime = || {
+        qe::PayloadSchemaParams::Datetime(
+            qe::DatetimeIndexParamsBuilder::new()
+                .enable_hnsw(false)
+                .build(),
+        )
+    };
+    vec![
+        (keys::TEXT, text_index()),
+        (keys::TENANT, keyword()),
+        (keys::PROJECT, keyword()),
+        (keys::KIND, keyword()),
+        (keys::SOURCE, source),
+        (keys::CREATED_AT, datetime()),
+        (keys::VALID_FROM, datetime()),
+        (keys::VALID_UNTIL, datetime()),
+    ]
+}
+
+/// The operation creating the payload index `params` on `key`.
+pub(super) fn create_index(
+    key: &str,
+    params: qe::PayloadSchemaParams,
+) -> Result<qe::UpdateOperation> {
+    Ok(qe::UpdateOperation::FieldIndexOperation(
+        qe::FieldIndexOperations::CreateIndex(qe::CreateIndex {
+            field_name: path(key)?,
+            field_schema: Some(qe::PayloadFieldSchema::FieldParams(params)),
+        }),
+    ))
+}
+
+/// The payload indexes a shard reports, sorted by field.
+pub(super) fn payload_index_list(info: &qe::ShardInfo) -> Vec<PayloadIndex> {
+    let mut list: Vec<PayloadIndex> = info
+        .payload_schema
+        .iter()
+        .map(|(field, index)| PayloadIndex {
+            field: field.to_string(),
+            kind: index.data_type.name().to_string(),
+        })
+        .collect();
+    list.sort_by(|a, b| a.field.cmp(&b.field));
+    list
+}
+
+/// The full-text index on the text, as the shard reports it.
+pub(super) fn text_index_info(info: &qe::ShardInfo) -> Option<TextIndexInfo> {
+    let (_, index) = info
+        .payload_schema
+        .iter()
+        .find(|(field, _)| field.to_string() == keys::TEXT)?;
+    let params = match &index.params {
+        Some(qe::PayloadSchemaParams::Text(params)) => params.clone(),
+        Some(_) => return None,
+        None if index.data_type == qe::PayloadSchemaType::Text => qe::TextIndexParams::default(),
+        None => return None,
+    };
+    Some(TextIndexInfo {
+        tokenizer: format!("{:?}", params.tokenizer).to_lowercase(),
+        // Qdrant lowercases unless told not to.
+        lowercase: params.lowercase.unwrap_or(true),
+        phrase_matching: params.phrase_matching.unwrap_or(false),
+        scoring: params.scoring.is_some(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_record_is_written_atomically_and_read_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert_eq!(read_embedder(dir.path()).expect("read"), None);
+        let embedder = EmbedderId {
+            name: "minilm".into(),
+            dim: 384,
+        };
+        write_embedder(dir.path(), &embedder).expect("write");
+        assert_eq!(read_embedder(dir.path()).expect("read"), Some(embedder));
+        assert!(!dir.path().join("trine.json.tmp").exists());
+    }
+
+    #[test]
+    fn a_corrupt_record_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        fs::write(dir.path().join(RECORD_FILE), b"{").expect("write");
+        let err = read_embedder(dir.path()).expect_err("refused");
+        assert!(err.to_string().contains("not a trine record"), "{err}");
+    }
+
+    #[test]
+    fn every_trine_field_is_indexed() {
+        let fields: Vec<&str> = payload_indexes().iter().map(|(f, _)| *f).collect();
+        assert_eq!(
+            fields,
+            [
+                "text",
+                "tenant",
+                "project",
+                "kind",
+                "source",
+                "created_at",
+                "valid_from",
+                "valid_until"
+            ]
+        );
+    }
+}

@@ -1,0 +1,100 @@
+//! Storage on Qdrant: one [`Store`] trait, two implementations.
+//!
+//! - [`EdgeStore`]: Qdrant's engine in-process (`qdrant-edge`) on a data
+//!   directory, the embedded default. Its calls are synchronous and run on
+//!   `spawn_blocking`, never on the async executor.
+//! - [`ServerStore`]: a Qdrant server over gRPC (`qdrant-client`).
+//!
+//! Both pass one contract test suite (`tests/contract.rs`).
+#![forbid(unsafe_code)]
+
+mod edge;
+mod error;
+mod model;
+mod server;
+
+use async_trait::async_trait;
+use uuid::Uuid;
+
+pub use edge::EdgeStore;
+pub use error::{Result, StoreError};
+pub use model::*;
+pub use server::ServerStore;
+
+/// Points per write batch, for callers that stream many points.
+pub const UPSERT_BATCH: usize = 256;
+
+/// A trine collection in Qdrant. Every read takes a [`Filter`], whose tenant is
+/// always applied: no result, count or statistic crosses it.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// `edge` or `server`.
+    fn backend(&self) -> &'static str;
+
+    /// The collection's name.
+    fn collection(&self) -> &str;
+
+    /// Creates the collection when missing (dense `dense` of the embedder's
+    /// dimension, cosine; sparse `sparse` with IDF; the full-text index on the
+    /// text with phrase matching and BM25 scoring; keyword indexes on tenant,
+    /// project, kind, source; datetime indexes on created_at, valid_from,
+    /// valid_until) and records the embedder. An existing collection written by
+    /// another embedder is refused with [`StoreError::EmbedderMismatch`].
+    async fn ensure_collection(&self, spec: &CollectionSpec) -> Result<CollectionInfo>;
+
+    /// What the collection is, or `None` when it does not exist.
+    async fn info(&self) -> Result<Option<CollectionInfo>>;
+
+    /// Creates the full-text index on the text field when missing. Idempotent
+    /// and never destructive. Returns whether it created the index.
+    async fn create_text_index(&self) -> Result<bool>;
+
+    /// Inserts or replaces points by id. Acknowledged when durable.
+    async fn upsert(&self, points: Vec<Point>) -> Result<()>;
+
+    /// Deletes points by id; ids that do not exist are ignored.
+    async fn delete(&self, ids: &[Uuid]) -> Result<()>;
+
+    /// The memories with these ids, in the order asked; missing ids are left out.
+    async fn get(&self, ids: &[Uuid]) -> Result<Vec<Memory>>;
+
+    /// The exact number of points matching the filter.
+    async fn count(&self, filter: &Filter) -> Result<u64>;
+
+    /// Up to `limit` memories matching the filter, in ascending point-id order,
+    /// starting at `offset` (inclusive).
+    async fn scroll(&self, filter: &Filter, limit: usize, offset: Option<Uuid>)
+    -> Result<ScrollPage>;
+
+    /// The `limit` points nearest to `vector` by cosine, within the filter.
+    async fn query_dense(
+        &self,
+        vector: Vec<f32>,
+        filter: &Filter,
+        limit: usize,
+        with_payload: bool,
+    ) -> Result<Vec<Hit>>;
+
+    /// The `limit` points ranked by Qdrant's BM25 over the text index, with
+    /// the IDF statistics taken within the filter's tenant.
+    async fn query_text(
+        &self,
+        query: &str,
+        filter: &Filter,
+        limit: usize,
+        with_payload: bool,
+    ) -> Result<Vec<Hit>>;
+
+    /// The `limit` points ranked by the `sparse` space (dot product, IDF modifier).
+    async fn query_sparse(
+        &self,
+        vector: SparseVector,
+        filter: &Filter,
+        limit: usize,
+        with_payload: bool,
+    ) -> Result<Vec<Hit>>;
+
+    /// Builds indexes (HNSW, immutable text index) after a bulk ingest. Reads
+    /// and writes keep working meanwhile.
+    async fn optimize(&self) -> Result<()>;
+}

@@ -1,0 +1,1624 @@
+//! [`ServerStore`]: the [`Store`] on a Qdrant server, over gRPC (`qdrant-client`).
+//!
+//! Everything Qdrant-specific is in small pure functions at the bottom
+//! (filter, payload, index and info conversions), unit-tested without a server.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use chrono::{DateTime, SecondsFormat, Utc};
+use qdrant_client::qdrant::{
+    self as q, CountPointsBuilder, CreateCollectionBuilder, CreateFieldIndexCollectionBuilder,
+    DatetimeIndexParamsBuilder, DeletePointsBuilder, GetPointsBuilder, IdfParamsBuilder,
+    KeywordIndexParamsBuilder, OptimizersConfigDiffBuilder, QueryPointsBuilder,
+    ScrollPointsBuilder, SearchParamsBuilder, SparseVectorParamsBuilder,
+    SparseVectorsConfigBuilder, TextIndexParamsBuilder, UpdateCollectionBuilder,
+    UpsertPointsBuilder, VectorParamsBuilder, VectorsConfigBuilder,
+};
+use qdrant_client::{Payload, Qdrant, QdrantError};
+use serde_json::{Map, Value as Json};
+use uuid::Uuid;
+
+use crate::model::keys;
+use crate::{
+    CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, Filter, Hit, Memory, PayloadIndex,
+    Point, Result, SPARSE_VECTOR, ScrollPage, SparseVector, Store, StoreError, TextIndexInfo,
+    UPSERT_BATCH,
+};
+
+/// Environment variable holding the optional Qdrant API key.
+const API_KEY_ENV: &str = "TRINE_QDRANT_API_KEY";
+/// Collection metadata key recording the embedder's name.
+const META_EMBEDDER: &str = "trine_embedder";
+/// Collection metadata key recording the embedder's dimension.
+const META_DIM: &str = "trine_dim";
+
+const BACKEND: &str = "server";
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Per-request deadline: long enough for a `wait(true)` index build on a large collection.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long `optimize` waits for the server's background optimizers.
+const OPTIMIZE_WAIT: Duration = Duration::from_secs(60 * 60);
+const OPTIMIZE_POLL: Duration = Duration::from_secs(2);
+
+/// A trine collection on a Qdrant server.
+pub struct ServerStore {
+    client: Qdrant,
+    url: String,
+    collection: String,
+    /// Dimension of the `dense` vector once known; 0 when not yet read.
+    dense_dim: AtomicUsize,
+}
+
+impl std::fmt::Debug for ServerStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerStore")
+            .field("url", &self.url)
+            .field("collection", &self.collection)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerStore {
+    /// Connects to the Qdrant server at `url` (gRPC, e.g. `http://localhost:6334`),
+    /// with the API key from `TRINE_QDRANT_API_KEY` if set, and checks that it answers.
+    pub async fn connect(url: &str, collection: &str) -> Result<ServerStore> {
+        if collection.trim().is_empty() {
+            return Err(StoreError::invalid(
+                "collection name",
+                "it is empty: pass `--collection NAME`",
+            ));
+        }
+        let api_key = std::env::var(API_KEY_ENV)
+            .ok()
+            .filter(|key| !key.trim().is_empty());
+        let client = Qdrant::from_url(url)
+            .api_key(api_key)
+            .connect_timeout(CONNECT_TIMEOUT)
+            .timeout(REQUEST_TIMEOUT)
+            .skip_compatibility_check()
+            .build()
+            .map_err(|e| match e {
+                QdrantError::InvalidUri(e) => StoreError::invalid(
+                    "qdrant url",
+                    format!("`{url}` ({e}): use the gRPC address, e.g. http://localhost:6334"),
+                ),
+                other => StoreError::Unreachable {
+                    url: url.to_string(),
+                    why: why(&other),
+                },
+            })?;
+        client
+            .health_check()
+            .await
+            .map_err(|e| StoreError::Unreachable {
+                url: url.to_string(),
+                why: why(&e),
+            })?;
+        Ok(ServerStore {
+            client,
+            url: url.to_string(),
+            collection: collection.to_string(),
+            dense_dim: AtomicUsize::new(0),
+        })
+    }
+
+    /// The store error of a failed client call on this collection.
+    fn err(&self, e: QdrantError) -> StoreError {
+        client_error(e, &self.url, &self.collection)
+    }
+
+    fn no_collection(&self) -> StoreError {
+        StoreError::NoCollection(self.collection.clone())
+    }
+
+    /// The server's collection info, or `None` when the collection does not exist.
+    async fn raw_info(&self) -> Result<Option<q::CollectionInfo>> {
+        match self.client.collection_info(self.collection.as_str()).await {
+            Ok(resp) => resp.result.map(Some).ok_or_else(|| {
+                StoreError::Backend(format!(
+                    "the server sent no info for collection `{}`",
+                    self.collection
+                ))
+            }),
+            Err(e) => match self.err(e) {
+                StoreError::NoCollection(_) => Ok(None),
+                other => Err(other),
+            },
+        }
+    }
+
+    /// The dimension of the `dense` vector, read once from the server.
+    async fn dense_dim(&self) -> Result<usize> {
+        let known = self.dense_dim.load(Ordering::Relaxed);
+        if known != 0 {
+            return Ok(known);
+        }
+        let info = self.raw_info().await?.ok_or_else(|| self.no_collection())?;
+        let dim = dense_dim_of(&info).ok_or_else(|| no_dense_vector(&self.collection))?;
+        self.dense_dim.store(dim, Ordering::Relaxed);
+        Ok(dim)
+    }
+
+    async fn create_collection(&self, spec: &CollectionSpec) -> Result<()> {
+        let mut vectors = VectorsConfigBuilder::default();
+        vectors.add_named_vector_params(
+            DENSE_VECTOR,
+            VectorParamsBuilder::new(spec.embedder.dim as u64, q::Distance::Cosine),
+        );
+        let mut sparse = SparseVectorsConfigBuilder::default();
+        sparse.add_named_vector_params(
+            SPARSE_VECTOR,
+            SparseVectorParamsBuilder::default().modifier(q::Modifier::Idf),
+        );
+        let request = CreateCollectionBuilder::new(self.collection.as_str())
+            .vectors_config(vectors)
+            .sparse_vectors_config(sparse)
+            .metadata(embedder_metadata(&spec.embedder));
+        self.client
+            .create_collection(request)
+            .await
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
+    /// Creates the payload index `kind` on `field`, waiting until it is built.
+    async fn create_index(&self, field: &str, kind: IndexKind) -> Result<()> {
+        let (field_type, params) = index_params(kind);
+        let request =
+            CreateFieldIndexCollectionBuilder::new(self.collection.as_str(), field, field_type)
+                .field_index_params(params)
+                .wait(true);
+        self.client
+            .create_field_index(request)
+            .await
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
+    /// Runs a query and turns its points into hits.
+    async fn run_query(&self, request: QueryPointsBuilder, with_payload: bool) -> Result<Vec<Hit>> {
+        let resp = self.client.query(request).await.map_err(|e| self.err(e))?;
+        resp.result
+            .into_iter()
+            .map(|p| scored_hit(p, with_payload))
+            .collect()
+    }
+
+    /// A query request on this collection: filter, limit, payload.
+    fn query_request(
+        &self,
+        filter: &Filter,
+        limit: usize,
+        with_payload: bool,
+    ) -> Result<QueryPointsBuilder> {
+        Ok(QueryPointsBuilder::new(self.collection.as_str())
+            .filter(qdrant_filter(filter)?)
+            .limit(limit as u64)
+            .with_payload(with_payload))
+    }
+}
+
+#[async_trait]
+impl Store for ServerStore {
+    fn backend(&self) -> &'static str {
+        BACKEND
+    }
+
+    fn collection(&self) -> &str {
+        &self.collection
+    }
+
+    async fn ensure_collection(&self, spec: &CollectionSpec) -> Result<CollectionInfo> {
+        if spec.embedder.name.trim().is_empty() || spec.embedder.dim == 0 {
+            return Err(StoreError::invalid(
+                "embedder",
+                "it needs a name and a dimension above 0",
+            ));
+        }
+        let info = match self.raw_info().await? {
+            Some(info) => info,
+            None => {
+                if let Err(create_error) = self.create_collection(spec).await {
+                    // Another process may have created it meanwhile: then use theirs.
+                    match self.raw_info().await? {
+                        Some(_) => {}
+                        None => return Err(create_error),
+                    }
+                }
+                self.raw_info().await?.ok_or_else(|| self.no_collection())?
+            }
+        };
+        check_embedder(&self.collection, &info, &spec.embedder)?;
+        for (field, kind) in INDEXES {
+            if !info.payload_schema.contains_key(field) {
+                self.create_index(field, kind).await?;
+            }
+        }
+        self.dense_dim.store(spec.embedder.dim, Ordering::Relaxed);
+        self.info().await?.ok_or_else(|| self.no_collection())
+    }
+
+    async fn info(&self) -> Result<Option<CollectionInfo>> {
+        let Some(info) = self.raw_info().await? else {
+            return Ok(None);
+        };
+        // The server's `points_count` is approximate: count exactly.
+        let points = self
+            .client
+            .count(CountPointsBuilder::new(self.collection.as_str()).exact(true))
+            .await
+            .map_err(|e| self.err(e))?
+            .result
+            .map_or(0, |r| r.count);
+        Ok(Some(describe(&self.collection, &info, points)))
+    }
+
+    async fn create_text_index(&self) -> Result<bool> {
+        let info = self.raw_info().await?.ok_or_else(|| self.no_collection())?;
+        if let Some(schema) = info.payload_schema.get(keys::TEXT) {
+            if schema.data_type == q::PayloadSchemaType::Text as i32 {
+                return Ok(false);
+            }
+            return Err(StoreError::invalid(
+                "text index",
+                format!(
+                    "field `{}` of collection `{}` already has a {} index; creating the \
+                     full-text index would replace it: drop that index first",
+                    keys::TEXT,
+                    self.collection,
+                    schema_kind(schema.data_type)
+                ),
+            ));
+        }
+        self.create_index(keys::TEXT, IndexKind::Text).await?;
+        Ok(true)
+    }
+
+    async fn upsert(&self, points: Vec<Point>) -> Result<()> {
+        if points.is_empty() {
+            return Ok(());
+        }
+        let want = self.dense_dim().await?;
+        for point in &points {
+            check_point(&self.collection, point, want)?;
+        }
+        let total = points.len();
+        let mut structs = points.into_iter().map(point_struct);
+        let mut written = 0;
+        loop {
+            let batch: Vec<q::PointStruct> = structs.by_ref().take(UPSERT_BATCH).collect();
+            if batch.is_empty() {
+                return Ok(());
+            }
+            let len = batch.len();
+            let request = UpsertPointsBuilder::new(self.collection.as_str(), batch).wait(true);
+            if let Err(e) = self.client.upsert_points(request).await {
+                return Err(match self.err(e) {
+                    StoreError::Backend(why) => StoreError::Backend(format!(
+                        "points {written}..{} of {total} not written ({written} were): {why}",
+                        written + len
+                    )),
+                    other => other,
+                });
+            }
+            written += len;
+        }
+    }
+
+    async fn delete(&self, ids: &[Uuid]) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let selector = q::PointsIdsList {
+            ids: ids.iter().copied().map(point_id).collect(),
+        };
+        let request = DeletePointsBuilder::new(self.collection.as_str())
+            .points(selector)
+            .wait(true);
+        self.client
+            .delete_points(request)
+            .await
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
+    async fn get(&self, ids: &[Uuid]) -> Result<Vec<Memory>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let point_ids: Vec<q::PointId> = ids.iter().copied().map(point_id).collect();
+        let request = GetPointsBuilder::new(self.collection.as_str(), point_ids)
+            .with_payload(true)
+            .with_vectors(false);
+        let resp = self
+            .client
+            .get_points(request)
+            .await
+            .map_err(|e| self.err(e))?;
+        let mut found = HashMap::with_capacity(resp.result.len());
+        for p in resp.result {
+            let id = uuid_of(p.id.as_ref())?;
+            found.insert(id, memory_from_payload(id, json_map(p.payload)));
+        }
+        Ok(ids.iter().filter_map(|id| found.get(id).cloned()).collect())
+    }
+
+    async fn count(&self, filter: &Filter) -> Result<u64> {
+        let request = CountPointsBuilder::new(self.collection.as_str())
+            .filter(qdrant_filter(filter)?)
+            .exact(true);
+        let resp = self.client.count(request).await.map_err(|e| self.err(e))?;
+        resp.result.map(|r| r.count).ok_or_else(|| {
+            StoreError::Backend(format!(
+                "the server sent no count for `{}`",
+                self.collection
+            ))
+        })
+    }
+
+    async fn scroll(
+        &self,
+        filter: &Filter,
+        limit: usize,
+        offset: Option<Uuid>,
+    ) -> Result<ScrollPage> {
+        let limit = u32::try_from(limit)
+            .ok()
+            .filter(|l| *l > 0)
+            .ok_or_else(|| {
+                StoreError::invalid("scroll limit", format!("{limit}: use 1 to {}", u32::MAX))
+            })?;
+        let mut request = ScrollPointsBuilder::new(self.collection.as_str())
+            .filter(qdrant_filter(filter)?)
+            .limit(limit)
+            .with_payload(true)
+            .with_vectors(false);
+        if let Some(offset) = offset {
+            request = request.offset(point_id(offset));
+        }
+        let resp = self.client.scroll(request).await.map_err(|e| self.err(e))?;
+        let memories = resp
+            .result
+            .into_iter()
+            .map(|p| {
+                let id = uuid_of(p.id.as_ref())?;
+                Ok(memory_from_payload(id, json_map(p.payload)))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let next_offset = match resp.next_page_offset {
+            Some(id) => Some(uuid_of(Some(&id))?),
+            None => None,
+        };
+        Ok(ScrollPage {
+            memories,
+            next_offset,
+        })
+    }
+
+    async fn query_dense(
+        &self,
+        vector: Vec<f32>,
+        filter: &Filter,
+        limit: usize,
+        with_payload: bool,
+    ) -> Result<Vec<Hit>> {
+        let want = self.dense_dim().await?;
+        if vector.len() != want {
+            return Err(StoreError::DimensionMismatch {
+                collection: self.collection.clone(),
+                got: vector.len(),
+                want,
+            });
+        }
+        let request = self
+            .query_request(filter, limit, with_payload)?
+            .query(q::Query::new_nearest(q::VectorInput::new_dense(vector)))
+            .using(DENSE_VECTOR);
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        self.run_query(request, with_payload).await
+    }
+
+    async fn query_text(
+        &self,
+        query: &str,
+        filter: &Filter,
+        limit: usize,
+        with_payload: bool,
+    ) -> Result<Vec<Hit>> {
+        if query.trim().is_empty() {
+            return Err(StoreError::invalid("text query", "it is empty"));
+        }
+        let request = self
+            .query_request(filter, limit, with_payload)?
+            .query(q::Query::new_text(query))
+            .using(keys::TEXT)
+            .params(tenant_idf(&filter.tenant));
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        match self.run_query(request, with_payload).await {
+            Ok(hits) => Ok(hits),
+            Err(err @ (StoreError::Invalid { .. } | StoreError::Backend(_))) => {
+                // A refused BM25 query most likely means no scored text index: say so.
+                match self.raw_info().await {
+                    Ok(Some(info)) if !text_index_of(&info).is_some_and(|t| t.scoring) => {
+                        Err(StoreError::NoTextIndex(self.collection.clone()))
+                    }
+                    _ => Err(err),
+                }
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    async fn query_sparse(
+        &self,
+        vector: SparseVector,
+        filter: &Filter,
+        limit: usize,
+        with_payload: bool,
+    ) -> Result<Vec<Hit>> {
+        check_sparse(&vector)?;
+        let empty = vector.indices.is_empty();
+        let request = self
+            .query_request(filter, limit, with_payload)?
+            .query(q::Query::new_nearest(q::VectorInput::new_sparse(
+                vector.indices,
+                vector.values,
+            )))
+            .using(SPARSE_VECTOR)
+            .params(tenant_idf(&filter.tenant));
+        if limit == 0 || empty {
+            return Ok(Vec::new());
+        }
+        self.run_query(request, with_payload).await
+    }
+
+    /// The server optimizes in the background: wait until the collection is green.
+    async fn optimize(&self) -> Result<()> {
+        let started = Instant::now();
+        let mut nudged = false;
+        loop {
+            let info = self.raw_info().await?.ok_or_else(|| self.no_collection())?;
+            let optimizer_error = info
+                .optimizer_status
+                .as_ref()
+                .filter(|s| !s.ok)
+                .map(|s| s.error.clone());
+            match q::CollectionStatus::try_from(info.status) {
+                Ok(q::CollectionStatus::Green) => return Ok(()),
+                Ok(q::CollectionStatus::Red) => {
+                    return Err(StoreError::Backend(format!(
+                        "collection `{}` is red (optimizer failed: {}): see the qdrant server log",
+                        self.collection,
+                        optimizer_error.unwrap_or_default()
+                    )));
+                }
+                // Grey: optimizations are pending until an update triggers them.
+                Ok(q::CollectionStatus::Grey) if !nudged => {
+                    let request = UpdateCollectionBuilder::new(self.collection.as_str())
+                        .optimizers_config(OptimizersConfigDiffBuilder::default());
+                    self.client
+                        .update_collection(request)
+                        .await
+                        .map_err(|e| self.err(e))?;
+                    nudged = true;
+                }
+                _ => {}
+            }
+            if let Some(why) = optimizer_error {
+                return Err(StoreError::Backend(format!(
+                    "optimizer of collection `{}` failed: {why}",
+                    self.collection
+                )));
+            }
+            if started.elapsed() >= OPTIMIZE_WAIT {
+                return Err(StoreError::Backend(format!(
+                    "collection `{}` is still optimizing after {} s; searches keep working \
+                     meanwhile: run optimize again to keep waiting",
+                    self.collection,
+                    OPTIMIZE_WAIT.as_secs()
+                )));
+            }
+            tracing::info!(
+                collection = %self.collection,
+                waited_s = started.elapsed().as_secs(),
+                "waiting for qdrant to finish optimizing"
+            );
+            tokio::time::sleep(OPTIMIZE_POLL).await;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Errors
+
+/// gRPC status codes (tonic's `Code` as i32; tonic is not a direct dependency).
+mod code {
+    pub const INVALID_ARGUMENT: i32 = 3;
+    pub const DEADLINE_EXCEEDED: i32 = 4;
+    pub const NOT_FOUND: i32 = 5;
+    pub const PERMISSION_DENIED: i32 = 7;
+    pub const INTERNAL: i32 = 13;
+    pub const UNAVAILABLE: i32 = 14;
+    pub const UNAUTHENTICATED: i32 = 16;
+}
+
+/// The store error of a failed client call.
+fn client_error(e: QdrantError, url: &str, collection: &str) -> StoreError {
+    match e {
+        QdrantError::ResponseError { status }
+        | QdrantError::ResourceExhaustedError { status, .. } => {
+            status_error(i32::from(status.code()), status.message(), url, collection)
+        }
+        QdrantError::InvalidUri(e) => StoreError::invalid("qdrant url", format!("`{url}`: {e}")),
+        other => StoreError::Backend(other.to_string()),
+    }
+}
+
+/// The store error of a gRPC status from the server (or the client's channel).
+fn status_error(code: i32, message: &str, url: &str, collection: &str) -> StoreError {
+    let unreachable = |why: String| StoreError::Unreachable {
+        url: url.to_string(),
+        why,
+    };
+    match code {
+        code::NOT_FOUND if message.to_lowercase().contains("collection") => {
+            StoreError::NoCollection(collection.to_string())
+        }
+        code::UNAVAILABLE | code::DEADLINE_EXCEEDED => unreachable(message.to_string()),
+        // The client's channel reports a failed connect as `Internal`.
+        code::INTERNAL if message.starts_with("Failed to connect") => {
+            unreachable(message.to_string())
+        }
+        code::UNAUTHENTICATED | code::PERMISSION_DENIED => unreachable(format!(
+            "{message}: set {API_KEY_ENV} to a key the server accepts"
+        )),
+        code::INVALID_ARGUMENT => StoreError::invalid("request", message.to_string()),
+        _ => StoreError::Backend(format!("{message} (grpc code {code})")),
+    }
+}
+
+/// A short reason for a client error, for [`StoreError::Unreachable`].
+fn why(e: &QdrantError) -> String {
+    match e {
+        QdrantError::ResponseError { status }
+        | QdrantError::ResourceExhaustedError { status, .. } => status.message().to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn no_dense_vector(collection: &str) -> StoreError {
+    StoreError::invalid(
+        "collection",
+        format!(
+            "`{collection}` has no `{DENSE_VECTOR}` vector: it was not created by trine; \
+             use another `--collection`"
+        ),
+    )
+}
+
+// ---------------------------------------------------------------------------
+// Filters
+
+/// The Qdrant filter of a read. The tenant is always a `must`; an empty
+/// `any_terms` gate and blank terms or phrases are refused.
+fn qdrant_filter(f: &Filter) -> Result<q::Filter> {
+    let mut must = vec![keyword(keys::TENANT, &f.tenant)];
+    if !f.projects.is_empty() {
+        must.push(any_keyword(keys::PROJECT, &f.projects));
+    }
+    if !f.kinds.is_empty() {
+        must.push(any_keyword(keys::KIND, &f.kinds));
+    }
+    if let Some(prefix) = &f.source_prefix {
+        must.push(q::Condition::matches_prefix(keys::SOURCE, prefix.clone()));
+    }
+    if f.created_from.is_some() || f.created_until.is_some() {
+        let range = q::DatetimeRange {
+            gte: f.created_from.map(timestamp),
+            lt: f.created_until.map(timestamp),
+            ..Default::default()
+        };
+        must.push(q::Condition::datetime_range(keys::CREATED_AT, range));
+    }
+    if let Some(at) = f.valid_at {
+        // (valid_from absent OR valid_from <= T) AND (valid_until absent OR valid_until > T)
+        let from = q::DatetimeRange {
+            lte: Some(timestamp(at)),
+            ..Default::default()
+        };
+        let until = q::DatetimeRange {
+            gt: Some(timestamp(at)),
+            ..Default::default()
+        };
+        must.push(open_or(keys::VALID_FROM, from));
+        must.push(open_or(keys::VALID_UNTIL, until));
+    }
+    for term in &f.all_terms {
+        must.push(q::Condition::matches_text(
+            keys::TEXT,
+            non_blank("all_terms term", term)?,
+        ));
+    }
+    if let Some(any) = &f.any_terms {
+        if any.is_empty() {
+            return Err(StoreError::invalid(
+                "filter",
+                "any_terms is empty: an empty lexical gate would match nothing; \
+                 leave it unset for no term condition",
+            ));
+        }
+        let gate = any
+            .iter()
+            .map(|t| {
+                Ok(q::Condition::matches_text(
+                    keys::TEXT,
+                    non_blank("any_terms term", t)?,
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        must.push(q::Filter::should(gate).into());
+    }
+    if let Some(phrase) = &f.phrase {
+        must.push(q::Condition::matches_phrase(
+            keys::TEXT,
+            non_blank("phrase", phrase)?,
+        ));
+    }
+    Ok(q::Filter::must(must))
+}
+
+/// The search params restricting IDF statistics to the tenant's points.
+fn tenant_idf(tenant: &str) -> SearchParamsBuilder {
+    SearchParamsBuilder::default()
+        .idf(IdfParamsBuilder::new().corpus(q::Filter::must([keyword(keys::TENANT, tenant)])))
+}
+
+fn keyword(key: &str, value: &str) -> q::Condition {
+    q::Condition::matches(key, q::r#match::MatchValue::Keyword(value.to_string()))
+}
+
+fn any_keyword(key: &str, values: &[String]) -> q::Condition {
+    let strings = q::RepeatedStrings {
+        strings: values.to_vec(),
+    };
+    q::Condition::matches(key, q::r#match::MatchValue::Keywords(strings))
+}
+
+/// `key` is absent, or within `range`.
+fn open_or(key: &str, range: q::DatetimeRange) -> q::Condition {
+    q::Filter::should([
+        q::Condition::is_empty(key),
+        q::Condition::datetime_range(key, range),
+    ])
+    .into()
+}
+
+fn non_blank(what: &'static str, s: &str) -> Result<String> {
+    if s.trim().is_empty() {
+        Err(StoreError::invalid(what, "it is blank: drop it"))
+    } else {
+        Ok(s.to_string())
+    }
+}
+
+fn timestamp(t: DateTime<Utc>) -> q::Timestamp {
+    q::Timestamp {
+        seconds: t.timestamp(),
+        nanos: i32::try_from(t.timestamp_subsec_nanos()).unwrap_or(999_999_999),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Points and payload
+
+fn point_id(id: Uuid) -> q::PointId {
+    q::PointId::from(id.to_string())
+}
+
+fn uuid_of(id: Option<&q::PointId>) -> Result<Uuid> {
+    match id.and_then(|id| id.point_id_options.as_ref()) {
+        Some(q::point_id::PointIdOptions::Uuid(s)) => Uuid::parse_str(s)
+            .map_err(|e| StoreError::Backend(format!("point id `{s}` is not a uuid: {e}"))),
+        Some(q::point_id::PointIdOptions::Num(n)) => Err(StoreError::Backend(format!(
+            "point id {n} is a number: trine collections use uuid ids"
+        ))),
+        None => Err(StoreError::Backend(
+            "a point came back without id".to_string(),
+        )),
+    }
+}
+
+/// Refuses a point whose vectors do not fit the collection.
+fn check_point(collection: &str, point: &Point, want: usize) -> Result<()> {
+    if point.dense.len() != want {
+        return Err(StoreError::DimensionMismatch {
+            collection: collection.to_string(),
+            got: point.dense.len(),
+            want,
+        });
+    }
+    match &point.sparse {
+        Some(sparse) => check_sparse(sparse),
+        None => Ok(()),
+    }
+}
+
+fn check_sparse(v: &SparseVector) -> Result<()> {
+    if v.indices.len() != v.values.len() {
+        return Err(StoreError::invalid(
+            "sparse vector",
+            format!(
+                "{} indices but {} values: give one value per index",
+                v.indices.len(),
+                v.values.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn point_struct(point: Point) -> q::PointStruct {
+    let id = point_id(point.memory.id);
+    let mut vectors =
+        q::NamedVectors::default().add_vector(DENSE_VECTOR, q::Vector::new_dense(point.dense));
+    if let Some(s) = point.sparse {
+        vectors = vectors.add_vector(SPARSE_VECTOR, q::Vector::new_sparse(s.indices, s.values));
+    }
+    q::PointStruct::new(id, vectors, Payload::from(memory_payload(point.memory)))
+}
+
+/// The payload of a memory: `model::keys`, datetimes as RFC 3339 UTC strings,
+/// metadata as a JSON object, absent options omitted.
+fn memory_payload(m: Memory) -> Map<String, Json> {
+    let mut p = Map::new();
+    p.insert(keys::TEXT.into(), Json::String(m.text));
+    p.insert(keys::TENANT.into(), Json::String(m.tenant));
+    let strings = [
+        (keys::SOURCE, m.source),
+        (keys::PROJECT, m.project),
+        (keys::KIND, m.kind),
+    ];
+    for (key, value) in strings {
+        if let Some(value) = value {
+            p.insert(key.into(), Json::String(value));
+        }
+    }
+    let times = [
+        (keys::CREATED_AT, m.created_at),
+        (keys::VALID_FROM, m.valid_from),
+        (keys::VALID_UNTIL, m.valid_until),
+    ];
+    for (key, value) in times {
+        if let Some(t) = value {
+            p.insert(key.into(), Json::String(rfc3339(t)));
+        }
+    }
+    if let Some(metadata) = m.metadata {
+        p.insert(keys::METADATA.into(), Json::Object(metadata));
+    }
+    p
+}
+
+/// The memory of a payload. Missing or mistyped optional keys read as `None`;
+/// a missing text or tenant reads as empty.
+fn memory_from_payload(id: Uuid, mut p: Map<String, Json>) -> Memory {
+    let mut string = |key: &str| match p.remove(key) {
+        Some(Json::String(s)) => Some(s),
+        _ => None,
+    };
+    let text = string(keys::TEXT).unwrap_or_default();
+    let tenant = string(keys::TENANT).unwrap_or_default();
+    let source = string(keys::SOURCE);
+    let project = string(keys::PROJECT);
+    let kind = string(keys::KIND);
+    let created_at = string(keys::CREATED_AT).and_then(|s| parse_time(&s));
+    let valid_from = string(keys::VALID_FROM).and_then(|s| parse_time(&s));
+    let valid_until = string(keys::VALID_UNTIL).and_then(|s| parse_time(&s));
+    let metadata = match p.remove(keys::METADATA) {
+        Some(Json::Object(m)) => Some(m),
+        _ => None,
+    };
+    Memory {
+        id,
+        text,
+        source,
+        tenant,
+        project,
+        kind,
+        created_at,
+        valid_from,
+        valid_until,
+        metadata,
+    }
+}
+
+fn json_map(payload: HashMap<String, q::Value>) -> Map<String, Json> {
+    payload
+        .into_iter()
+        .map(|(k, v)| (k, v.into_json()))
+        .collect()
+}
+
+fn rfc3339(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+}
+
+fn parse_time(s: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+fn scored_hit(p: q::ScoredPoint, with_payload: bool) -> Result<Hit> {
+    let id = uuid_of(p.id.as_ref())?;
+    let memory = with_payload.then(|| memory_from_payload(id, json_map(p.payload)));
+    Ok(Hit {
+        id,
+        score: p.score,
+        memory,
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Collection: indexes, embedder, info
+
+/// The payload indexes of a trine collection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IndexKind {
+    /// Full text: word tokenizer, lowercase, phrase matching, BM25 scoring.
+    Text,
+    /// Keyword, marked as the tenant key.
+    Tenant,
+    Keyword,
+    /// Keyword with prefix matching.
+    KeywordPrefix,
+    Datetime,
+}
+
+const INDEXES: [(&str, IndexKind); 8] = [
+    (keys::TEXT, IndexKind::Text),
+    (keys::TENANT, IndexKind::Tenant),
+    (keys::PROJECT, IndexKind::Keyword),
+    (keys::KIND, IndexKind::Keyword),
+    (keys::SOURCE, IndexKind::KeywordPrefix),
+    (keys::CREATED_AT, IndexKind::Datetime),
+    (keys::VALID_FROM, IndexKind::Datetime),
+    (keys::VALID_UNTIL, IndexKind::Datetime),
+];
+
+/// The field type and index params of an index kind. Text and time indexes
+/// build no extra HNSW links (DESIGN.md §8: that halves optimize time).
+fn index_params(kind: IndexKind) -> (q::FieldType, q::payload_index_params::IndexParams) {
+    match kind {
+        IndexKind::Text => (
+            q::FieldType::Text,
+            TextIndexParamsBuilder::new(q::TokenizerType::Word)
+                .lowercase(true)
+                .phrase_matching(true)
+                .bm25_scoring()
+                .enable_hnsw(false)
+                .build()
+                .into(),
+        ),
+        IndexKind::Tenant => (
+            q::FieldType::Keyword,
+            KeywordIndexParamsBuilder::default()
+                .is_tenant(true)
+                .build()
+                .into(),
+        ),
+        IndexKind::Keyword => (
+            q::FieldType::Keyword,
+            KeywordIndexParamsBuilder::default().build().into(),
+        ),
+        IndexKind::KeywordPrefix => (
+            q::FieldType::Keyword,
+            KeywordIndexParamsBuilder::default()
+                .prefix(true)
+                .build()
+                .into(),
+        ),
+        IndexKind::Datetime => (
+            q::FieldType::Datetime,
+            DatetimeIndexParamsBuilder::default()
+                .enable_hnsw(false)
+                .build()
+                .into(),
+        ),
+    }
+}
+
+/// The collection metadata recording the embedder.
+fn embedder_metadata(e: &EmbedderId) -> HashMap<String, Json> {
+    HashMap::from([
+        (META_EMBEDDER.to_string(), Json::from(e.name.clone())),
+        (META_DIM.to_string(), Json::from(e.dim)),
+    ])
+}
+
+/// The embedder recorded in collection metadata, if any.
+fn embedder_of(metadata: &HashMap<String, q::Value>) -> Option<EmbedderId> {
+    let name = metadata.get(META_EMBEDDER)?.clone().into_json();
+    let dim = metadata.get(META_DIM)?.clone().into_json();
+    Some(EmbedderId {
+        name: name.as_str()?.to_string(),
+        dim: usize::try_from(dim.as_u64()?).ok()?,
+    })
+}
+
+/// Refuses an existing collection written by another embedder (or, when no
+/// embedder is recorded, with a `dense` vector of another dimension).
+fn check_embedder(collection: &str, info: &q::CollectionInfo, wanted: &EmbedderId) -> Result<()> {
+    let recorded = info.config.as_ref().and_then(|c| embedder_of(&c.metadata));
+    match recorded {
+        Some(found) if found != *wanted => Err(StoreError::EmbedderMismatch {
+            collection: collection.to_string(),
+            found: found.name,
+            found_dim: found.dim,
+            wanted: wanted.name.clone(),
+            wanted_dim: wanted.dim,
+        }),
+        Some(_) => Ok(()),
+        None => match dense_dim_of(info) {
+            Some(dim) if dim == wanted.dim => Ok(()),
+            Some(dim) => Err(StoreError::DimensionMismatch {
+                collection: collection.to_string(),
+                got: wanted.dim,
+                want: dim,
+            }),
+            None => Err(no_dense_vector(collection)),
+        },
+    }
+}
+
+fn params_of(info: &q::CollectionInfo) -> Option<&q::CollectionParams> {
+    info.config.as_ref()?.params.as_ref()
+}
+
+fn dense_dim_of(info: &q::CollectionInfo) -> Option<usize> {
+    match params_of(info)?.vectors_config.as_ref()?.config.as_ref()? {
+        q::vectors_config::Config::ParamsMap(m) => {
+            usize::try_from(m.map.get(DENSE_VECTOR)?.size).ok()
+        }
+        q::vectors_config::Config::Params(_) => None,
+    }
+}
+
+fn sparse_idf_of(info: &q::CollectionInfo) -> bool {
+    params_of(info)
+        .and_then(|p| p.sparse_vectors_config.as_ref())
+        .and_then(|c| c.map.get(SPARSE_VECTOR))
+        .is_some_and(|s| s.modifier == Some(q::Modifier::Idf as i32))
+}
+
+/// The full-text index on the text field, if there is one.
+fn text_index_of(info: &q::CollectionInfo) -> Option<TextIndexInfo> {
+    let schema = info.payload_schema.get(keys::TEXT)?;
+    if schema.data_type != q::PayloadSchemaType::Text as i32 {
+        return None;
+    }
+    let params = match schema.params.as_ref()?.index_params.as_ref()? {
+        q::payload_index_params::IndexParams::TextIndexParams(p) => p,
+        _ => return None,
+    };
+    Some(TextIndexInfo {
+        tokenizer: tokenizer_name(params.tokenizer).to_string(),
+        lowercase: params.lowercase.unwrap_or(true),
+        phrase_matching: params.phrase_matching.unwrap_or(false),
+        scoring: params.scoring.is_some(),
+    })
+}
+
+fn tokenizer_name(tokenizer: i32) -> &'static str {
+    match q::TokenizerType::try_from(tokenizer) {
+        Ok(q::TokenizerType::Word) => "word",
+        Ok(q::TokenizerType::Whitespace) => "whitespace",
+        Ok(q::TokenizerType::Prefix) => "prefix",
+        Ok(q::TokenizerType::Multilingual) => "multilingual",
+        Ok(q::TokenizerType::Code) => "code",
+        Ok(q::TokenizerType::Unknown) | Err(_) => "unknown",
+    }
+}
+
+fn schema_kind(data_type: i32) -> &'static str {
+    match q::PayloadSchemaType::try_from(data_type) {
+        Ok(q::PayloadSchemaType::Keyword) => "keyword",
+        Ok(q::PayloadSchemaType::Integer) => "integer",
+        Ok(q::PayloadSchemaType::Float) => "float",
+        Ok(q::PayloadSchemaType::Geo) => "geo",
+        Ok(q::PayloadSchemaType::Text) => "text",
+        Ok(q::PayloadSchemaType::Bool) => "bool",
+        Ok(q::PayloadSchemaType::Datetime) => "datetime",
+        Ok(q::PayloadSchemaType::Uuid) => "uuid",
+        Ok(q::PayloadSchemaType::UnknownType) | Err(_) => "unknown",
+    }
+}
+
+/// What `trine doctor` reports of a server collection holding `points` points.
+fn describe(name: &str, info: &q::CollectionInfo, points: u64) -> CollectionInfo {
+    let mut payload_indexes: Vec<PayloadIndex> = info
+        .payload_schema
+        .iter()
+        .map(|(field, schema)| PayloadIndex {
+            field: field.clone(),
+            kind: schema_kind(schema.data_type).to_string(),
+        })
+        .collect();
+    payload_indexes.sort_by(|a, b| a.field.cmp(&b.field));
+    CollectionInfo {
+        name: name.to_string(),
+        backend: BACKEND.to_string(),
+        embedder: info.config.as_ref().and_then(|c| embedder_of(&c.metadata)),
+        dense_dim: dense_dim_of(info),
+        sparse_idf: sparse_idf_of(info),
+        points,
+        segments: usize::try_from(info.segments_count).unwrap_or(usize::MAX),
+        payload_indexes,
+        text_index: text_index_of(info),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+    use serde_json::json;
+
+    fn t(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s)
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap_or_else(|e| panic!("bad test time {s}: {e}"))
+    }
+
+    fn tenant_cond() -> q::Condition {
+        keyword(keys::TENANT, "acme")
+    }
+
+    #[test]
+    fn filter_translation() {
+        let at = t("2026-11-11T09:58:00Z");
+        let ts = timestamp(at);
+        let cases: Vec<(&str, Filter, Vec<q::Condition>)> = vec![
+            ("tenant only", Filter::tenant("acme"), vec![tenant_cond()]),
+            (
+                "tenant with spaces stays a keyword",
+                Filter::tenant("a b"),
+                vec![q::Condition::matches(
+                    keys::TENANT,
+                    q::r#match::MatchValue::Keyword("a b".into()),
+                )],
+            ),
+            (
+                "projects and kinds match any",
+                Filter {
+                    projects: vec!["p1".into(), "p2".into()],
+                    kinds: vec!["note".into()],
+                    ..Filter::tenant("acme")
+                },
+                vec![
+                    tenant_cond(),
+                    q::Condition::matches(keys::PROJECT, vec!["p1".to_string(), "p2".to_string()]),
+                    q::Condition::matches(keys::KIND, vec!["note".to_string()]),
+                ],
+            ),
+            (
+                "source prefix",
+                Filter {
+                    source_prefix: Some("git:".into()),
+                    ..Filter::tenant("acme")
+                },
+                vec![
+                    tenant_cond(),
+                    q::Condition::matches_prefix(keys::SOURCE, "git:"),
+                ],
+            ),
+            (
+                "created range is [from, until)",
+                Filter {
+                    created_from: Some(at),
+                    created_until: Some(at),
+                    ..Filter::tenant("acme")
+                },
+                vec![
+                    tenant_cond(),
+                    q::Condition::datetime_range(
+                        keys::CREATED_AT,
+                        q::DatetimeRange {
+                            gte: Some(ts),
+                            lt: Some(ts),
+                            ..Default::default()
+                        },
+                    ),
+                ],
+            ),
+            (
+                "valid at T, either side open",
+                Filter {
+                    valid_at: Some(at),
+                    ..Filter::tenant("acme")
+                },
+                vec![
+                    tenant_cond(),
+                    q::Filter::should([
+                        q::Condition::is_empty(keys::VALID_FROM),
+                        q::Condition::datetime_range(
+                            keys::VALID_FROM,
+                            q::DatetimeRange {
+                                lte: Some(ts),
+                                ..Default::default()
+                            },
+                        ),
+                    ])
+                    .into(),
+                    q::Filter::should([
+                        q::Condition::is_empty(keys::VALID_UNTIL),
+                        q::Condition::datetime_range(
+                            keys::VALID_UNTIL,
+                            q::DatetimeRange {
+                                gt: Some(ts),
+                                ..Default::default()
+                            },
+                        ),
+                    ])
+                    .into(),
+                ],
+            ),
+            (
+                "all terms: one text condition each",
+                Filter {
+                    all_terms: vec!["meeting".into(), "2026".into()],
+                    ..Filter::tenant("acme")
+                },
+                vec![
+                    tenant_cond(),
+                    q::Condition::matches_text(keys::TEXT, "meeting"),
+                    q::Condition::matches_text(keys::TEXT, "2026"),
+                ],
+            ),
+            (
+                "any terms: a nested should gate",
+                Filter {
+                    any_terms: Some(vec!["a1".into(), "b2".into()]),
+                    ..Filter::tenant("acme")
+                },
+                vec![
+                    tenant_cond(),
+                    q::Filter::should([
+                        q::Condition::matches_text(keys::TEXT, "a1"),
+                        q::Condition::matches_text(keys::TEXT, "b2"),
+                    ])
+                    .into(),
+                ],
+            ),
+            (
+                "phrase",
+                Filter {
+                    phrase: Some("exact words".into()),
+                    ..Filter::tenant("acme")
+                },
+                vec![
+                    tenant_cond(),
+                    q::Condition::matches_phrase(keys::TEXT, "exact words"),
+                ],
+            ),
+        ];
+        for (name, filter, must) in cases {
+            let got = qdrant_filter(&filter).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(got, q::Filter::must(must), "{name}");
+        }
+    }
+
+    #[test]
+    fn filter_refusals() {
+        let cases: Vec<(&str, Filter)> = vec![
+            (
+                "empty gate",
+                Filter {
+                    any_terms: Some(vec![]),
+                    ..Filter::tenant("acme")
+                },
+            ),
+            (
+                "blank gate term",
+                Filter {
+                    any_terms: Some(vec![" ".into()]),
+                    ..Filter::tenant("acme")
+                },
+            ),
+            (
+                "blank all term",
+                Filter {
+                    all_terms: vec!["".into()],
+                    ..Filter::tenant("acme")
+                },
+            ),
+            (
+                "blank phrase",
+                Filter {
+                    phrase: Some("  ".into()),
+                    ..Filter::tenant("acme")
+                },
+            ),
+        ];
+        for (name, filter) in cases {
+            match qdrant_filter(&filter) {
+                Err(StoreError::Invalid { .. }) => {}
+                other => panic!("{name}: expected invalid, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn idf_corpus_is_the_tenant() {
+        let params: q::SearchParams = tenant_idf("acme").build();
+        let corpus = params.idf.and_then(|i| i.corpus);
+        assert_eq!(corpus, Some(q::Filter::must([tenant_cond()])));
+    }
+
+    fn full_memory() -> Memory {
+        let mut metadata = Map::new();
+        metadata.insert("a".into(), json!({"b": [1, 2.5, "c"], "d": null}));
+        Memory {
+            id: Uuid::from_u128(7),
+            text: "Meeting 2026-11-11 09:58".into(),
+            source: Some("git:log".into()),
+            tenant: "acme".into(),
+            project: Some("p".into()),
+            kind: Some("note".into()),
+            created_at: Some(t("2026-11-11T09:58:00Z")),
+            valid_from: Some(t("2026-01-01T00:00:00.123456789Z")),
+            valid_until: Some(
+                Utc.timestamp_opt(1_900_000_000, 0)
+                    .single()
+                    .unwrap_or_default(),
+            ),
+            metadata: Some(metadata),
+        }
+    }
+
+    #[test]
+    fn payload_round_trips_through_qdrant_values() {
+        let cases = [
+            full_memory(),
+            Memory {
+                id: Uuid::from_u128(8),
+                text: "only text".into(),
+                source: None,
+                tenant: "acme".into(),
+                project: None,
+                kind: None,
+                created_at: None,
+                valid_from: None,
+                valid_until: None,
+                metadata: None,
+            },
+        ];
+        for m in cases {
+            let qdrant: HashMap<String, q::Value> = Payload::from(memory_payload(m.clone())).into();
+            assert_eq!(memory_from_payload(m.id, json_map(qdrant)), m);
+        }
+    }
+
+    #[test]
+    fn payload_layout() {
+        let p = memory_payload(full_memory());
+        assert_eq!(p[keys::CREATED_AT], json!("2026-11-11T09:58:00Z"));
+        assert_eq!(p[keys::VALID_FROM], json!("2026-01-01T00:00:00.123456789Z"));
+        assert_eq!(p[keys::TENANT], json!("acme"));
+        assert!(p[keys::METADATA].is_object());
+
+        let minimal = memory_payload(Memory {
+            metadata: None,
+            source: None,
+            valid_until: None,
+            ..full_memory()
+        });
+        for key in [keys::METADATA, keys::SOURCE, keys::VALID_UNTIL] {
+            assert!(!minimal.contains_key(key), "{key} should be omitted");
+        }
+    }
+
+    #[test]
+    fn payload_tolerates_missing_and_odd_keys() {
+        let id = Uuid::from_u128(9);
+        let cases: Vec<(Json, Memory)> = vec![
+            (
+                json!({}),
+                Memory {
+                    id,
+                    text: String::new(),
+                    source: None,
+                    tenant: String::new(),
+                    project: None,
+                    kind: None,
+                    created_at: None,
+                    valid_from: None,
+                    valid_until: None,
+                    metadata: None,
+                },
+            ),
+            (
+                json!({"text": "x", "tenant": "t", "created_at": "yesterday",
+                       "metadata": [1], "project": 3, "valid_until": null, "extra": 1}),
+                Memory {
+                    id,
+                    text: "x".into(),
+                    source: None,
+                    tenant: "t".into(),
+                    project: None,
+                    kind: None,
+                    created_at: None,
+                    valid_from: None,
+                    valid_until: None,
+                    metadata: None,
+                },
+            ),
+            (
+                json!({"text": "x", "tenant": "t", "created_at": "2026-11-11T10:58:00+01:00"}),
+                Memory {
+                    id,
+                    text: "x".into(),
+                    source: None,
+                    tenant: "t".into(),
+                    project: None,
+                    kind: None,
+                    created_at: Some(t("2026-11-11T09:58:00Z")),
+                    valid_from: None,
+                    valid_until: None,
+                    metadata: None,
+                },
+            ),
+        ];
+        for (payload, want) in cases {
+            let Json::Object(map) = payload else {
+                panic!("test payload must be an object")
+            };
+            assert_eq!(memory_from_payload(id, map), want);
+        }
+    }
+
+    #[test]
+    fn point_ids() {
+        let id = Uuid::from_u128(0xdead_beef);
+        assert_eq!(uuid_of(Some(&point_id(id))).ok(), Some(id));
+        assert!(uuid_of(Some(&q::PointId::from(5u64))).is_err());
+        assert!(uuid_of(Some(&q::PointId::from("nope"))).is_err());
+        assert!(uuid_of(None).is_err());
+    }
+
+    #[test]
+    fn point_vectors_are_checked() {
+        let point = |dense: usize, sparse: Option<(usize, usize)>| Point {
+            memory: full_memory(),
+            dense: vec![0.5; dense],
+            sparse: sparse.map(|(i, v)| SparseVector {
+                indices: (0..i as u32).collect(),
+                values: vec![1.0; v],
+            }),
+        };
+        assert!(check_point("c", &point(4, None), 4).is_ok());
+        assert!(check_point("c", &point(4, Some((2, 2))), 4).is_ok());
+        assert!(matches!(
+            check_point("c", &point(3, None), 4),
+            Err(StoreError::DimensionMismatch {
+                got: 3,
+                want: 4,
+                ..
+            })
+        ));
+        assert!(matches!(
+            check_point("c", &point(4, Some((2, 1))), 4),
+            Err(StoreError::Invalid { .. })
+        ));
+    }
+
+    #[test]
+    fn status_codes_map_to_store_errors() {
+        let cases: Vec<(i32, &str, fn(&StoreError) -> bool)> = vec![
+            (
+                code::NOT_FOUND,
+                "Not found: Collection `c` doesn't exist!",
+                |e| matches!(e, StoreError::NoCollection(c) if c == "c"),
+            ),
+            (
+                code::UNAVAILABLE,
+                "connection refused",
+                |e| matches!(e, StoreError::Unreachable { url, .. } if url == "http://q:6334"),
+            ),
+            (code::DEADLINE_EXCEEDED, "timeout", |e| {
+                matches!(e, StoreError::Unreachable { .. })
+            }),
+            (
+                code::INTERNAL,
+                "Failed to connect to http://q:6334/: refused",
+                |e| matches!(e, StoreError::Unreachable { .. }),
+            ),
+            (
+                code::UNAUTHENTICATED,
+                "bad key",
+                |e| matches!(e, StoreError::Unreachable { why, .. } if why.contains(API_KEY_ENV)),
+            ),
+            (code::INVALID_ARGUMENT, "Wrong input", |e| {
+                matches!(e, StoreError::Invalid { .. })
+            }),
+            (code::INTERNAL, "service internal error", |e| {
+                matches!(e, StoreError::Backend(_))
+            }),
+            (code::NOT_FOUND, "No point with id", |e| {
+                matches!(e, StoreError::Backend(_))
+            }),
+        ];
+        for (code, message, ok) in cases {
+            let e = status_error(code, message, "http://q:6334", "c");
+            assert!(ok(&e), "{code} {message}: {e:?}");
+        }
+    }
+
+    #[test]
+    fn index_kinds() {
+        use q::payload_index_params::IndexParams as P;
+        let (ty, params) = index_params(IndexKind::Text);
+        assert_eq!(ty, q::FieldType::Text);
+        let P::TextIndexParams(p) = params else {
+            panic!("text index expected")
+        };
+        assert_eq!(p.tokenizer, q::TokenizerType::Word as i32);
+        assert_eq!((p.lowercase, p.phrase_matching), (Some(true), Some(true)));
+        assert_eq!(
+            p.scoring.map(|s| s.r#type),
+            Some(q::TextScoringType::Bm25 as i32)
+        );
+
+        let keyword = |kind| match index_params(kind) {
+            (q::FieldType::Keyword, P::KeywordIndexParams(p)) => p,
+            other => panic!("keyword index expected, got {other:?}"),
+        };
+        assert_eq!(keyword(IndexKind::Tenant).is_tenant, Some(true));
+        assert!(keyword(IndexKind::KeywordPrefix).prefix.is_some());
+        assert!(keyword(IndexKind::Keyword).prefix.is_none());
+        assert!(matches!(
+            index_params(IndexKind::Datetime),
+            (q::FieldType::Datetime, P::DatetimeIndexParams(_))
+        ));
+        let fields: Vec<&str> = INDEXES.iter().map(|(f, _)| *f).collect();
+        for key in [keys::TEXT, keys::TENANT, keys::SOURCE, keys::VALID_UNTIL] {
+            assert!(fields.contains(&key));
+        }
+    }
+
+    fn server_info(
+        metadata: HashMap<String, Json>,
+        dense: u64,
+        text_scoring: bool,
+    ) -> q::CollectionInfo {
+        let vectors = q::VectorsConfig {
+            config: Some(q::vectors_config::Config::ParamsMap(q::VectorParamsMap {
+                map: HashMap::from([(
+                    DENSE_VECTOR.to_string(),
+                    VectorParamsBuilder::new(dense, q::Distance::Cosine).build(),
+                )]),
+            })),
+        };
+        let sparse = q::SparseVectorConfig {
+            map: HashMap::from([(
+                SPARSE_VECTOR.to_string(),
+                SparseVectorParamsBuilder::default()
+                    .modifier(q::Modifier::Idf)
+                    .build(),
+            )]),
+        };
+        let mut text = TextIndexParamsBuilder::new(q::TokenizerType::Word)
+            .lowercase(true)
+            .phrase_matching(true);
+        if text_scoring {
+            text = text.bm25_scoring();
+        }
+        let schema = |ty: q::PayloadSchemaType, params: q::payload_index_params::IndexParams| {
+            q::PayloadSchemaInfo {
+                data_type: ty as i32,
+                params: Some(q::PayloadIndexParams {
+                    index_params: Some(params),
+                }),
+                points: None,
+            }
+        };
+        q::CollectionInfo {
+            status: q::CollectionStatus::Green as i32,
+            segments_count: 3,
+            config: Some(q::CollectionConfig {
+                params: Some(q::CollectionParams {
+                    vectors_config: Some(vectors),
+                    sparse_vectors_config: Some(sparse),
+                    ..Default::default()
+                }),
+                metadata: metadata.into_iter().map(|(k, v)| (k, v.into())).collect(),
+                ..Default::default()
+            }),
+            payload_schema: HashMap::from([
+                (
+                    keys::TEXT.to_string(),
+                    schema(q::PayloadSchemaType::Text, text.build().into()),
+                ),
+                (
+                    keys::TENANT.to_string(),
+                    schema(
+                        q::PayloadSchemaType::Keyword,
+                        index_params(IndexKind::Tenant).1,
+                    ),
+                ),
+            ]),
+            ..Default::default()
+        }
+    }
+
+    fn embedder(name: &str, dim: usize) -> EmbedderId {
+        EmbedderId {
+            name: name.into(),
+            dim,
+        }
+    }
+
+    #[test]
+    fn describes_a_collection() {
+        let minilm = embedder("minilm", 384);
+        let info = server_info(embedder_metadata(&minilm), 384, true);
+        let got = describe("mem", &info, 42);
+        assert_eq!(got.name, "mem");
+        assert_eq!(got.backend, "server");
+        assert_eq!(got.embedder, Some(minilm));
+        assert_eq!(got.dense_dim, Some(384));
+        assert!(got.sparse_idf);
+        assert_eq!((got.points, got.segments), (42, 3));
+        let indexes: Vec<(&str, &str)> = got
+            .payload_indexes
+            .iter()
+            .map(|i| (i.field.as_str(), i.kind.as_str()))
+            .collect();
+        assert_eq!(indexes, [("tenant", "keyword"), ("text", "text")]);
+        assert_eq!(
+            got.text_index,
+            Some(TextIndexInfo {
+                tokenizer: "word".into(),
+                lowercase: true,
+                phrase_matching: true,
+                scoring: true,
+            })
+        );
+        let unscored = describe("mem", &server_info(HashMap::new(), 8, false), 0);
+        assert_eq!(unscored.embedder, None);
+        assert_eq!(unscored.text_index.map(|t| t.scoring), Some(false));
+    }
+
+    #[test]
+    fn embedder_checks() {
+        let minilm = embedder("minilm", 384);
+        let recorded = server_info(embedder_metadata(&minilm), 384, true);
+        assert!(check_embedder("c", &recorded, &minilm).is_ok());
+        assert!(matches!(
+            check_embedder("c", &recorded, &embedder("bge", 384)),
+            Err(StoreError::EmbedderMismatch { found, found_dim: 384, .. }) if found == "minilm"
+        ));
+        assert!(matches!(
+            check_embedder("c", &recorded, &embedder("minilm", 768)),
+            Err(StoreError::EmbedderMismatch { .. })
+        ));
+        let foreign = server_info(HashMap::new(), 384, true);
+        assert!(check_embedder("c", &foreign, &minilm).is_ok());
+        assert!(matches!(
+            check_embedder("c", &foreign, &embedder("bge", 768)),
+            Err(StoreError::DimensionMismatch {
+                got: 768,
+                want: 384,
+                ..
+            })
+        ));
+        assert!(check_embedder("c", &q::CollectionInfo::default(), &minilm).is_err());
+    }
+}

@@ -1,0 +1,191 @@
+//! trine's configuration: one typed struct, layered as defaults < TOML file
+//! (`--config`) < `TRINE_*` environment < command-line flags, validated once.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Where memories live and how they are embedded.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// The embedded store's data directory (used when `qdrant` is unset).
+    pub data: PathBuf,
+    /// A Qdrant server's gRPC URL; unset means the embedded store.
+    pub qdrant: Option<String>,
+    /// The collection's name.
+    pub collection: String,
+    /// `minilm` (default), `static` or `hash`.
+    pub embedder: String,
+    /// Where model files live (`scripts/fetch-model.sh` fills it).
+    pub models: PathBuf,
+    /// The tracing filter (`RUST_LOG` overrides it).
+    pub log: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            data: PathBuf::from("trine-data"),
+            qdrant: None,
+            collection: "memories".to_string(),
+            embedder: "minilm".to_string(),
+            models: PathBuf::from("models"),
+            log: "warn".to_string(),
+        }
+    }
+}
+
+/// Values given as flags or `TRINE_*` variables (clap resolves flag over
+/// environment); each overrides the file.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Overrides {
+    /// TOML configuration file
+    #[arg(long, global = true, env = "TRINE_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Data directory of the embedded store [default: ./trine-data]
+    #[arg(long, global = true, env = "TRINE_DATA", value_name = "DIR")]
+    pub data: Option<PathBuf>,
+    /// Qdrant server gRPC URL (e.g. http://localhost:6334); unset: embedded
+    #[arg(long, global = true, env = "TRINE_QDRANT_URL", value_name = "URL")]
+    pub qdrant: Option<String>,
+    /// Collection name [default: memories]
+    #[arg(long, global = true, env = "TRINE_COLLECTION")]
+    pub collection: Option<String>,
+    /// Embedder: minilm, static or hash [default: minilm]
+    #[arg(long, global = true, env = "TRINE_EMBEDDER")]
+    pub embedder: Option<String>,
+    /// Model files directory [default: ./models]
+    #[arg(long, global = true, env = "TRINE_MODELS", value_name = "DIR")]
+    pub models: Option<PathBuf>,
+    /// Log filter, e.g. info or trine=debug [default: warn]
+    #[arg(long, global = true, env = "TRINE_LOG")]
+    pub log: Option<String>,
+}
+
+/// A configuration that cannot be used, and why.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config file {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Config {
+    /// Defaults, then the file, then the overrides; validated.
+    pub fn load(overrides: &Overrides) -> Result<Self, ConfigError> {
+        let mut config = match &overrides.config {
+            Some(path) => Self::from_file(path)?,
+            None => Self::default(),
+        };
+        let o = overrides.clone();
+        if let Some(v) = o.data {
+            config.data = v;
+        }
+        if let Some(v) = o.qdrant {
+            config.qdrant = Some(v).filter(|url| !url.is_empty());
+        }
+        if let Some(v) = o.collection {
+            config.collection = v;
+        }
+        if let Some(v) = o.embedder {
+            config.embedder = v;
+        }
+        if let Some(v) = o.models {
+            config.models = v;
+        }
+        if let Some(v) = o.log {
+            config.log = v;
+        }
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.message().to_string(),
+        })
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let name_ok = !self.collection.is_empty()
+            && self
+                .collection
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !name_ok {
+            return Err(ConfigError::Invalid(format!(
+                "collection name {:?} must be letters, digits, - or _",
+                self.collection
+            )));
+        }
+        trine_embed::EmbedderKind::parse(&self.embedder)
+            .map_err(|e| ConfigError::Invalid(e.to_string()))?;
+        Ok(())
+    }
+
+    /// A configuration for tests: the hash embedder on a data directory.
+    pub fn for_test(data: &Path) -> Self {
+        Self {
+            data: data.to_path_buf(),
+            embedder: "hash".to_string(),
+            ..Self::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn overrides_with_file(toml: &str) -> (tempfile::TempDir, Overrides) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trine.toml");
+        std::fs::write(&path, toml).unwrap();
+        let o = Overrides {
+            config: Some(path),
+            ..Overrides::default()
+        };
+        (dir, o)
+    }
+
+    #[test]
+    fn layers_apply_in_order() {
+        assert_eq!(Config::load(&Overrides::default()).unwrap(), Config::default());
+
+        let (_dir, mut o) = overrides_with_file("collection = \"notes\"\nembedder = \"hash\"\n");
+        let from_file = Config::load(&o).unwrap();
+        assert_eq!(from_file.collection, "notes");
+        assert_eq!(from_file.embedder, "hash");
+
+        o.collection = Some("flagged".into());
+        let flagged = Config::load(&o).unwrap();
+        assert_eq!(flagged.collection, "flagged");
+        assert_eq!(flagged.embedder, "hash");
+    }
+
+    #[test]
+    fn bad_configs_say_what_is_wrong() {
+        let table = [
+            ("colour = \"red\"\n", "unknown field"),
+            ("embedder = \"bert\"\n", "bert"),
+            ("collection = \"a b\"\n", "must be letters"),
+        ];
+        for (toml, want) in table {
+            let (_dir, o) = overrides_with_file(toml);
+            let err = Config::load(&o).unwrap_err().to_string();
+            assert!(err.contains(want), "{toml}: {err}");
+        }
+    }
+}

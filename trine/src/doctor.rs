@@ -1,0 +1,147 @@
+//! `trine doctor`: what the collection is and whether trine can use it, with
+//! the command that fixes each problem.
+
+use std::process::ExitCode;
+
+use serde::Serialize;
+use trine_core::model::{CollectionInfo, keys};
+
+use crate::{CmdResult, Config, open_store};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Print one JSON object instead of a report
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The report, as printed with `--json`.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub collection: String,
+    pub backend: String,
+    pub location: String,
+    pub exists: bool,
+    pub configured_embedder: String,
+    pub info: Option<CollectionInfo>,
+    /// Problems, each with what to run.
+    pub problems: Vec<String>,
+    pub ok: bool,
+}
+
+/// Payload indexes trine expects, with their kinds.
+const EXPECTED_INDEXES: &[(&str, &str)] = &[
+    (keys::TEXT, "text"),
+    (keys::TENANT, "keyword"),
+    (keys::PROJECT, "keyword"),
+    (keys::KIND, "keyword"),
+    (keys::SOURCE, "keyword"),
+    (keys::CREATED_AT, "datetime"),
+    (keys::VALID_FROM, "datetime"),
+    (keys::VALID_UNTIL, "datetime"),
+];
+
+pub async fn run(config: &Config, args: Args) -> CmdResult {
+    let store = open_store(config).await?;
+    let info = store.info().await?;
+    let report = Report {
+        collection: config.collection.clone(),
+        backend: store.backend().to_string(),
+        location: config
+            .qdrant
+            .clone()
+            .unwrap_or_else(|| config.data.display().to_string()),
+        exists: info.is_some(),
+        configured_embedder: config.embedder.clone(),
+        problems: problems(config, info.as_ref()),
+        ok: false,
+        info,
+    };
+    let report = Report {
+        ok: report.problems.is_empty(),
+        ..report
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", render(&report));
+    }
+    Ok(if report.ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn problems(config: &Config, info: Option<&CollectionInfo>) -> Vec<String> {
+    let Some(info) = info else {
+        return vec![format!(
+            "collection `{}` does not exist: run `trine ingest FILE` to create it",
+            config.collection
+        )];
+    };
+    let mut out = Vec::new();
+    match &info.embedder {
+        Some(e) if e.name != config.embedder => out.push(format!(
+            "written by embedder `{}` but `{}` is configured: use `--embedder {}`",
+            e.name, config.embedder, e.name
+        )),
+        Some(_) => {}
+        None => out.push("no embedder recorded: the collection was not made by trine".to_string()),
+    }
+    for (field, kind) in EXPECTED_INDEXES {
+        let present = info
+            .payload_indexes
+            .iter()
+            .any(|i| i.field == *field && i.kind == *kind);
+        if !present {
+            let fix = if *kind == "text" {
+                "run `trine text-index`"
+            } else {
+                "re-create the collection with `trine ingest`"
+            };
+            out.push(format!("no {kind} index on `{field}`: {fix}"));
+        }
+    }
+    if let Some(text) = &info.text_index {
+        if !text.phrase_matching {
+            out.push("the text index lacks phrase matching: re-create it".to_string());
+        }
+        if !text.scoring {
+            out.push("the text index lacks BM25 scoring: re-create it".to_string());
+        }
+    }
+    out
+}
+
+fn render(r: &Report) -> String {
+    let mut s = format!("collection  {} ({}, {})\n", r.collection, r.backend, r.location);
+    if let Some(info) = &r.info {
+        let embedder = info
+            .embedder
+            .as_ref()
+            .map_or("unknown".to_string(), |e| format!("{} ({} dims)", e.name, e.dim));
+        s += &format!("embedder    {embedder}; configured: {}\n", r.configured_embedder);
+        s += &format!("points      {} in {} segment(s)\n", info.points, info.segments);
+        let dense = info.dense_dim.map_or("missing".to_string(), |d| format!("{d} dims, cosine"));
+        s += &format!("dense       {dense}\n");
+        let sparse = if info.sparse_idf { "present, IDF modifier" } else { "missing" };
+        s += &format!("sparse      {sparse}\n");
+        if let Some(t) = &info.text_index {
+            s += &format!(
+                "text index  tokenizer {}, lowercase {}, phrase {}, bm25 scoring {}\n",
+                t.tokenizer, t.lowercase, t.phrase_matching, t.scoring
+            );
+        }
+        let indexes: Vec<String> = info
+            .payload_indexes
+            .iter()
+            .map(|i| format!("{}:{}", i.field, i.kind))
+            .collect();
+        s += &format!("indexes     {}\n", indexes.join(", "));
+    }
+    if r.problems.is_empty() {
+        s += "status      ok\n";
+    } else {
+        for p in &r.problems {
+            s += &format!("problem     {p}\n");
+        }
+    }
+    s
+}

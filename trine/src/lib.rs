@@ -1,0 +1,114 @@
+//! The `trine` command line: each subcommand is a small function over the
+//! library crates. `main.rs` only parses and calls [`main`].
+#![forbid(unsafe_code)]
+
+pub mod config;
+mod doctor;
+mod ingest;
+mod model;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+use trine_embed::{Embedder, EmbedderKind};
+use trine_store::{EdgeStore, ServerStore, Store};
+
+pub use config::{Config, Overrides};
+
+/// Exit code of a run that did its work but skipped some input.
+pub const EXIT_PARTIAL: u8 = 3;
+
+/// Hybrid search for agent memory, stored in Qdrant.
+#[derive(Debug, Parser)]
+#[command(name = "trine", version, about)]
+pub struct Cli {
+    #[command(flatten)]
+    pub overrides: Overrides,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Store memories from a JSON-lines file (`-` for standard input)
+    Ingest(ingest::Args),
+    /// Report the collection: schema, indexes, embedder, point count
+    Doctor(doctor::Args),
+    /// Create the full-text index on the text field (idempotent, never destructive)
+    TextIndex,
+    /// Model tools
+    #[command(subcommand)]
+    Model(model::Command),
+}
+
+/// Runs a parsed command line and says how it ended.
+pub fn main(cli: Cli) -> ExitCode {
+    let config = match Config::load(&cli.overrides) {
+        Ok(config) => config,
+        Err(e) => return fail(&e),
+    };
+    trine_telemetry::init(&trine_telemetry::Settings {
+        service: "trine".to_string(),
+        filter: config.log.clone(),
+    });
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => return fail(&e),
+    };
+    let outcome = runtime.block_on(async {
+        match cli.command {
+            Command::Ingest(args) => ingest::run(&config, args).await,
+            Command::Doctor(args) => doctor::run(&config, args).await,
+            Command::TextIndex => text_index(&config).await,
+            Command::Model(command) => model::run(&config, command).await,
+        }
+    });
+    match outcome {
+        Ok(code) => code,
+        Err(e) => fail(e.as_ref()),
+    }
+}
+
+fn fail(e: &dyn std::fmt::Display) -> ExitCode {
+    eprintln!("error: {e}");
+    ExitCode::FAILURE
+}
+
+/// A command's error: anything printable.
+pub type CmdResult = Result<ExitCode, Box<dyn std::error::Error + Send + Sync>>;
+
+/// Opens the configured store: a Qdrant server when `qdrant` is set, else the
+/// embedded engine on the data directory.
+pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>, trine_store::StoreError> {
+    Ok(match &config.qdrant {
+        Some(url) => Arc::new(ServerStore::connect(url, &config.collection).await?),
+        None => {
+            let data = config.data.clone();
+            let collection = config.collection.clone();
+            let store = tokio::task::spawn_blocking(move || EdgeStore::open(&data, &collection))
+                .await
+                .map_err(|e| trine_store::StoreError::Backend(e.to_string()))??;
+            Arc::new(store)
+        }
+    })
+}
+
+/// Loads the configured embedder (the model files for `minilm`/`static`).
+pub async fn load_embedder(config: &Config) -> Result<Arc<dyn Embedder>, trine_embed::EmbedError> {
+    let kind = EmbedderKind::parse(&config.embedder)?;
+    let models = config.models.clone();
+    tokio::task::spawn_blocking(move || trine_embed::load(kind, &models))
+        .await
+        .map_err(|e| trine_embed::EmbedError::Inference(e.to_string()))?
+}
+
+async fn text_index(config: &Config) -> CmdResult {
+    let store = open_store(config).await?;
+    if store.create_text_index().await? {
+        println!("created the full-text index on `text` of `{}`", store.collection());
+    } else {
+        println!("the full-text index on `text` of `{}` is already present", store.collection());
+    }
+    Ok(ExitCode::SUCCESS)
+}
