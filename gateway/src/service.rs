@@ -9,6 +9,7 @@ use trine_core::ErrorKind;
 use trine_core::model::Memory;
 use trine_store::Store;
 
+use crate::search::Searcher;
 use crate::writer::{WriteError, Writer};
 
 /// Most records one Upsert may carry.
@@ -21,13 +22,24 @@ pub const MAX_IDS: usize = 1024;
 pub struct MemoryService {
     store: Arc<dyn Store>,
     writer: Writer,
+    searcher: Option<Searcher>,
 }
 
 impl MemoryService {
+    /// A service that writes and reads; it searches once given a searcher.
     pub fn new(writer: Writer) -> Self {
         Self {
             store: writer.store().clone(),
             writer,
+            searcher: None,
+        }
+    }
+
+    /// Searches through the mesh.
+    pub fn with_search(self, searcher: Searcher) -> Self {
+        Self {
+            searcher: Some(searcher),
+            ..self
         }
     }
 
@@ -57,9 +69,15 @@ fn write_status(e: WriteError) -> Status {
 impl memory_server::Memory for MemoryService {
     async fn search(
         &self,
-        _request: Request<v1::SearchRequest>,
+        request: Request<v1::SearchRequest>,
     ) -> Result<Response<v1::SearchResponse>, Status> {
-        Err(status(ErrorKind::Unimplemented, "search is not served by this build yet"))
+        let Some(searcher) = &self.searcher else {
+            return Err(status(
+                ErrorKind::Unimplemented,
+                "this gateway has no search peers configured",
+            ));
+        };
+        searcher.search(request.into_inner()).await.map(Response::new)
     }
 
     #[tracing::instrument(skip_all, fields(records = request.get_ref().records.len()))]

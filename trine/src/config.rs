@@ -21,6 +21,17 @@ pub struct Config {
     pub models: PathBuf,
     /// The tracing filter (`RUST_LOG` overrides it).
     pub log: String,
+    /// Addresses of the internal services, for `serve --role gateway`.
+    pub peers: PeersConfig,
+}
+
+/// Where a gateway finds the internal services (`host:port` or a URL).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PeersConfig {
+    pub lexical: Option<String>,
+    pub semantic: Option<String>,
+    pub fusion: Option<String>,
 }
 
 impl Default for Config {
@@ -32,6 +43,7 @@ impl Default for Config {
             embedder: "minilm".to_string(),
             models: PathBuf::from("models"),
             log: "warn".to_string(),
+            peers: PeersConfig::default(),
         }
     }
 }
@@ -61,6 +73,15 @@ pub struct Overrides {
     /// Log filter, e.g. info or trine=debug [default: warn]
     #[arg(long, global = true, env = "TRINE_LOG")]
     pub log: Option<String>,
+    /// lexical-svc address, for `serve --role gateway`
+    #[arg(long, global = true, env = "TRINE_LEXICAL_ADDR", value_name = "ADDR")]
+    pub lexical_addr: Option<String>,
+    /// semantic-svc address, for `serve --role gateway`
+    #[arg(long, global = true, env = "TRINE_SEMANTIC_ADDR", value_name = "ADDR")]
+    pub semantic_addr: Option<String>,
+    /// fusion-svc address, for `serve --role gateway`
+    #[arg(long, global = true, env = "TRINE_FUSION_ADDR", value_name = "ADDR")]
+    pub fusion_addr: Option<String>,
 }
 
 /// A configuration that cannot be used, and why.
@@ -102,6 +123,15 @@ impl Config {
         }
         if let Some(v) = o.log {
             config.log = v;
+        }
+        if let Some(v) = o.lexical_addr {
+            config.peers.lexical = Some(v);
+        }
+        if let Some(v) = o.semantic_addr {
+            config.peers.semantic = Some(v);
+        }
+        if let Some(v) = o.fusion_addr {
+            config.peers.fusion = Some(v);
         }
         config.validate()?;
         Ok(config)

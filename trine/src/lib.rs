@@ -5,7 +5,10 @@
 pub mod config;
 mod doctor;
 mod ingest;
+pub mod mesh;
 mod model;
+pub mod search;
+mod serve;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -40,6 +43,10 @@ pub enum Command {
     /// Model tools
     #[command(subcommand)]
     Model(model::Command),
+    /// Run the services: all four in one process, or one role
+    Serve(serve::Args),
+    /// Search memories: in-process, or against a running gateway (--endpoint)
+    Search(search::Args),
 }
 
 /// Runs a parsed command line and says how it ended.
@@ -62,6 +69,8 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Doctor(args) => doctor::run(&config, args).await,
             Command::TextIndex => text_index(&config).await,
             Command::Model(command) => model::run(&config, command).await,
+            Command::Serve(args) => serve::run(&config, args).await,
+            Command::Search(args) => search::run(&config, args).await,
         }
     });
     match outcome {

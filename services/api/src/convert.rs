@@ -4,6 +4,7 @@
 use chrono::{DateTime, TimeZone, Utc};
 use prost_types::{ListValue, Struct, Timestamp, Value, value::Kind};
 use trine_core::model::{Filter, Memory, derived_id, parse_id};
+use trine_core::rrf::{Fused, ListKind};
 use uuid::Uuid;
 
 use crate::v1;
@@ -98,6 +99,21 @@ pub fn memory_to_wire(m: &Memory) -> v1::Record {
         valid_from: m.valid_from.map(timestamp),
         valid_until: m.valid_until.map(timestamp),
         metadata: m.metadata.as_ref().map(json_to_struct),
+    }
+}
+
+/// A fused hit's explain on the wire: its rank and raw score in each list.
+pub fn explain_to_wire(hit: &Fused) -> v1::Explain {
+    let entry = |kind| {
+        hit.placing(kind).map(|p| v1::ListEntry {
+            rank: p.rank,
+            score: p.score,
+        })
+    };
+    v1::Explain {
+        lexical: entry(ListKind::Lexical),
+        semantic: entry(ListKind::Semantic),
+        verbatim: entry(ListKind::Verbatim),
     }
 }
 

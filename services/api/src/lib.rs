@@ -11,6 +11,7 @@ pub mod v1 {
 pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("trine_descriptor");
 
 mod convert;
+pub mod server;
 mod status;
 
 pub use convert::*;

@@ -9,9 +9,11 @@ pub mod bm25;
 mod error;
 pub mod model;
 pub mod rrf;
+pub mod strategy;
 pub mod terms;
 pub mod verbatim;
 
 pub use error::ErrorKind;
 pub use terms::{terms, tokens};
+pub use strategy::{Mode, Strategy};
 pub use verbatim::Verbatim;

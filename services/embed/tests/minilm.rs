@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use common::{dot, minilm, minilm_dir, models_dir, norm};
 use trine_core::ErrorKind;
-use trine_embed::{Embedder, EmbedderKind, MiniLm};
+use trine_embed::{EmbedderKind, MiniLm};
 
 #[test]
 fn cosine_matches_sentence_transformers() {

@@ -1,0 +1,116 @@
+//! The `Fusion` gRPC service.
+
+use std::future::Future;
+use std::time::Instant;
+
+use tokio::net::TcpListener;
+use tonic::server::NamedService;
+use tonic::service::Routes;
+use tonic::{Request, Response, Status};
+use trine_api::v1::fusion_server::{Fusion, FusionServer};
+use trine_api::v1::{self, StageTiming};
+use trine_api::{explain_to_wire, status};
+use trine_core::ErrorKind;
+use trine_core::model::parse_id;
+
+use crate::{LexicalEntry, Weights, fuse};
+
+/// The most hits one Fuse may return.
+pub const MAX_LIMIT: usize = 1000;
+
+/// Serves fusion; it holds no state.
+#[derive(Debug, Clone, Default)]
+pub struct FusionService {
+    weights: Weights,
+}
+
+impl FusionService {
+    /// A fusion service with default per-list weights (a request's non-zero
+    /// weights override them).
+    pub fn new(weights: Weights) -> Self {
+        Self { weights }
+    }
+}
+
+fn invalid(message: impl Into<String>) -> Status {
+    status(ErrorKind::InvalidArgument, message)
+}
+
+fn or_default(requested: f64, default: f64) -> f64 {
+    if requested > 0.0 { requested } else { default }
+}
+
+/// Fuses a request's lists with `defaults` for the weights it leaves at 0:
+/// the fusion of the service, and of the gateway when fusion-svc is down.
+pub fn fuse_request(
+    request: &v1::FuseRequest,
+    defaults: Weights,
+    limit: usize,
+) -> Result<Vec<v1::FusedHit>, String> {
+    let lexical = request
+        .lexical
+        .iter()
+        .map(|c| {
+            Ok(LexicalEntry {
+                id: parse_id(&c.id)?,
+                score: c.score,
+                verbatim: c.verbatim,
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let semantic = request
+        .semantic
+        .iter()
+        .map(|n| Ok((parse_id(&n.id)?, n.score)))
+        .collect::<Result<Vec<_>, String>>()?;
+    let w = request.weights.unwrap_or_default();
+    let weights = Weights {
+        lexical: or_default(w.lexical, defaults.lexical),
+        semantic: or_default(w.semantic, defaults.semantic),
+        verbatim: or_default(w.verbatim, defaults.verbatim),
+    };
+    Ok(fuse(&request.query, &lexical, &semantic, weights, limit)
+        .iter()
+        .map(|h| v1::FusedHit {
+            id: h.id.to_string(),
+            score: h.score,
+            explain: Some(explain_to_wire(h)),
+            matched_by: h.matched_by().into_iter().map(String::from).collect(),
+        })
+        .collect())
+}
+
+#[tonic::async_trait]
+impl Fusion for FusionService {
+    #[tracing::instrument(name = "fusion", skip_all, fields(lexical = request.get_ref().lexical.len(), semantic = request.get_ref().semantic.len()))]
+    async fn fuse(
+        &self,
+        request: Request<v1::FuseRequest>,
+    ) -> Result<Response<v1::FuseResponse>, Status> {
+        let started = Instant::now();
+        let request = request.into_inner();
+        let limit = usize::try_from(request.limit).unwrap_or(usize::MAX);
+        if limit == 0 || limit > MAX_LIMIT {
+            return Err(invalid(format!("limit must be 1..={MAX_LIMIT}, not {limit}")));
+        }
+        let hits = fuse_request(&request, self.weights, limit).map_err(invalid)?;
+        Ok(Response::new(v1::FuseResponse {
+            hits,
+            timings: vec![StageTiming {
+                stage: "fusion".to_string(),
+                millis: started.elapsed().as_secs_f64() * 1000.0,
+            }],
+        }))
+    }
+}
+
+/// Serves the `Fusion` service on `listener` until `shutdown` resolves.
+pub async fn run(
+    listener: TcpListener,
+    service: FusionService,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), tonic::transport::Error> {
+    let names = [<FusionServer<FusionService> as NamedService>::NAME];
+    let routes = Routes::new(FusionServer::new(service));
+    trine_api::server::serve(routes, &names, listener, shutdown).await
+}

@@ -1,0 +1,310 @@
+//! `Memory.Search`: validate, fan out to lexical-svc and semantic-svc in
+//! parallel, fuse through fusion-svc, fetch payloads for the final hits only.
+//!
+//! A channel that fails or misses its deadline degrades the answer (the lists
+//! that arrived are fused, `degraded` is set); with no list at all the search
+//! is UNAVAILABLE. Errors that are the caller's (INVALID_ARGUMENT, ...) are
+//! passed through as they are.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tonic::transport::Channel;
+use tonic::{Code, Request, Status};
+use trine_api::v1::fusion_client::FusionClient;
+use trine_api::v1::lexical_client::LexicalClient;
+use trine_api::v1::semantic_client::SemanticClient;
+use trine_api::v1::{self, StageTiming};
+use trine_api::{filter_from_wire, filter_to_wire, memory_to_wire, status};
+use trine_core::model::parse_id;
+use trine_core::{ErrorKind, Mode, Strategy};
+use trine_fusion::Weights;
+use trine_store::Store;
+
+/// The gateway's search settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchConfig {
+    pub default_limit: usize,
+    pub max_limit: usize,
+    /// Longest query, in bytes.
+    pub max_query_bytes: usize,
+    pub default_mode: Mode,
+    /// Deadline of each hop to lexical-svc and semantic-svc.
+    pub channel_deadline: Duration,
+    /// Deadline of the hop to fusion-svc.
+    pub fusion_deadline: Duration,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        Self {
+            default_limit: 8,
+            max_limit: 100,
+            max_query_bytes: 4096,
+            default_mode: Mode::Hybrid,
+            channel_deadline: Duration::from_secs(10),
+            fusion_deadline: Duration::from_secs(2),
+        }
+    }
+}
+
+/// The gateway's view of the internal services.
+#[derive(Clone)]
+pub struct Peers {
+    pub lexical: LexicalClient<Channel>,
+    pub semantic: SemanticClient<Channel>,
+    pub fusion: FusionClient<Channel>,
+}
+
+impl Peers {
+    /// Clients over lazily connected channels: the gateway starts even when a
+    /// peer is down, and degrades until it is back.
+    pub fn lazy(lexical: Channel, semantic: Channel, fusion: Channel) -> Self {
+        Self {
+            lexical: LexicalClient::new(lexical),
+            semantic: SemanticClient::new(semantic),
+            fusion: FusionClient::new(fusion),
+        }
+    }
+}
+
+/// Searches through the mesh.
+#[derive(Clone)]
+pub struct Searcher {
+    peers: Peers,
+    store: Arc<dyn Store>,
+    config: SearchConfig,
+}
+
+fn invalid(message: impl Into<String>) -> Status {
+    status(ErrorKind::InvalidArgument, message)
+}
+
+/// Whether a peer's error is the caller's to fix (passed through) rather
+/// than a fault to degrade around.
+fn is_callers(code: Code) -> bool {
+    matches!(
+        code,
+        Code::InvalidArgument | Code::FailedPrecondition | Code::NotFound | Code::Unimplemented
+    )
+}
+
+fn millis(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Calls a peer with a deadline (sent as `grpc-timeout`, and enforced here).
+async fn call<T, F>(deadline: Duration, rpc: F) -> Result<T, Status>
+where
+    F: Future<Output = Result<tonic::Response<T>, Status>>,
+{
+    match tokio::time::timeout(deadline, rpc).await {
+        Ok(result) => result.map(tonic::Response::into_inner),
+        Err(_) => Err(Status::deadline_exceeded(format!(
+            "no answer within {} ms",
+            deadline.as_millis()
+        ))),
+    }
+}
+
+fn with_deadline<T>(message: T, deadline: Duration) -> Request<T> {
+    let mut request = Request::new(message);
+    request.set_timeout(deadline);
+    request
+}
+
+impl Searcher {
+    pub fn new(peers: Peers, store: Arc<dyn Store>, config: SearchConfig) -> Self {
+        Self {
+            peers,
+            store,
+            config,
+        }
+    }
+
+    fn mode(&self, mode: i32) -> Result<Mode, Status> {
+        match v1::Mode::try_from(mode) {
+            Ok(v1::Mode::Unspecified) => Ok(self.config.default_mode),
+            Ok(v1::Mode::Hybrid) => Ok(Mode::Hybrid),
+            Ok(v1::Mode::Semantic) => Ok(Mode::Semantic),
+            Ok(v1::Mode::Lexical) => Ok(Mode::Lexical),
+            Err(_) => Err(invalid(format!("unknown mode {mode}: use hybrid, semantic or lexical"))),
+        }
+    }
+
+    fn limit(&self, limit: u32) -> Result<usize, Status> {
+        match usize::try_from(limit).unwrap_or(usize::MAX) {
+            0 => Ok(self.config.default_limit),
+            n if n > self.config.max_limit => Err(invalid(format!(
+                "limit {n} is above the maximum {}",
+                self.config.max_limit
+            ))),
+            n => Ok(n),
+        }
+    }
+
+    /// Answers one search.
+    #[tracing::instrument(name = "gateway.search", skip_all)]
+    pub async fn search(&self, request: v1::SearchRequest) -> Result<v1::SearchResponse, Status> {
+        let started = Instant::now();
+        let query = request.query.trim();
+        if query.is_empty() {
+            return Err(invalid("query is empty"));
+        }
+        if query.len() > self.config.max_query_bytes {
+            return Err(invalid(format!(
+                "query is {} bytes, more than the {} allowed",
+                query.len(),
+                self.config.max_query_bytes
+            )));
+        }
+        let limit = self.limit(request.limit)?;
+        let mode = self.mode(request.mode)?;
+        if !request.strategy.is_empty() {
+            Strategy::parse(&request.strategy).map_err(invalid)?;
+        }
+        let filter = filter_from_wire(request.filters.as_ref(), chrono::Utc::now()).map_err(invalid)?;
+        let filters = filter_to_wire(&filter);
+
+        let mut timings: Vec<StageTiming> = Vec::new();
+        let mut reasons: Vec<String> = Vec::new();
+        let deadline = self.config.channel_deadline;
+
+        let lexical = async {
+            if !mode.uses_lexical() {
+                return None;
+            }
+            let began = Instant::now();
+            let mut client = self.peers.lexical.clone();
+            let message = v1::CandidatesRequest {
+                query: query.to_string(),
+                filters: Some(filters.clone()),
+                cap: 0,
+                strategy: request.strategy.clone(),
+            };
+            let result = call(deadline, client.candidates(with_deadline(message, deadline))).await;
+            Some((result, began.elapsed()))
+        };
+        let semantic = async {
+            if !mode.uses_semantic() {
+                return None;
+            }
+            let began = Instant::now();
+            let mut client = self.peers.semantic.clone();
+            let message = v1::NearestRequest {
+                query: query.to_string(),
+                filters: Some(filters.clone()),
+                cap: 0,
+            };
+            let result = call(deadline, client.nearest(with_deadline(message, deadline))).await;
+            Some((result, began.elapsed()))
+        };
+        let (lexical, semantic) = tokio::join!(lexical, semantic);
+
+        let mut strategy = String::new();
+        let mut lists = 0;
+        let lexical = match lexical {
+            None => Vec::new(),
+            Some((Ok(answer), took)) => {
+                lists += 1;
+                strategy = answer.strategy;
+                timings.push(StageTiming { stage: "lexical".into(), millis: millis(took) });
+                timings.extend(answer.timings);
+                answer.candidates
+            }
+            Some((Err(e), _)) if is_callers(e.code()) => return Err(e),
+            Some((Err(e), _)) => {
+                reasons.push(format!("lexical: {}", e.message()));
+                Vec::new()
+            }
+        };
+        let semantic = match semantic {
+            None => Vec::new(),
+            Some((Ok(answer), took)) => {
+                lists += 1;
+                timings.push(StageTiming { stage: "semantic".into(), millis: millis(took) });
+                timings.extend(answer.timings);
+                answer.neighbors
+            }
+            Some((Err(e), _)) if is_callers(e.code()) => return Err(e),
+            Some((Err(e), _)) => {
+                reasons.push(format!("semantic: {}", e.message()));
+                Vec::new()
+            }
+        };
+        if lists == 0 {
+            return Err(status(
+                ErrorKind::Unavailable,
+                format!("no channel answered: {}", reasons.join("; ")),
+            ));
+        }
+
+        let began = Instant::now();
+        let fuse = v1::FuseRequest {
+            query: query.to_string(),
+            lexical,
+            semantic,
+            limit: u32::try_from(limit).unwrap_or(u32::MAX),
+            weights: None,
+        };
+        let mut fusion = self.peers.fusion.clone();
+        let fusion_deadline = self.config.fusion_deadline;
+        let fused = match call(fusion_deadline, fusion.fuse(with_deadline(fuse.clone(), fusion_deadline))).await {
+            Ok(answer) => {
+                timings.extend(answer.timings);
+                answer.hits
+            }
+            Err(e) if is_callers(e.code()) => return Err(e),
+            Err(e) => {
+                reasons.push(format!("fusion: {} (fused in the gateway)", e.message()));
+                trine_fusion::fuse_request(&fuse, Weights::default(), limit)
+                    .map_err(|e| status(ErrorKind::Internal, e))?
+            }
+        };
+        timings.push(StageTiming { stage: "fusion.call".into(), millis: millis(began.elapsed()) });
+
+        let began = Instant::now();
+        let ids = fused
+            .iter()
+            .map(|h| parse_id(&h.id))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| status(ErrorKind::Internal, format!("fusion returned {e}")))?;
+        let records: HashMap<_, _> = self
+            .store
+            .get(&ids)
+            .await
+            .map_err(|e| status(e.kind(), e.to_string()))?
+            .into_iter()
+            .filter(|m| m.tenant == filter.tenant)
+            .map(|m| (m.id, m))
+            .collect();
+        let hits = fused
+            .into_iter()
+            .zip(ids)
+            .filter_map(|(hit, id)| {
+                let memory = records.get(&id)?;
+                Some(v1::Hit {
+                    id: hit.id,
+                    score: hit.score,
+                    record: Some(memory_to_wire(memory)),
+                    matched_by: hit.matched_by,
+                    explain: hit.explain,
+                })
+            })
+            .collect();
+        timings.push(StageTiming { stage: "payload".into(), millis: millis(began.elapsed()) });
+        timings.push(StageTiming { stage: "gateway".into(), millis: millis(started.elapsed()) });
+        if !reasons.is_empty() {
+            tracing::warn!(reasons = ?reasons, "degraded search");
+        }
+        Ok(v1::SearchResponse {
+            hits,
+            timings,
+            degraded: !reasons.is_empty(),
+            degraded_reasons: reasons,
+            strategy,
+        })
+    }
+}

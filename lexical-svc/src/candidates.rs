@@ -1,0 +1,160 @@
+//! The `candidates` strategy over a store.
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use futures::future::try_join_all;
+use trine_core::bm25::{self, Bm25Params, CorpusStats};
+use trine_core::model::{Filter, Memory};
+use trine_core::{ErrorKind, Verbatim, terms, tokens};
+use trine_store::{Store, StoreError};
+use uuid::Uuid;
+
+/// A failed lexical read.
+#[derive(Debug, thiserror::Error)]
+pub enum LexicalError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    UnknownStrategy(String),
+    #[error("lexical strategy {0:?} is not served by this build: use candidates")]
+    NotServed(String),
+}
+
+impl LexicalError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::Store(e) => e.kind(),
+            Self::UnknownStrategy(_) => ErrorKind::InvalidArgument,
+            Self::NotServed(_) => ErrorKind::Unimplemented,
+        }
+    }
+}
+
+/// One lexical candidate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub id: Uuid,
+    /// BM25 within the filters.
+    pub score: f64,
+    /// The query appears verbatim in the text or the source.
+    pub verbatim: bool,
+}
+
+/// The lexical list, best first, and what its stages took.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Candidates {
+    pub list: Vec<Candidate>,
+    /// The exact count of each term within the filters, in query order.
+    pub term_counts: Vec<(String, u64)>,
+    /// Points within the filters.
+    pub total: u64,
+    /// `lexical.counts`, `lexical.read`, `lexical.score`.
+    pub timings: Vec<(&'static str, Duration)>,
+}
+
+fn with_terms(filter: &Filter, terms: &[String]) -> Filter {
+    Filter {
+        all_terms: terms.to_vec(),
+        ..filter.clone()
+    }
+}
+
+/// Reads and scores at most `cap` candidates for `query` within `filter`.
+pub async fn candidates(
+    store: &dyn Store,
+    query: &str,
+    filter: &Filter,
+    cap: usize,
+) -> Result<Candidates, LexicalError> {
+    let terms = terms(query);
+    if terms.is_empty() || cap == 0 {
+        return Ok(Candidates::default());
+    }
+
+    // The exact counts (N and one per term) run concurrently with each other
+    // and with the all-terms read.
+    let term_filters: Vec<Filter> = terms
+        .iter()
+        .map(|t| with_terms(filter, std::slice::from_ref(t)))
+        .collect();
+    let counts = async {
+        let started = Instant::now();
+        let per_term = try_join_all(term_filters.iter().map(|f| store.count(f)));
+        let (total, per_term) = tokio::try_join!(store.count(filter), per_term)?;
+        Ok::<_, StoreError>((total, per_term, started.elapsed()))
+    };
+    let all_terms = async {
+        let started = Instant::now();
+        let memories = if terms.len() >= 2 {
+            store.scroll(&with_terms(filter, &terms), cap, None).await?.memories
+        } else {
+            Vec::new()
+        };
+        Ok::<_, StoreError>((memories, started))
+    };
+    let ((total, per_term, counts_took), (mut read, read_started)) =
+        tokio::try_join!(counts, all_terms)?;
+
+    // While room is left: each term's points, rarest first.
+    let mut seen: HashSet<Uuid> = read.iter().map(|m| m.id).collect();
+    let mut order: Vec<(usize, u64)> = per_term.iter().copied().enumerate().collect();
+    order.sort_by_key(|&(i, count)| (count, i));
+    for (i, count) in order {
+        if read.len() >= cap {
+            break;
+        }
+        if count == 0 {
+            continue;
+        }
+        let mut offset = None;
+        while read.len() < cap {
+            let page = store.scroll(&term_filters[i], cap - read.len(), offset).await?;
+            read.extend(page.memories.into_iter().filter(|m| seen.insert(m.id)));
+            match page.next_offset {
+                Some(next) => offset = Some(next),
+                None => break,
+            }
+        }
+    }
+    let read_took = read_started.elapsed();
+
+    let started = Instant::now();
+    let stats = CorpusStats {
+        n: total,
+        avg_len: average_len(&read),
+        df: terms.iter().cloned().zip(per_term.iter().copied()).collect::<HashMap<_, _>>(),
+    };
+    let verbatim = Verbatim::new(query);
+    let mut list: Vec<Candidate> = read
+        .iter()
+        .map(|m| Candidate {
+            id: m.id,
+            score: bm25::score(&terms, &m.text, &stats, Bm25Params::default()),
+            verbatim: verbatim.matches(&m.text, m.source.as_deref()),
+        })
+        .collect();
+    list.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+    let score_took = started.elapsed();
+
+    Ok(Candidates {
+        list,
+        term_counts: terms.into_iter().zip(per_term).collect(),
+        total,
+        timings: vec![
+            ("lexical.counts", counts_took),
+            ("lexical.read", read_took),
+            ("lexical.score", score_took),
+        ],
+    })
+}
+
+/// The average length in tokens of the texts read: BM25's `avgdl`, estimated
+/// on the candidates (Qdrant keeps no length statistics trine can read).
+fn average_len(read: &[Memory]) -> f64 {
+    if read.is_empty() {
+        return 0.0;
+    }
+    let total: usize = read.iter().map(|m| tokens(&m.text).count()).sum();
+    total as f64 / read.len() as f64
+}

@@ -1,0 +1,121 @@
+//! The `Semantic` gRPC service.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tonic::server::NamedService;
+use tonic::service::Routes;
+use tonic::{Request, Response, Status};
+use trine_api::v1::semantic_server::{Semantic, SemanticServer};
+use trine_api::v1::{self, StageTiming};
+use trine_api::{filter_from_wire, status};
+use trine_core::ErrorKind;
+use trine_embed::Embedder;
+use trine_store::Store;
+
+use crate::{SemanticConfig, nearest};
+
+/// Serves the semantic channel over a store and an embedder.
+#[derive(Clone)]
+pub struct SemanticService {
+    store: Arc<dyn Store>,
+    embedder: Arc<dyn Embedder>,
+    config: SemanticConfig,
+}
+
+impl SemanticService {
+    pub fn new(store: Arc<dyn Store>, embedder: Arc<dyn Embedder>, config: SemanticConfig) -> Self {
+        Self {
+            store,
+            embedder,
+            config,
+        }
+    }
+}
+
+fn invalid(message: impl Into<String>) -> Status {
+    status(ErrorKind::InvalidArgument, message)
+}
+
+#[tonic::async_trait]
+impl Semantic for SemanticService {
+    #[tracing::instrument(skip_all)]
+    async fn nearest(
+        &self,
+        request: Request<v1::NearestRequest>,
+    ) -> Result<Response<v1::NearestResponse>, Status> {
+        let request = request.into_inner();
+        if request.query.trim().is_empty() {
+            return Err(invalid("query is empty"));
+        }
+        let filter = filter_from_wire(request.filters.as_ref(), chrono::Utc::now()).map_err(invalid)?;
+        let cap = match usize::try_from(request.cap).unwrap_or(usize::MAX) {
+            0 => self.config.cap,
+            cap if cap > self.config.max_cap => {
+                return Err(invalid(format!(
+                    "cap {cap} is above the maximum {}",
+                    self.config.max_cap
+                )));
+            }
+            cap => cap,
+        };
+        let found = nearest(self.store.as_ref(), self.embedder.as_ref(), &request.query, &filter, cap)
+            .await
+            .map_err(|e| status(e.kind(), e.to_string()))?;
+        Ok(Response::new(v1::NearestResponse {
+            neighbors: found
+                .list
+                .iter()
+                .map(|(id, score)| v1::Neighbor {
+                    id: id.to_string(),
+                    score: f64::from(*score),
+                })
+                .collect(),
+            timings: found
+                .timings
+                .iter()
+                .map(|(stage, took)| StageTiming {
+                    stage: (*stage).to_string(),
+                    millis: took.as_secs_f64() * 1000.0,
+                })
+                .collect(),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, fields(texts = request.get_ref().texts.len()))]
+    async fn embed(
+        &self,
+        request: Request<v1::EmbedRequest>,
+    ) -> Result<Response<v1::EmbedResponse>, Status> {
+        let texts = request.into_inner().texts;
+        if texts.len() > self.config.max_embed {
+            return Err(invalid(format!(
+                "{} texts, more than the {} allowed in one call",
+                texts.len(),
+                self.config.max_embed
+            )));
+        }
+        let vectors = self
+            .embedder
+            .embed(&texts)
+            .await
+            .map_err(|e| status(e.kind(), e.to_string()))?;
+        Ok(Response::new(v1::EmbedResponse {
+            vectors: vectors.into_iter().map(|values| v1::Vector { values }).collect(),
+            embedder: self.embedder.name().to_string(),
+            dim: u32::try_from(self.embedder.dim()).unwrap_or(u32::MAX),
+        }))
+    }
+}
+
+/// Serves the `Semantic` service on `listener` until `shutdown` resolves.
+pub async fn run(
+    listener: TcpListener,
+    service: SemanticService,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), tonic::transport::Error> {
+    let names = [<SemanticServer<SemanticService> as NamedService>::NAME];
+    let routes = Routes::new(SemanticServer::new(service));
+    trine_api::server::serve(routes, &names, listener, shutdown).await
+}

@@ -1,0 +1,44 @@
+//! Serving a set of gRPC services the way every trine server does: with the
+//! health service (each named service SERVING) and reflection, until the
+//! shutdown future resolves, then draining in-flight calls.
+
+use std::future::Future;
+
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::service::Routes;
+use tonic::transport::Server;
+use tonic_health::ServingStatus;
+
+/// Serves `routes` on `listener` until `shutdown` resolves. `names` are the
+/// fully qualified service names reported SERVING by the health service.
+pub async fn serve(
+    routes: Routes,
+    names: &[&str],
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), tonic::transport::Error> {
+    let (health, health_service) = tonic_health::server::health_reporter();
+    for name in names {
+        health.set_service_status(*name, ServingStatus::Serving).await;
+    }
+    let mut routes = routes.add_service(health_service);
+    match tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(crate::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()
+    {
+        Ok(reflection) => routes = routes.add_service(reflection),
+        Err(e) => tracing::warn!(error = %e, "grpc reflection unavailable"),
+    }
+    let drained = async move {
+        shutdown.await;
+        for name in names {
+            health.set_service_status(*name, ServingStatus::NotServing).await;
+        }
+    };
+    Server::builder()
+        .add_routes(routes)
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), drained)
+        .await
+}

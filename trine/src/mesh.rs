@@ -1,0 +1,134 @@
+//! The four services wired together: all in one process (each on its own
+//! loopback port, talking real gRPC, over one shared store), or one role.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tonic::transport::{Channel, Endpoint};
+use trine_embed::Embedder;
+use trine_fusion::{FusionService, Weights};
+use trine_gateway::{MemoryService, Peers, SearchConfig, Searcher, Writer};
+use trine_lexical::{LexicalConfig, LexicalService};
+use trine_semantic::{RemoteEmbedder, SemanticConfig, SemanticService};
+use trine_store::Store;
+
+/// Settings of every service in the mesh.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MeshConfig {
+    pub lexical: LexicalConfig,
+    pub semantic: SemanticConfig,
+    pub search: SearchConfig,
+}
+
+type Served = JoinHandle<Result<(), tonic::transport::Error>>;
+
+/// A running mesh. Dropping it without [`Mesh::stop`] leaves the services
+/// running until the runtime ends.
+pub struct Mesh {
+    pub gateway: SocketAddr,
+    pub lexical: SocketAddr,
+    pub semantic: SocketAddr,
+    pub fusion: SocketAddr,
+    stop: watch::Sender<bool>,
+    tasks: Vec<(&'static str, Served)>,
+}
+
+/// A shutdown future for one service: resolves when the mesh stops.
+fn stopped(rx: &watch::Receiver<bool>) -> impl Future<Output = ()> + Send + 'static {
+    let mut rx = rx.clone();
+    async move {
+        // An error means the sender is gone: stop as well.
+        let _ = rx.wait_for(|stop| *stop).await;
+    }
+}
+
+/// A lazily connected channel to a peer.
+pub fn channel(addr: &str) -> Result<Channel, String> {
+    let url = if addr.contains("://") { addr.to_string() } else { format!("http://{addr}") };
+    Endpoint::from_shared(url.clone())
+        .map(|e| e.connect_timeout(Duration::from_secs(2)).connect_lazy())
+        .map_err(|e| format!("peer address {url:?}: {e}"))
+}
+
+/// Connects the embedder of writes to semantic-svc, waiting up to `wait` for
+/// it to answer.
+pub async fn remote_embedder(channel: Channel, wait: Duration) -> Result<RemoteEmbedder, String> {
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        match RemoteEmbedder::connect(channel.clone()).await {
+            Ok(embedder) => return Ok(embedder),
+            Err(e) if tokio::time::Instant::now() >= deadline => {
+                return Err(format!("semantic-svc did not answer: {e}"));
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+}
+
+impl Mesh {
+    /// Starts all four services: the gateway on `gateway`, the others on
+    /// loopback ports of their own, over one store and one embedder.
+    pub async fn start(
+        gateway: TcpListener,
+        store: Arc<dyn Store>,
+        embedder: Arc<dyn Embedder>,
+        config: MeshConfig,
+    ) -> Result<Self, String> {
+        let (stop, rx) = watch::channel(false);
+        let bind = || TcpListener::bind("127.0.0.1:0");
+        let io = |e: std::io::Error| format!("cannot bind a loopback port: {e}");
+        let (lexical_l, semantic_l, fusion_l) = (
+            bind().await.map_err(io)?,
+            bind().await.map_err(io)?,
+            bind().await.map_err(io)?,
+        );
+        let addr = |l: &TcpListener| l.local_addr().map_err(io);
+        let (lexical, semantic, fusion, gateway_addr) =
+            (addr(&lexical_l)?, addr(&semantic_l)?, addr(&fusion_l)?, addr(&gateway)?);
+
+        let mut tasks: Vec<(&'static str, Served)> = Vec::new();
+        let service = LexicalService::new(store.clone(), config.lexical.clone());
+        tasks.push(("lexical", tokio::spawn(trine_lexical::run(lexical_l, service, stopped(&rx)))));
+        let service = SemanticService::new(store.clone(), embedder, config.semantic.clone());
+        tasks.push(("semantic", tokio::spawn(trine_semantic::run(semantic_l, service, stopped(&rx)))));
+        let service = FusionService::new(Weights::default());
+        tasks.push(("fusion", tokio::spawn(trine_fusion::run(fusion_l, service, stopped(&rx)))));
+
+        let peers = Peers::lazy(
+            channel(&lexical.to_string())?,
+            channel(&semantic.to_string())?,
+            channel(&fusion.to_string())?,
+        );
+        let writes = remote_embedder(channel(&semantic.to_string())?, Duration::from_secs(30)).await?;
+        let writer = Writer::new(store.clone(), Arc::new(writes));
+        let service = MemoryService::new(writer)
+            .with_search(Searcher::new(peers, store, config.search.clone()));
+        tasks.push(("gateway", tokio::spawn(trine_gateway::run(gateway, service, stopped(&rx)))));
+        Ok(Self {
+            gateway: gateway_addr,
+            lexical,
+            semantic,
+            fusion,
+            stop,
+            tasks,
+        })
+    }
+
+    /// Signals every service to stop, then waits for each to drain.
+    pub async fn stop(self) -> Result<(), String> {
+        let _ = self.stop.send(true);
+        let mut failures = Vec::new();
+        for (name, task) in self.tasks {
+            match task.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => failures.push(format!("{name}: {e}")),
+                Err(e) => failures.push(format!("{name}: {e}")),
+            }
+        }
+        if failures.is_empty() { Ok(()) } else { Err(failures.join("; ")) }
+    }
+}

@@ -1,0 +1,201 @@
+//! `trine search QUERY`: in-process over the configured store (the mesh on
+//! loopback ports), or against a running gateway with `--endpoint`.
+
+use std::process::ExitCode;
+
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use trine_api::v1::memory_client::MemoryClient;
+use trine_api::v1::{self, Filters, SearchRequest};
+use trine_api::timestamp;
+use trine_core::model::parse_time;
+
+use crate::mesh::{Mesh, MeshConfig, channel};
+use crate::{CmdResult, Config, load_embedder, open_store};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The query
+    pub query: String,
+    /// The tenant to search in
+    #[arg(long, env = "TRINE_TENANT")]
+    pub tenant: String,
+    /// hybrid, semantic or lexical
+    #[arg(long, default_value = "hybrid")]
+    pub mode: String,
+    /// Lexical strategy (default: the configured one)
+    #[arg(long)]
+    pub strategy: Option<String>,
+    /// Hits to return
+    #[arg(long, default_value_t = 8)]
+    pub limit: u32,
+    /// Only these projects (repeatable)
+    #[arg(long = "project")]
+    pub projects: Vec<String>,
+    /// Only these kinds (repeatable)
+    #[arg(long = "kind")]
+    pub kinds: Vec<String>,
+    /// Only sources starting with this
+    #[arg(long)]
+    pub source_prefix: Option<String>,
+    /// Created at or after this RFC 3339 time
+    #[arg(long)]
+    pub created_from: Option<String>,
+    /// Created before this RFC 3339 time
+    #[arg(long)]
+    pub created_until: Option<String>,
+    /// The validity view's time (default: now)
+    #[arg(long)]
+    pub valid_at: Option<String>,
+    /// Print one JSON object
+    #[arg(long)]
+    pub json: bool,
+    /// Show each hit's place in each list and every stage's time
+    #[arg(long)]
+    pub explain: bool,
+    /// A running gateway (e.g. http://127.0.0.1:50051) instead of in-process
+    #[arg(long)]
+    pub endpoint: Option<String>,
+}
+
+fn request(args: &Args) -> Result<SearchRequest, String> {
+    let mode = match args.mode.as_str() {
+        "hybrid" => v1::Mode::Hybrid,
+        "semantic" => v1::Mode::Semantic,
+        "lexical" => v1::Mode::Lexical,
+        other => return Err(format!("unknown mode {other:?}: use hybrid, semantic or lexical")),
+    };
+    let time = |field: &str, raw: &Option<String>| {
+        parse_time(field, raw.as_deref()).map(|t| t.map(timestamp))
+    };
+    Ok(SearchRequest {
+        query: args.query.clone(),
+        filters: Some(Filters {
+            tenant: args.tenant.clone(),
+            projects: args.projects.clone(),
+            kinds: args.kinds.clone(),
+            source_prefix: args.source_prefix.clone().unwrap_or_default(),
+            created_from: time("--created-from", &args.created_from)?,
+            created_until: time("--created-until", &args.created_until)?,
+            valid_at: time("--valid-at", &args.valid_at)?,
+        }),
+        limit: args.limit,
+        mode: mode as i32,
+        strategy: args.strategy.clone().unwrap_or_default(),
+    })
+}
+
+pub async fn run(config: &Config, args: Args) -> CmdResult {
+    let request = request(&args)?;
+    let response = match &args.endpoint {
+        Some(endpoint) => ask(endpoint, request).await?,
+        None => {
+            let store = open_store(config).await?;
+            let embedder = load_embedder(config).await?;
+            let listener = TcpListener::bind("127.0.0.1:0").await?;
+            let mesh = Mesh::start(listener, store, embedder, MeshConfig::default()).await?;
+            let answer = ask(&mesh.gateway.to_string(), request).await;
+            mesh.stop().await?;
+            answer?
+        }
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&to_json(&response))?);
+    } else {
+        print!("{}", render(&response, args.explain));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn ask(endpoint: &str, request: SearchRequest) -> Result<v1::SearchResponse, String> {
+    let mut client = MemoryClient::new(channel(endpoint)?);
+    client
+        .search(request)
+        .await
+        .map(tonic::Response::into_inner)
+        .map_err(|s| format!("search failed ({:?}): {}", s.code(), s.message()))
+}
+
+/// The `--json` object: `{"hits": [...], "timings": {stage: ms}, "degraded"}`.
+pub fn to_json(response: &v1::SearchResponse) -> Value {
+    let entry = |e: &Option<v1::ListEntry>| {
+        e.as_ref().map(|e| json!({"rank": e.rank, "score": e.score}))
+    };
+    let hits: Vec<Value> = response
+        .hits
+        .iter()
+        .map(|h| {
+            let record = h.record.clone().unwrap_or_default();
+            let explain = h.explain.clone().unwrap_or_default();
+            let mut lists = serde_json::Map::new();
+            for (name, e) in [
+                ("lexical", entry(&explain.lexical)),
+                ("semantic", entry(&explain.semantic)),
+                ("verbatim", entry(&explain.verbatim)),
+            ] {
+                if let Some(e) = e {
+                    lists.insert(name.to_string(), e);
+                }
+            }
+            json!({
+                "id": h.id,
+                "score": h.score,
+                "text": record.text,
+                "source": record.source,
+                "matched_by": h.matched_by,
+                "lists": lists,
+            })
+        })
+        .collect();
+    let timings: serde_json::Map<String, Value> = response
+        .timings
+        .iter()
+        .map(|t| (t.stage.clone(), json!(t.millis)))
+        .collect();
+    json!({
+        "hits": hits,
+        "timings": timings,
+        "degraded": response.degraded,
+        "degraded_reasons": response.degraded_reasons,
+        "strategy": response.strategy,
+    })
+}
+
+fn render(response: &v1::SearchResponse, explain: bool) -> String {
+    let mut out = String::new();
+    if response.hits.is_empty() {
+        out.push_str("no hits\n");
+    }
+    for (i, hit) in response.hits.iter().enumerate() {
+        let record = hit.record.clone().unwrap_or_default();
+        let first_line: String = record.text.lines().next().unwrap_or("").chars().take(100).collect();
+        out += &format!("{:>2}. {:.4}  {first_line}\n", i + 1, hit.score);
+        let source = record.source.as_deref().unwrap_or("-");
+        out += &format!("    {}  [{}]  {source}\n", hit.id, hit.matched_by.join(", "));
+        if explain {
+            let e = hit.explain.clone().unwrap_or_default();
+            let show = |name: &str, entry: &Option<v1::ListEntry>| match entry {
+                Some(x) => format!("{name} #{} ({:.4})", x.rank, x.score),
+                None => format!("{name} -"),
+            };
+            out += &format!(
+                "    {}  {}  {}\n",
+                show("lexical", &e.lexical),
+                show("semantic", &e.semantic),
+                show("verbatim", &e.verbatim)
+            );
+        }
+    }
+    if response.degraded {
+        out += &format!("degraded: {}\n", response.degraded_reasons.join("; "));
+    }
+    if explain {
+        let stages: Vec<String> = response
+            .timings
+            .iter()
+            .map(|t| format!("{} {:.1} ms", t.stage, t.millis))
+            .collect();
+        out += &format!("timings: {}\n", stages.join(", "));
+    }
+    out
+}

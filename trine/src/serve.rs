@@ -1,0 +1,118 @@
+//! `trine serve`: the four services in one process (`--role all`), or one
+//! role with its peers' addresses from the configuration.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use trine_fusion::{FusionService, Weights};
+use trine_gateway::{MemoryService, Peers, Searcher, Writer};
+use trine_lexical::LexicalService;
+use trine_semantic::SemanticService;
+
+use crate::mesh::{Mesh, MeshConfig, channel, remote_embedder};
+use crate::{CmdResult, Config, load_embedder, open_store};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Role {
+    All,
+    Gateway,
+    Lexical,
+    Semantic,
+    Fusion,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Address of this process's public service (the gateway's with --role all)
+    #[arg(long, default_value = "127.0.0.1:50051", env = "TRINE_LISTEN")]
+    pub listen: String,
+    /// Which service to run
+    #[arg(long, value_enum, default_value_t = Role::All)]
+    pub role: Role,
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}
+
+fn peer(name: &str, addr: Option<&String>) -> Result<String, String> {
+    addr.cloned().ok_or_else(|| {
+        let flag = format!("--{name}-addr");
+        format!("--role gateway needs the {name}-svc address: set {flag}, TRINE_{}_ADDR or peers.{name}", name.to_uppercase())
+    })
+}
+
+pub async fn run(config: &Config, args: Args) -> CmdResult {
+    let listener = TcpListener::bind(&args.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+    let addr = listener.local_addr()?;
+    let mesh_config = MeshConfig::default();
+    match args.role {
+        Role::All => {
+            let store = open_store(config).await?;
+            let embedder = load_embedder(config).await?;
+            Writer::new(store.clone(), embedder.clone()).prepare().await?;
+            let mesh = Mesh::start(listener, store, embedder, mesh_config).await?;
+            eprintln!(
+                "trine serving on {addr} (lexical {}, semantic {}, fusion {}); Ctrl-C stops",
+                mesh.lexical, mesh.semantic, mesh.fusion
+            );
+            signal().await;
+            eprintln!("stopping: draining in-flight calls");
+            mesh.stop().await?;
+        }
+        Role::Lexical => {
+            let service = LexicalService::new(open_store(config).await?, mesh_config.lexical);
+            eprintln!("lexical-svc serving on {addr}");
+            trine_lexical::run(listener, service, signal()).await?;
+        }
+        Role::Semantic => {
+            let store = open_store(config).await?;
+            let service = SemanticService::new(store, load_embedder(config).await?, mesh_config.semantic);
+            eprintln!("semantic-svc serving on {addr}");
+            trine_semantic::run(listener, service, signal()).await?;
+        }
+        Role::Fusion => {
+            eprintln!("fusion-svc serving on {addr}");
+            trine_fusion::run(listener, FusionService::new(Weights::default()), signal()).await?;
+        }
+        Role::Gateway => {
+            let p = &config.peers;
+            let semantic = channel(&peer("semantic", p.semantic.as_ref())?)?;
+            let peers = Peers::lazy(
+                channel(&peer("lexical", p.lexical.as_ref())?)?,
+                semantic.clone(),
+                channel(&peer("fusion", p.fusion.as_ref())?)?,
+            );
+            let store = open_store(config).await?;
+            let writes = remote_embedder(semantic, Duration::from_secs(30)).await?;
+            let writer = Writer::new(store.clone(), Arc::new(writes));
+            let service =
+                MemoryService::new(writer).with_search(Searcher::new(peers, store, mesh_config.search));
+            eprintln!("gateway serving on {addr}");
+            trine_gateway::run(listener, service, signal()).await?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

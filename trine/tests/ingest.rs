@@ -1,0 +1,144 @@
+//! `trine ingest`, `trine doctor` and `trine text-index` as a user runs them:
+//! the real binary on an embedded store in a temporary directory.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn trine(data: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_trine"));
+    cmd.arg("--data")
+        .arg(data)
+        .args(["--embedder", "hash"])
+        .args(args)
+        .env_remove("TRINE_QDRANT_URL")
+        .env_remove("TRINE_CONFIG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("start trine");
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
+    }
+    drop(child.stdin.take());
+    child.wait_with_output().expect("run trine")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A thousand memories, three of them malformed (at lines 10, 500 and 1000).
+fn thousand_lines() -> String {
+    let mut out = String::new();
+    for i in 1..=1000u32 {
+        let line = match i {
+            10 => r#"{"text": "no tenant here"}"#.to_string(),
+            500 => "this is not json".to_string(),
+            1000 => format!(
+                r#"{{"id": "not-a-uuid", "text": "memory {i}", "tenant": "acme"}}"#
+            ),
+            _ => format!(
+                r#"{{"id": "00000000-0000-4000-8000-{i:012}", "text": "memory {i} about deploys", "tenant": "acme", "source": "notes/{i}.md", "created_at": "2026-11-11T10:11:43Z"}}"#
+            ),
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+fn doctor_points(data: &Path) -> u64 {
+    let out = trine(data, &["doctor", "--json"], None);
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("doctor json: {e}: {}", text(&out.stdout)));
+    report["info"]["points"].as_u64().expect("points in doctor's report")
+}
+
+#[test]
+fn ingest_stores_the_good_lines_and_reports_the_bad_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = dir.path().join("memories.jsonl");
+    std::fs::write(&file, thousand_lines()).unwrap();
+
+    let first = trine(&data, &["ingest", file.to_str().unwrap()], None);
+    let stderr = text(&first.stderr);
+    assert_eq!(first.status.code(), Some(3), "partial failure exit code; stderr: {stderr}");
+    for line in [10, 500, 1000] {
+        assert!(stderr.contains(&format!("line {line}: ")), "line {line} reported in: {stderr}");
+    }
+    assert_eq!(stderr.matches("line ").count(), 3, "exactly three reports: {stderr}");
+    assert!(text(&first.stdout).contains("stored 997 memories"), "{}", text(&first.stdout));
+    assert_eq!(doctor_points(&data), 997);
+
+    let again = trine(&data, &["ingest", file.to_str().unwrap()], None);
+    assert_eq!(again.status.code(), Some(3));
+    assert_eq!(doctor_points(&data), 997, "re-ingesting the same ids changes nothing");
+}
+
+#[test]
+fn ingest_reads_standard_input_and_derives_stable_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let input = "{\"text\": \"Meeting 2026-11-11 09:58\", \"tenant\": \"acme\"}\n\n{\"text\": \"other\", \"tenant\": \"globex\"}\n";
+    let out = trine(&data, &["ingest", "-"], Some(input));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = trine(&data, &["ingest", "-"], Some(input));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(doctor_points(&data), 2, "memories without ids are not duplicated");
+}
+
+#[test]
+fn doctor_reports_a_missing_collection_and_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = trine(dir.path(), &["doctor"], None);
+    assert!(!out.status.success());
+    assert!(text(&out.stdout).contains("trine ingest"), "{}", text(&out.stdout));
+}
+
+#[test]
+fn doctor_reports_a_healthy_collection() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let input = "{\"text\": \"hello\", \"tenant\": \"acme\"}\n";
+    assert!(trine(&data, &["ingest", "-"], Some(input)).status.success());
+    let out = trine(&data, &["doctor", "--json"], None);
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["info"]["embedder"]["name"], "hash");
+    assert_eq!(report["info"]["text_index"]["phrase_matching"], true);
+    assert_eq!(report["info"]["text_index"]["scoring"], true);
+    assert_eq!(report["info"]["sparse_idf"], true);
+
+    let out = trine(&data, &["text-index"], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("already present"), "{}", text(&out.stdout));
+
+    let human = trine(&data, &["doctor"], None);
+    assert!(text(&human.stdout).contains("status      ok"), "{}", text(&human.stdout));
+}
+
+#[test]
+fn another_embedder_is_refused_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let input = "{\"text\": \"hello\", \"tenant\": \"acme\"}\n";
+    assert!(trine(&data, &["ingest", "-"], Some(input)).status.success());
+    let out = Command::new(env!("CARGO_BIN_EXE_trine"))
+        .arg("--data")
+        .arg(&data)
+        .args(["--embedder", "static", "--models"])
+        .arg(dir.path().join("no-models"))
+        .args(["doctor"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(text(&out.stdout).contains("--embedder hash"), "{}", text(&out.stdout));
+}

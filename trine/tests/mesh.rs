@@ -1,0 +1,222 @@
+//! ADR 0172's validation over the real mesh: the four services on loopback
+//! ports, real gRPC, the embedded store and the MiniLM embedder.
+
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use trine::mesh::{Mesh, MeshConfig};
+use trine_api::v1::memory_client::MemoryClient;
+use trine_api::v1::{self, Filters, Record, SearchRequest, UpsertRequest};
+use trine_core::model::Filter;
+use trine_embed::EmbedderKind;
+use trine_store::{EdgeStore, Store};
+
+const TITLE: &str = "Meeting 2026-11-11 09:58";
+const MEETING: &str = "ffffffff-ffff-4fff-bfff-ffffffffffff";
+const MEETING_ELSEWHERE: &str = "00000000-0000-4000-8000-000000000000";
+
+/// A long Romanian transcript whose first line is its title.
+fn transcript() -> String {
+    let body = "Bună ziua tuturor, începem ședința de astăzi. Andrei prezintă stadiul \
+        migrării bazei de date și spune că mai sunt două tabele de mutat. Maria întreabă \
+        dacă echipa de suport a fost anunțată despre fereastra de mentenanță. Discutăm \
+        despre bugetul pentru trimestrul următor și despre angajarea unui nou inginer. \
+        Ioana propune să amânăm lansarea aplicației mobile cu o săptămână, pentru că \
+        testele de regresie nu sunt gata. Toată lumea este de acord. Mulțumesc, ne vedem \
+        săptămâna viitoare la aceeași oră.";
+    format!("{TITLE}\n{body} {body} {body}")
+}
+
+/// Thirty memories holding the title's common terms, none of them the title.
+fn common(i: u32) -> String {
+    let texts = [
+        "Deploy of the billing service finished at 09:12 on 2026-10-03 without errors.",
+        "Invoice batch 58 was sent to the payments provider; retries are scheduled for 11 UTC.",
+        "The on-call rotation for 2026 is published; swap requests go to the ops channel.",
+        "Disk usage on the database host reached 58 percent after the nightly backup.",
+        "Release train 11 ships the new onboarding flow and the pricing page changes.",
+        "Customer call moved to 09:30; they want a demo of the export feature first.",
+    ];
+    let text = texts[(i as usize) % texts.len()];
+    format!("{text} Ticket {i} of sprint 11 in 2026, logged at 09:{:02}.", 10 + i)
+}
+
+fn record(id: &str, text: String, tenant: &str, source: &str) -> Record {
+    Record {
+        id: id.to_string(),
+        text,
+        tenant: tenant.to_string(),
+        source: Some(source.to_string()),
+        project: Some("meetings".to_string()),
+        ..Record::default()
+    }
+}
+
+fn search(query: &str, tenant: &str) -> SearchRequest {
+    SearchRequest {
+        query: query.to_string(),
+        filters: Some(Filters {
+            tenant: tenant.to_string(),
+            ..Filters::default()
+        }),
+        limit: 8,
+        ..SearchRequest::default()
+    }
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    store: Arc<dyn Store>,
+    mesh: Mesh,
+    client: MemoryClient<tonic::transport::Channel>,
+}
+
+async fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
+    let embedder = trine_embed::load(EmbedderKind::MiniLm, &trine_testkit::models_dir())
+        .expect("the MiniLM model (run scripts/fetch-model.sh)");
+    trine_gateway::Writer::new(store.clone(), embedder.clone()).prepare().await.unwrap();
+    let mut config = MeshConfig::default();
+    config.lexical.cap = 8;
+    config.semantic.cap = 8;
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mesh = Mesh::start(listener, store.clone(), embedder, config).await.unwrap();
+    let mut client = MemoryClient::connect(format!("http://{}", mesh.gateway)).await.unwrap();
+
+    let mut records: Vec<Record> = (1..=30)
+        .map(|i| {
+            let id = format!("00000000-0000-4000-8000-{i:012}");
+            record(&id, common(i), "acme", &format!("notes/{i}.md"))
+        })
+        .collect();
+    records.push(record(MEETING, transcript(), "acme", "recording/0b85ed4a/chunk-1"));
+    records.push(record(MEETING_ELSEWHERE, transcript(), "globex", "recording/0b85ed4a/chunk-1"));
+    let stored = client.upsert(UpsertRequest { records }).await.unwrap().into_inner();
+    assert!(stored.failed.is_empty(), "{:?}", stored.failed);
+    Fixture {
+        _dir: dir,
+        store,
+        mesh,
+        client,
+    }
+}
+
+fn lists(hit: &v1::Hit) -> Vec<&str> {
+    hit.matched_by.iter().map(String::as_str).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adr_0172_validation() {
+    let mut f = fixture().await;
+    let terms = trine_core::terms(TITLE);
+
+    // The old order: the first `cap` points holding any term, in point-id order.
+    let old = f
+        .store
+        .scroll(
+            &Filter {
+                any_terms: Some(terms.clone()),
+                ..Filter::tenant("acme")
+            },
+            8,
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(old.memories.len(), 8);
+    assert!(
+        old.memories.iter().all(|m| m.id.to_string() != MEETING),
+        "with the old order the meeting is not read"
+    );
+
+    // The new order reads it, and the title query ranks it first with 2/61.
+    let answer = f.client.search(search(TITLE, "acme")).await.unwrap().into_inner();
+    assert!(!answer.degraded, "{:?}", answer.degraded_reasons);
+    let first = &answer.hits[0];
+    assert_eq!(first.id, MEETING, "hits: {:#?}", answer.hits);
+    assert!((first.score - 2.0 / 61.0).abs() < 1e-9, "score {}", first.score);
+    assert_eq!(lists(first), ["lexical", "verbatim"]);
+    let explain = first.explain.clone().unwrap();
+    assert_eq!(explain.lexical.unwrap().rank, 1);
+    assert_eq!(explain.verbatim.unwrap().rank, 1);
+    assert!(explain.semantic.is_none(), "the meeting is semantically unrelated");
+    let stages: Vec<&str> = answer.timings.iter().map(|t| t.stage.as_str()).collect();
+    for stage in ["lexical.counts", "lexical.read", "lexical.score", "semantic.embed", "semantic.query", "fusion", "payload", "gateway"] {
+        assert!(stages.contains(&stage), "{stage} in {stages:?}");
+    }
+
+    // The other modes keep their meaning.
+    let mut semantic = search(TITLE, "acme");
+    semantic.mode = v1::Mode::Semantic as i32;
+    let answer = f.client.search(semantic).await.unwrap().into_inner();
+    assert!(answer.hits.iter().all(|h| lists(h) == ["semantic"]));
+    assert!(answer.hits.iter().all(|h| h.id != MEETING));
+    let mut lexical = search(TITLE, "acme");
+    lexical.mode = v1::Mode::Lexical as i32;
+    let answer = f.client.search(lexical).await.unwrap().into_inner();
+    assert_eq!(answer.hits[0].id, MEETING);
+    assert_eq!(lists(&answer.hits[0]), ["lexical"]);
+
+    f.mesh.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verbatim_rules_and_the_tenant_boundary() {
+    let mut f = fixture().await;
+
+    // A one-term query has no third list.
+    let answer = f.client.search(search("ședința", "acme")).await.unwrap().into_inner();
+    let meeting = answer.hits.iter().find(|h| h.id == MEETING).expect("meeting found");
+    assert!(!lists(meeting).contains(&"verbatim"), "{:?}", meeting.matched_by);
+
+    // Different case and extra spaces still match verbatim.
+    let answer = f
+        .client
+        .search(search("  MEETING   2026-11-11 \t 09:58 ", "acme"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(answer.hits[0].id, MEETING);
+    assert!(lists(&answer.hits[0]).contains(&"verbatim"));
+
+    // A match in the source counts.
+    let answer = f.client.search(search("recording/0b85ed4a", "acme")).await.unwrap().into_inner();
+    let meeting = answer.hits.iter().find(|h| h.id == MEETING).expect("meeting found");
+    assert!(lists(meeting).contains(&"verbatim"), "{:?}", meeting.matched_by);
+
+    // The copy in another tenant is never returned, counted or used for statistics.
+    for query in [TITLE, "ședința", "recording/0b85ed4a"] {
+        let answer = f.client.search(search(query, "acme")).await.unwrap().into_inner();
+        assert!(answer.hits.iter().all(|h| h.id != MEETING_ELSEWHERE), "{query}");
+    }
+    let found = trine_lexical::candidates(f.store.as_ref(), TITLE, &Filter::tenant("acme"), 8)
+        .await
+        .unwrap();
+    assert_eq!(found.total, 31, "N counts the tenant's points only");
+    assert_eq!(found.term_counts[0], ("meeting".to_string(), 1), "df stays within the tenant");
+    let globex = f.client.search(search(TITLE, "globex")).await.unwrap().into_inner();
+    assert_eq!(globex.hits.len(), 1);
+    assert_eq!(globex.hits[0].id, MEETING_ELSEWHERE);
+
+    f.mesh.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_says_what_to_fix() {
+    let mut f = fixture().await;
+    let table: Vec<(SearchRequest, &str)> = vec![
+        (search("   ", "acme"), "query is empty"),
+        (search(&"x".repeat(5000), "acme"), "bytes"),
+        (search(TITLE, ""), "tenant"),
+        (SearchRequest { limit: 1000, ..search(TITLE, "acme") }, "limit"),
+        (SearchRequest { mode: 42, ..search(TITLE, "acme") }, "mode"),
+        (SearchRequest { strategy: "magic".into(), ..search(TITLE, "acme") }, "strategy"),
+    ];
+    for (request, want) in table {
+        let e = f.client.search(request).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::InvalidArgument, "{want}: {}", e.message());
+        assert!(e.message().contains(want), "{want}: {}", e.message());
+    }
+    f.mesh.stop().await.unwrap();
+}

@@ -1,0 +1,84 @@
+//! `trine serve`, then `trine search --endpoint ... --json`, as a user runs
+//! them: the real binary on the bundled sample corpus.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+fn trine(data: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_trine"));
+    cmd.arg("--data")
+        .arg(data)
+        .args(["--embedder", "hash"])
+        .env_remove("TRINE_QDRANT_URL")
+        .env_remove("TRINE_CONFIG");
+    cmd
+}
+
+/// Starts `trine serve` on a free loopback port and returns it with the
+/// gateway's address, read from its start-up line.
+fn serve(data: &Path) -> (Child, String) {
+    let mut child = trine(data)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start trine serve");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let addr = loop {
+        let line = lines.next().expect("serve printed its address").expect("read stderr");
+        if let Some(rest) = line.strip_prefix("trine serving on ") {
+            break rest.split_whitespace().next().unwrap_or_default().to_string();
+        }
+    };
+    (child, addr)
+}
+
+/// A sample meeting's title and id, from the sample's queries file.
+fn sample_title() -> (String, String) {
+    let queries = std::fs::read_to_string(trine_testkit::workspace_dir().join("samples/queries.jsonl"))
+        .expect("samples/queries.jsonl");
+    for line in queries.lines() {
+        let q: serde_json::Value = serde_json::from_str(line).unwrap();
+        if q["kind"] == "title" && q["tenant"] == "acme" && q["query"] == "Meeting 2026-11-11 09:58" {
+            return (q["query"].as_str().unwrap().to_string(), q["gold"][0].as_str().unwrap().to_string());
+        }
+    }
+    panic!("the sample has the title query");
+}
+
+#[test]
+fn serve_then_search_finds_the_meeting_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let sample = trine_testkit::workspace_dir().join("samples/memories.jsonl");
+    let ingest = trine(&data).arg("ingest").arg(&sample).output().unwrap();
+    assert!(ingest.status.success(), "{}", String::from_utf8_lossy(&ingest.stderr));
+
+    let (mut server, addr) = serve(&data);
+    let (title, gold) = sample_title();
+
+    let out = trine(&data)
+        .args(["search", "--endpoint", &format!("http://{addr}"), "--tenant", "acme", "--json", &title])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["hits"][0]["id"], gold.as_str(), "{answer:#}");
+    assert_eq!(answer["hits"][0]["matched_by"], serde_json::json!(["lexical", "verbatim"]));
+    assert_eq!(answer["hits"][0]["lists"]["verbatim"]["rank"], 1);
+    assert_eq!(answer["degraded"], false);
+    assert!(answer["timings"]["gateway"].as_f64().unwrap() > 0.0);
+
+    // The data directory is held by the server: say so, and suggest --endpoint.
+    let out = trine(&data).args(["search", "--tenant", "acme", &title]).output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--endpoint"), "{stderr}");
+
+    // SIGTERM drains and exits cleanly.
+    let term = Command::new("kill").args(["-TERM", &server.id().to_string()]).status().unwrap();
+    assert!(term.success());
+    let status = server.wait().unwrap();
+    assert!(status.success(), "serve exited with {status}");
+}
