@@ -99,7 +99,13 @@ mod tests {
     fn a_verbatim_candidate_ranks_in_the_third_list_in_lexical_order() {
         let lexical = [lex(1, false), lex(2, true), lex(3, true)];
         let semantic = [(id(9), 0.9)];
-        let hits = fuse("Meeting 2026-11-11 09:58", &lexical, &semantic, Weights::default(), 8);
+        let hits = fuse(
+            "Meeting 2026-11-11 09:58",
+            &lexical,
+            &semantic,
+            Weights::default(),
+            8,
+        );
         assert_eq!(hits[0].id, id(2));
         assert_eq!(hits[0].matched_by(), ["lexical", "verbatim"]);
         assert_eq!(hits[0].placing(ListKind::Verbatim).unwrap().rank, 1);

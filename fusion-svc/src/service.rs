@@ -91,7 +91,9 @@ impl Fusion for FusionService {
         let request = request.into_inner();
         let limit = usize::try_from(request.limit).unwrap_or(usize::MAX);
         if limit == 0 || limit > MAX_LIMIT {
-            return Err(invalid(format!("limit must be 1..={MAX_LIMIT}, not {limit}")));
+            return Err(invalid(format!(
+                "limit must be 1..={MAX_LIMIT}, not {limit}"
+            )));
         }
         let hits = fuse_request(&request, self.weights, limit).map_err(invalid)?;
         Ok(Response::new(v1::FuseResponse {

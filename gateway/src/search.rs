@@ -130,7 +130,9 @@ impl Searcher {
             Ok(v1::Mode::Hybrid) => Ok(Mode::Hybrid),
             Ok(v1::Mode::Semantic) => Ok(Mode::Semantic),
             Ok(v1::Mode::Lexical) => Ok(Mode::Lexical),
-            Err(_) => Err(invalid(format!("unknown mode {mode}: use hybrid, semantic or lexical"))),
+            Err(_) => Err(invalid(format!(
+                "unknown mode {mode}: use hybrid, semantic or lexical"
+            ))),
         }
     }
 
@@ -165,7 +167,8 @@ impl Searcher {
         if !request.strategy.is_empty() {
             Strategy::parse(&request.strategy).map_err(invalid)?;
         }
-        let filter = filter_from_wire(request.filters.as_ref(), chrono::Utc::now()).map_err(invalid)?;
+        let filter =
+            filter_from_wire(request.filters.as_ref(), chrono::Utc::now()).map_err(invalid)?;
         let filters = filter_to_wire(&filter);
 
         let mut timings: Vec<StageTiming> = Vec::new();
@@ -184,7 +187,11 @@ impl Searcher {
                 cap: 0,
                 strategy: request.strategy.clone(),
             };
-            let result = call(deadline, client.candidates(with_deadline(message, deadline))).await;
+            let result = call(
+                deadline,
+                client.candidates(with_deadline(message, deadline)),
+            )
+            .await;
             Some((result, began.elapsed()))
         };
         let semantic = async {
@@ -210,7 +217,10 @@ impl Searcher {
             Some((Ok(answer), took)) => {
                 lists += 1;
                 strategy = answer.strategy;
-                timings.push(StageTiming { stage: "lexical".into(), millis: millis(took) });
+                timings.push(StageTiming {
+                    stage: "lexical".into(),
+                    millis: millis(took),
+                });
                 timings.extend(answer.timings);
                 answer.candidates
             }
@@ -224,7 +234,10 @@ impl Searcher {
             None => Vec::new(),
             Some((Ok(answer), took)) => {
                 lists += 1;
-                timings.push(StageTiming { stage: "semantic".into(), millis: millis(took) });
+                timings.push(StageTiming {
+                    stage: "semantic".into(),
+                    millis: millis(took),
+                });
                 timings.extend(answer.timings);
                 answer.neighbors
             }
@@ -241,6 +254,13 @@ impl Searcher {
             ));
         }
 
+        let mut lexical = lexical;
+        if mode == Mode::Lexical {
+            // Lexical mode answers from the lexical list only: no verbatim list.
+            for candidate in &mut lexical {
+                candidate.verbatim = false;
+            }
+        }
         let began = Instant::now();
         let fuse = v1::FuseRequest {
             query: query.to_string(),
@@ -251,7 +271,12 @@ impl Searcher {
         };
         let mut fusion = self.peers.fusion.clone();
         let fusion_deadline = self.config.fusion_deadline;
-        let fused = match call(fusion_deadline, fusion.fuse(with_deadline(fuse.clone(), fusion_deadline))).await {
+        let fused = match call(
+            fusion_deadline,
+            fusion.fuse(with_deadline(fuse.clone(), fusion_deadline)),
+        )
+        .await
+        {
             Ok(answer) => {
                 timings.extend(answer.timings);
                 answer.hits
@@ -263,7 +288,10 @@ impl Searcher {
                     .map_err(|e| status(ErrorKind::Internal, e))?
             }
         };
-        timings.push(StageTiming { stage: "fusion.call".into(), millis: millis(began.elapsed()) });
+        timings.push(StageTiming {
+            stage: "fusion.call".into(),
+            millis: millis(began.elapsed()),
+        });
 
         let began = Instant::now();
         let ids = fused
@@ -294,8 +322,14 @@ impl Searcher {
                 })
             })
             .collect();
-        timings.push(StageTiming { stage: "payload".into(), millis: millis(began.elapsed()) });
-        timings.push(StageTiming { stage: "gateway".into(), millis: millis(started.elapsed()) });
+        timings.push(StageTiming {
+            stage: "payload".into(),
+            millis: millis(began.elapsed()),
+        });
+        timings.push(StageTiming {
+            stage: "gateway".into(),
+            millis: millis(started.elapsed()),
+        });
         if !reasons.is_empty() {
             tracing::warn!(reasons = ?reasons, "degraded search");
         }

@@ -49,10 +49,17 @@ impl MemoryService {
             return Err(invalid("tenant is required"));
         }
         if ids.len() > MAX_IDS {
-            return Err(invalid(format!("{} ids, more than the {MAX_IDS} allowed", ids.len())));
+            return Err(invalid(format!(
+                "{} ids, more than the {MAX_IDS} allowed",
+                ids.len()
+            )));
         }
         let ids = ids_from_wire(ids).map_err(invalid)?;
-        let found = self.store.get(&ids).await.map_err(|e| status(e.kind(), e.to_string()))?;
+        let found = self
+            .store
+            .get(&ids)
+            .await
+            .map_err(|e| status(e.kind(), e.to_string()))?;
         Ok(found.into_iter().filter(|m| m.tenant == tenant).collect())
     }
 }
@@ -77,7 +84,10 @@ impl memory_server::Memory for MemoryService {
                 "this gateway has no search peers configured",
             ));
         };
-        searcher.search(request.into_inner()).await.map(Response::new)
+        searcher
+            .search(request.into_inner())
+            .await
+            .map(Response::new)
     }
 
     #[tracing::instrument(skip_all, fields(records = request.get_ref().records.len()))]
@@ -116,7 +126,10 @@ impl memory_server::Memory for MemoryService {
         let request = request.into_inner();
         let found = self.in_tenant(&request.tenant, &request.ids).await?;
         let ids: Vec<_> = found.iter().map(|m| m.id).collect();
-        self.store.delete(&ids).await.map_err(|e| status(e.kind(), e.to_string()))?;
+        self.store
+            .delete(&ids)
+            .await
+            .map_err(|e| status(e.kind(), e.to_string()))?;
         let deleted = u32::try_from(ids.len()).unwrap_or(u32::MAX);
         Ok(Response::new(v1::DeleteResponse { deleted }))
     }

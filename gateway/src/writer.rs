@@ -15,7 +15,11 @@ pub enum WriteError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("embedder `{name}` returned {got} vectors for {want} texts")]
-    VectorCount { name: String, got: usize, want: usize },
+    VectorCount {
+        name: String,
+        got: usize,
+        want: usize,
+    },
 }
 
 impl WriteError {

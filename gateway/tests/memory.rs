@@ -30,10 +30,16 @@ async fn upsert_get_delete_over_grpc() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(trine_gateway::run(listener, MemoryService::new(writer), async {
-        stopped.await.ok();
-    }));
-    let mut client = MemoryClient::connect(format!("http://{addr}")).await.unwrap();
+    let server = tokio::spawn(trine_gateway::run(
+        listener,
+        MemoryService::new(writer),
+        async {
+            stopped.await.ok();
+        },
+    ));
+    let mut client = MemoryClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
 
     let upserted = client
         .upsert(UpsertRequest {
@@ -48,8 +54,11 @@ async fn upsert_get_delete_over_grpc() {
         .unwrap()
         .into_inner();
     assert_eq!(upserted.ids, [A, B]);
-    let failed: Vec<(u32, &str)> =
-        upserted.failed.iter().map(|f| (f.index, f.message.as_str())).collect();
+    let failed: Vec<(u32, &str)> = upserted
+        .failed
+        .iter()
+        .map(|f| (f.index, f.message.as_str()))
+        .collect();
     assert_eq!(failed.len(), 2, "{failed:?}");
     assert_eq!(failed[0].0, 2);
     assert!(failed[0].1.contains("not a UUID"), "{failed:?}");
@@ -71,9 +80,29 @@ async fn upsert_get_delete_over_grpc() {
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(deleted.deleted, 1, "only the tenant's own memory is deleted");
-    assert!(client.get(get("acme")).await.unwrap().into_inner().records.is_empty());
-    assert_eq!(client.get(get("globex")).await.unwrap().into_inner().records.len(), 1);
+    assert_eq!(
+        deleted.deleted, 1,
+        "only the tenant's own memory is deleted"
+    );
+    assert!(
+        client
+            .get(get("acme"))
+            .await
+            .unwrap()
+            .into_inner()
+            .records
+            .is_empty()
+    );
+    assert_eq!(
+        client
+            .get(get("globex"))
+            .await
+            .unwrap()
+            .into_inner()
+            .records
+            .len(),
+        1
+    );
 
     let bad = client
         .get(GetRequest {

@@ -87,7 +87,10 @@ pub async fn candidates(
     let all_terms = async {
         let started = Instant::now();
         let memories = if terms.len() >= 2 {
-            store.scroll(&with_terms(filter, &terms), cap, None).await?.memories
+            store
+                .scroll(&with_terms(filter, &terms), cap, None)
+                .await?
+                .memories
         } else {
             Vec::new()
         };
@@ -109,7 +112,9 @@ pub async fn candidates(
         }
         let mut offset = None;
         while read.len() < cap {
-            let page = store.scroll(&term_filters[i], cap - read.len(), offset).await?;
+            let page = store
+                .scroll(&term_filters[i], cap - read.len(), offset)
+                .await?;
             read.extend(page.memories.into_iter().filter(|m| seen.insert(m.id)));
             match page.next_offset {
                 Some(next) => offset = Some(next),
@@ -123,7 +128,11 @@ pub async fn candidates(
     let stats = CorpusStats {
         n: total,
         avg_len: average_len(&read),
-        df: terms.iter().cloned().zip(per_term.iter().copied()).collect::<HashMap<_, _>>(),
+        df: terms
+            .iter()
+            .cloned()
+            .zip(per_term.iter().copied())
+            .collect::<HashMap<_, _>>(),
     };
     let verbatim = Verbatim::new(query);
     let mut list: Vec<Candidate> = read

@@ -105,7 +105,10 @@ mod tests {
     fn strategies_are_checked() {
         assert!(check_strategy("").is_ok());
         assert!(check_strategy("candidates").is_ok());
-        assert_eq!(check_strategy("bm25").unwrap_err().kind(), ErrorKind::Unimplemented);
+        assert_eq!(
+            check_strategy("bm25").unwrap_err().kind(),
+            ErrorKind::Unimplemented
+        );
         let unknown = check_strategy("magic").unwrap_err();
         assert_eq!(unknown.kind(), ErrorKind::InvalidArgument);
         assert!(unknown.to_string().contains("magic"));

@@ -84,6 +84,9 @@ pub async fn nearest(
     let hits = store.query_dense(vector, filter, cap, false).await?;
     Ok(Nearest {
         list: hits.into_iter().map(|h| (h.id, h.score)).collect(),
-        timings: vec![("semantic.embed", embed_took), ("semantic.query", started.elapsed())],
+        timings: vec![
+            ("semantic.embed", embed_took),
+            ("semantic.query", started.elapsed()),
+        ],
     })
 }

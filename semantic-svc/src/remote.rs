@@ -52,6 +52,11 @@ impl Embedder for RemoteEmbedder {
             })
             .await
             .map_err(|s| EmbedError::Inference(format!("semantic-svc: {}", s.message())))?;
-        Ok(response.into_inner().vectors.into_iter().map(|v| v.values).collect())
+        Ok(response
+            .into_inner()
+            .vectors
+            .into_iter()
+            .map(|v| v.values)
+            .collect())
     }
 }

@@ -49,7 +49,8 @@ impl Semantic for SemanticService {
         if request.query.trim().is_empty() {
             return Err(invalid("query is empty"));
         }
-        let filter = filter_from_wire(request.filters.as_ref(), chrono::Utc::now()).map_err(invalid)?;
+        let filter =
+            filter_from_wire(request.filters.as_ref(), chrono::Utc::now()).map_err(invalid)?;
         let cap = match usize::try_from(request.cap).unwrap_or(usize::MAX) {
             0 => self.config.cap,
             cap if cap > self.config.max_cap => {
@@ -60,9 +61,15 @@ impl Semantic for SemanticService {
             }
             cap => cap,
         };
-        let found = nearest(self.store.as_ref(), self.embedder.as_ref(), &request.query, &filter, cap)
-            .await
-            .map_err(|e| status(e.kind(), e.to_string()))?;
+        let found = nearest(
+            self.store.as_ref(),
+            self.embedder.as_ref(),
+            &request.query,
+            &filter,
+            cap,
+        )
+        .await
+        .map_err(|e| status(e.kind(), e.to_string()))?;
         Ok(Response::new(v1::NearestResponse {
             neighbors: found
                 .list
@@ -102,7 +109,10 @@ impl Semantic for SemanticService {
             .await
             .map_err(|e| status(e.kind(), e.to_string()))?;
         Ok(Response::new(v1::EmbedResponse {
-            vectors: vectors.into_iter().map(|values| v1::Vector { values }).collect(),
+            vectors: vectors
+                .into_iter()
+                .map(|values| v1::Vector { values })
+                .collect(),
             embedder: self.embedder.name().to_string(),
             dim: u32::try_from(self.embedder.dim()).unwrap_or(u32::MAX),
         }))

@@ -192,7 +192,10 @@ mod tests {
 
     #[test]
     fn layers_apply_in_order() {
-        assert_eq!(Config::load(&Overrides::default()).unwrap(), Config::default());
+        assert_eq!(
+            Config::load(&Overrides::default()).unwrap(),
+            Config::default()
+        );
 
         let (_dir, mut o) = overrides_with_file("collection = \"notes\"\nembedder = \"hash\"\n");
         let from_file = Config::load(&o).unwrap();

@@ -66,7 +66,11 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     } else {
         print!("{}", render(&report));
     }
-    Ok(if report.ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if report.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn problems(config: &Config, info: Option<&CollectionInfo>) -> Vec<String> {
@@ -111,17 +115,31 @@ fn problems(config: &Config, info: Option<&CollectionInfo>) -> Vec<String> {
 }
 
 fn render(r: &Report) -> String {
-    let mut s = format!("collection  {} ({}, {})\n", r.collection, r.backend, r.location);
+    let mut s = format!(
+        "collection  {} ({}, {})\n",
+        r.collection, r.backend, r.location
+    );
     if let Some(info) = &r.info {
-        let embedder = info
-            .embedder
-            .as_ref()
-            .map_or("unknown".to_string(), |e| format!("{} ({} dims)", e.name, e.dim));
-        s += &format!("embedder    {embedder}; configured: {}\n", r.configured_embedder);
-        s += &format!("points      {} in {} segment(s)\n", info.points, info.segments);
-        let dense = info.dense_dim.map_or("missing".to_string(), |d| format!("{d} dims, cosine"));
+        let embedder = info.embedder.as_ref().map_or("unknown".to_string(), |e| {
+            format!("{} ({} dims)", e.name, e.dim)
+        });
+        s += &format!(
+            "embedder    {embedder}; configured: {}\n",
+            r.configured_embedder
+        );
+        s += &format!(
+            "points      {} in {} segment(s)\n",
+            info.points, info.segments
+        );
+        let dense = info
+            .dense_dim
+            .map_or("missing".to_string(), |d| format!("{d} dims, cosine"));
         s += &format!("dense       {dense}\n");
-        let sparse = if info.sparse_idf { "present, IDF modifier" } else { "missing" };
+        let sparse = if info.sparse_idf {
+            "present, IDF modifier"
+        } else {
+            "missing"
+        };
         s += &format!("sparse      {sparse}\n");
         if let Some(t) = &info.text_index {
             s += &format!(

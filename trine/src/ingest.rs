@@ -27,7 +27,11 @@ pub struct Args {
 
 pub async fn run(config: &Config, args: Args) -> CmdResult {
     let stdin = args.file.as_os_str() == "-";
-    let total = if stdin { None } else { Some(count_lines(&args.file).await?) };
+    let total = if stdin {
+        None
+    } else {
+        Some(count_lines(&args.file).await?)
+    };
     let reader: Box<dyn AsyncBufRead + Unpin + Send> = if stdin {
         Box::new(BufReader::new(tokio::io::stdin()))
     } else {
@@ -80,12 +84,17 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         store.collection(),
         store.backend(),
     );
-    Ok(if failed > 0 { ExitCode::from(EXIT_PARTIAL) } else { ExitCode::SUCCESS })
+    Ok(if failed > 0 {
+        ExitCode::from(EXIT_PARTIAL)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// One JSON line as a validated memory, or why not.
 fn parse_line(line: &str) -> Result<Memory, String> {
-    let input: MemoryInput = serde_json::from_str(line).map_err(|e| format!("not a memory: {e}"))?;
+    let input: MemoryInput =
+        serde_json::from_str(line).map_err(|e| format!("not a memory: {e}"))?;
     input.into_memory()
 }
 

@@ -115,9 +115,15 @@ pub async fn load_embedder(config: &Config) -> Result<Arc<dyn Embedder>, trine_e
 async fn text_index(config: &Config) -> CmdResult {
     let store = open_store(config).await?;
     if store.create_text_index().await? {
-        println!("created the full-text index on `text` of `{}`", store.collection());
+        println!(
+            "created the full-text index on `text` of `{}`",
+            store.collection()
+        );
     } else {
-        println!("the full-text index on `text` of `{}` is already present", store.collection());
+        println!(
+            "the full-text index on `text` of `{}` is already present",
+            store.collection()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

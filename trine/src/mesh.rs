@@ -48,7 +48,11 @@ fn stopped(rx: &watch::Receiver<bool>) -> impl Future<Output = ()> + Send + 'sta
 
 /// A lazily connected channel to a peer.
 pub fn channel(addr: &str) -> Result<Channel, String> {
-    let url = if addr.contains("://") { addr.to_string() } else { format!("http://{addr}") };
+    let url = if addr.contains("://") {
+        addr.to_string()
+    } else {
+        format!("http://{addr}")
+    };
     Endpoint::from_shared(url.clone())
         .map(|e| e.connect_timeout(Duration::from_secs(2)).connect_lazy())
         .map_err(|e| format!("peer address {url:?}: {e}"))
@@ -87,27 +91,47 @@ impl Mesh {
             bind().await.map_err(io)?,
         );
         let addr = |l: &TcpListener| l.local_addr().map_err(io);
-        let (lexical, semantic, fusion, gateway_addr) =
-            (addr(&lexical_l)?, addr(&semantic_l)?, addr(&fusion_l)?, addr(&gateway)?);
+        let (lexical, semantic, fusion, gateway_addr) = (
+            addr(&lexical_l)?,
+            addr(&semantic_l)?,
+            addr(&fusion_l)?,
+            addr(&gateway)?,
+        );
 
         let mut tasks: Vec<(&'static str, Served)> = Vec::new();
         let service = LexicalService::new(store.clone(), config.lexical.clone());
-        tasks.push(("lexical", tokio::spawn(trine_lexical::run(lexical_l, service, stopped(&rx)))));
+        tasks.push((
+            "lexical",
+            tokio::spawn(trine_lexical::run(lexical_l, service, stopped(&rx))),
+        ));
         let service = SemanticService::new(store.clone(), embedder, config.semantic.clone());
-        tasks.push(("semantic", tokio::spawn(trine_semantic::run(semantic_l, service, stopped(&rx)))));
+        tasks.push((
+            "semantic",
+            tokio::spawn(trine_semantic::run(semantic_l, service, stopped(&rx))),
+        ));
         let service = FusionService::new(Weights::default());
-        tasks.push(("fusion", tokio::spawn(trine_fusion::run(fusion_l, service, stopped(&rx)))));
+        tasks.push((
+            "fusion",
+            tokio::spawn(trine_fusion::run(fusion_l, service, stopped(&rx))),
+        ));
 
         let peers = Peers::lazy(
             channel(&lexical.to_string())?,
             channel(&semantic.to_string())?,
             channel(&fusion.to_string())?,
         );
-        let writes = remote_embedder(channel(&semantic.to_string())?, Duration::from_secs(30)).await?;
+        let writes =
+            remote_embedder(channel(&semantic.to_string())?, Duration::from_secs(30)).await?;
         let writer = Writer::new(store.clone(), Arc::new(writes));
-        let service = MemoryService::new(writer)
-            .with_search(Searcher::new(peers, store, config.search.clone()));
-        tasks.push(("gateway", tokio::spawn(trine_gateway::run(gateway, service, stopped(&rx)))));
+        let service = MemoryService::new(writer).with_search(Searcher::new(
+            peers,
+            store,
+            config.search.clone(),
+        ));
+        tasks.push((
+            "gateway",
+            tokio::spawn(trine_gateway::run(gateway, service, stopped(&rx))),
+        ));
         Ok(Self {
             gateway: gateway_addr,
             lexical,
@@ -129,6 +153,10 @@ impl Mesh {
                 Err(e) => failures.push(format!("{name}: {e}")),
             }
         }
-        if failures.is_empty() { Ok(()) } else { Err(failures.join("; ")) }
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(failures.join("; "))
+        }
     }
 }

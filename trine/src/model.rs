@@ -47,6 +47,9 @@ pub async fn run(config: &Config, command: Command) -> CmdResult {
         result
     })
     .await??;
-    println!("wrote a static model of {dims} dimensions to {}", shown.display());
+    println!(
+        "wrote a static model of {dims} dimensions to {}",
+        shown.display()
+    );
     Ok(ExitCode::SUCCESS)
 }

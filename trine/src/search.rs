@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
+use trine_api::timestamp;
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{self, Filters, SearchRequest};
-use trine_api::timestamp;
 use trine_core::model::parse_time;
 
 use crate::mesh::{Mesh, MeshConfig, channel};
@@ -63,7 +63,11 @@ fn request(args: &Args) -> Result<SearchRequest, String> {
         "hybrid" => v1::Mode::Hybrid,
         "semantic" => v1::Mode::Semantic,
         "lexical" => v1::Mode::Lexical,
-        other => return Err(format!("unknown mode {other:?}: use hybrid, semantic or lexical")),
+        other => {
+            return Err(format!(
+                "unknown mode {other:?}: use hybrid, semantic or lexical"
+            ));
+        }
     };
     let time = |field: &str, raw: &Option<String>| {
         parse_time(field, raw.as_deref()).map(|t| t.map(timestamp))
@@ -119,7 +123,8 @@ async fn ask(endpoint: &str, request: SearchRequest) -> Result<v1::SearchRespons
 /// The `--json` object: `{"hits": [...], "timings": {stage: ms}, "degraded"}`.
 pub fn to_json(response: &v1::SearchResponse) -> Value {
     let entry = |e: &Option<v1::ListEntry>| {
-        e.as_ref().map(|e| json!({"rank": e.rank, "score": e.score}))
+        e.as_ref()
+            .map(|e| json!({"rank": e.rank, "score": e.score}))
     };
     let hits: Vec<Value> = response
         .hits
@@ -168,10 +173,21 @@ fn render(response: &v1::SearchResponse, explain: bool) -> String {
     }
     for (i, hit) in response.hits.iter().enumerate() {
         let record = hit.record.clone().unwrap_or_default();
-        let first_line: String = record.text.lines().next().unwrap_or("").chars().take(100).collect();
+        let first_line: String = record
+            .text
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(100)
+            .collect();
         out += &format!("{:>2}. {:.4}  {first_line}\n", i + 1, hit.score);
         let source = record.source.as_deref().unwrap_or("-");
-        out += &format!("    {}  [{}]  {source}\n", hit.id, hit.matched_by.join(", "));
+        out += &format!(
+            "    {}  [{}]  {source}\n",
+            hit.id,
+            hit.matched_by.join(", ")
+        );
         if explain {
             let e = hit.explain.clone().unwrap_or_default();
             let show = |name: &str, entry: &Option<v1::ListEntry>| match entry {

@@ -72,7 +72,9 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         Role::All => {
             let store = open_store(config).await?;
             let embedder = load_embedder(config).await?;
-            Writer::new(store.clone(), embedder.clone()).prepare().await?;
+            Writer::new(store.clone(), embedder.clone())
+                .prepare()
+                .await?;
             let mesh = Mesh::start(listener, store, embedder, mesh_config).await?;
             eprintln!(
                 "trine serving on {addr} (lexical {}, semantic {}, fusion {}); Ctrl-C stops",
@@ -89,7 +91,8 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         }
         Role::Semantic => {
             let store = open_store(config).await?;
-            let service = SemanticService::new(store, load_embedder(config).await?, mesh_config.semantic);
+            let service =
+                SemanticService::new(store, load_embedder(config).await?, mesh_config.semantic);
             eprintln!("semantic-svc serving on {addr}");
             trine_semantic::run(listener, service, signal()).await?;
         }
@@ -108,8 +111,11 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             let store = open_store(config).await?;
             let writes = remote_embedder(semantic, Duration::from_secs(30)).await?;
             let writer = Writer::new(store.clone(), Arc::new(writes));
-            let service =
-                MemoryService::new(writer).with_search(Searcher::new(peers, store, mesh_config.search));
+            let service = MemoryService::new(writer).with_search(Searcher::new(
+                peers,
+                store,
+                mesh_config.search,
+            ));
             eprintln!("gateway serving on {addr}");
             trine_gateway::run(listener, service, signal()).await?;
         }

@@ -14,6 +14,7 @@ use trine_store::{EdgeStore, Store};
 const TITLE: &str = "Meeting 2026-11-11 09:58";
 const MEETING: &str = "ffffffff-ffff-4fff-bfff-ffffffffffff";
 const MEETING_ELSEWHERE: &str = "00000000-0000-4000-8000-000000000000";
+const POLICY: &str = "00000000-0000-4000-8000-0000000000aa";
 
 /// A long Romanian transcript whose first line is its title.
 fn transcript() -> String {
@@ -38,7 +39,10 @@ fn common(i: u32) -> String {
         "Customer call moved to 09:30; they want a demo of the export feature first.",
     ];
     let text = texts[(i as usize) % texts.len()];
-    format!("{text} Ticket {i} of sprint 11 in 2026, logged at 09:{:02}.", 10 + i)
+    format!(
+        "{text} Ticket {i} of sprint 11 in 2026, logged at 09:{:02}.",
+        10 + i
+    )
 }
 
 fn record(id: &str, text: String, tenant: &str, source: &str) -> Record {
@@ -76,13 +80,20 @@ async fn fixture() -> Fixture {
     let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
     let embedder = trine_embed::load(EmbedderKind::MiniLm, &trine_testkit::models_dir())
         .expect("the MiniLM model (run scripts/fetch-model.sh)");
-    trine_gateway::Writer::new(store.clone(), embedder.clone()).prepare().await.unwrap();
+    trine_gateway::Writer::new(store.clone(), embedder.clone())
+        .prepare()
+        .await
+        .unwrap();
     let mut config = MeshConfig::default();
     config.lexical.cap = 8;
     config.semantic.cap = 8;
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let mesh = Mesh::start(listener, store.clone(), embedder, config).await.unwrap();
-    let mut client = MemoryClient::connect(format!("http://{}", mesh.gateway)).await.unwrap();
+    let mesh = Mesh::start(listener, store.clone(), embedder, config)
+        .await
+        .unwrap();
+    let mut client = MemoryClient::connect(format!("http://{}", mesh.gateway))
+        .await
+        .unwrap();
 
     let mut records: Vec<Record> = (1..=30)
         .map(|i| {
@@ -90,9 +101,30 @@ async fn fixture() -> Fixture {
             record(&id, common(i), "acme", &format!("notes/{i}.md"))
         })
         .collect();
-    records.push(record(MEETING, transcript(), "acme", "recording/0b85ed4a/chunk-1"));
-    records.push(record(MEETING_ELSEWHERE, transcript(), "globex", "recording/0b85ed4a/chunk-1"));
-    let stored = client.upsert(UpsertRequest { records }).await.unwrap().into_inner();
+    records.push(record(
+        MEETING,
+        transcript(),
+        "acme",
+        "recording/0b85ed4a/chunk-1",
+    ));
+    records.push(record(
+        MEETING_ELSEWHERE,
+        transcript(),
+        "globex",
+        "recording/0b85ed4a/chunk-1",
+    ));
+    let policy = "How the billing retry policy works, kept in markdown (md) next to the code.";
+    records.push(record(
+        POLICY,
+        policy.to_string(),
+        "acme",
+        "docs/billing/retry_policy.md",
+    ));
+    let stored = client
+        .upsert(UpsertRequest { records })
+        .await
+        .unwrap()
+        .into_inner();
     assert!(stored.failed.is_empty(), "{:?}", stored.failed);
     Fixture {
         _dir: dir,
@@ -131,18 +163,39 @@ async fn adr_0172_validation() {
     );
 
     // The new order reads it, and the title query ranks it first with 2/61.
-    let answer = f.client.search(search(TITLE, "acme")).await.unwrap().into_inner();
+    let answer = f
+        .client
+        .search(search(TITLE, "acme"))
+        .await
+        .unwrap()
+        .into_inner();
     assert!(!answer.degraded, "{:?}", answer.degraded_reasons);
     let first = &answer.hits[0];
     assert_eq!(first.id, MEETING, "hits: {:#?}", answer.hits);
-    assert!((first.score - 2.0 / 61.0).abs() < 1e-9, "score {}", first.score);
+    assert!(
+        (first.score - 2.0 / 61.0).abs() < 1e-9,
+        "score {}",
+        first.score
+    );
     assert_eq!(lists(first), ["lexical", "verbatim"]);
     let explain = first.explain.clone().unwrap();
     assert_eq!(explain.lexical.unwrap().rank, 1);
     assert_eq!(explain.verbatim.unwrap().rank, 1);
-    assert!(explain.semantic.is_none(), "the meeting is semantically unrelated");
+    assert!(
+        explain.semantic.is_none(),
+        "the meeting is semantically unrelated"
+    );
     let stages: Vec<&str> = answer.timings.iter().map(|t| t.stage.as_str()).collect();
-    for stage in ["lexical.counts", "lexical.read", "lexical.score", "semantic.embed", "semantic.query", "fusion", "payload", "gateway"] {
+    for stage in [
+        "lexical.counts",
+        "lexical.read",
+        "lexical.score",
+        "semantic.embed",
+        "semantic.query",
+        "fusion",
+        "payload",
+        "gateway",
+    ] {
         assert!(stages.contains(&stage), "{stage} in {stages:?}");
     }
 
@@ -166,9 +219,23 @@ async fn verbatim_rules_and_the_tenant_boundary() {
     let mut f = fixture().await;
 
     // A one-term query has no third list.
-    let answer = f.client.search(search("ședința", "acme")).await.unwrap().into_inner();
-    let meeting = answer.hits.iter().find(|h| h.id == MEETING).expect("meeting found");
-    assert!(!lists(meeting).contains(&"verbatim"), "{:?}", meeting.matched_by);
+    let answer = f
+        .client
+        .search(search("ședința", "acme"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!answer.degraded, "{:?}", answer.degraded_reasons);
+    let meeting = answer
+        .hits
+        .iter()
+        .find(|h| h.id == MEETING)
+        .expect("meeting found");
+    assert!(
+        !lists(meeting).contains(&"verbatim"),
+        "{:?}",
+        meeting.matched_by
+    );
 
     // Different case and extra spaces still match verbatim.
     let answer = f
@@ -180,22 +247,54 @@ async fn verbatim_rules_and_the_tenant_boundary() {
     assert_eq!(answer.hits[0].id, MEETING);
     assert!(lists(&answer.hits[0]).contains(&"verbatim"));
 
-    // A match in the source counts.
-    let answer = f.client.search(search("recording/0b85ed4a", "acme")).await.unwrap().into_inner();
-    let meeting = answer.hits.iter().find(|h| h.id == MEETING).expect("meeting found");
-    assert!(lists(meeting).contains(&"verbatim"), "{:?}", meeting.matched_by);
+    // A match in the source counts: the candidate is read by the terms in its
+    // text, the query appears verbatim only in its source.
+    let answer = f
+        .client
+        .search(search("billing/retry_policy.md", "acme"))
+        .await
+        .unwrap()
+        .into_inner();
+    let policy = answer
+        .hits
+        .iter()
+        .find(|h| h.id == POLICY)
+        .expect("policy note found");
+    assert!(
+        lists(policy).contains(&"verbatim"),
+        "{:?}",
+        policy.matched_by
+    );
+    assert_eq!(answer.hits[0].id, POLICY);
 
     // The copy in another tenant is never returned, counted or used for statistics.
-    for query in [TITLE, "ședința", "recording/0b85ed4a"] {
-        let answer = f.client.search(search(query, "acme")).await.unwrap().into_inner();
-        assert!(answer.hits.iter().all(|h| h.id != MEETING_ELSEWHERE), "{query}");
+    for query in [TITLE, "ședința", "bună ziua tuturor"] {
+        let answer = f
+            .client
+            .search(search(query, "acme"))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(
+            answer.hits.iter().all(|h| h.id != MEETING_ELSEWHERE),
+            "{query}"
+        );
     }
     let found = trine_lexical::candidates(f.store.as_ref(), TITLE, &Filter::tenant("acme"), 8)
         .await
         .unwrap();
-    assert_eq!(found.total, 31, "N counts the tenant's points only");
-    assert_eq!(found.term_counts[0], ("meeting".to_string(), 1), "df stays within the tenant");
-    let globex = f.client.search(search(TITLE, "globex")).await.unwrap().into_inner();
+    assert_eq!(found.total, 32, "N counts the tenant's points only");
+    assert_eq!(
+        found.term_counts[0],
+        ("meeting".to_string(), 1),
+        "df stays within the tenant"
+    );
+    let globex = f
+        .client
+        .search(search(TITLE, "globex"))
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(globex.hits.len(), 1);
     assert_eq!(globex.hits[0].id, MEETING_ELSEWHERE);
 
@@ -209,13 +308,36 @@ async fn bad_input_says_what_to_fix() {
         (search("   ", "acme"), "query is empty"),
         (search(&"x".repeat(5000), "acme"), "bytes"),
         (search(TITLE, ""), "tenant"),
-        (SearchRequest { limit: 1000, ..search(TITLE, "acme") }, "limit"),
-        (SearchRequest { mode: 42, ..search(TITLE, "acme") }, "mode"),
-        (SearchRequest { strategy: "magic".into(), ..search(TITLE, "acme") }, "strategy"),
+        (
+            SearchRequest {
+                limit: 1000,
+                ..search(TITLE, "acme")
+            },
+            "limit",
+        ),
+        (
+            SearchRequest {
+                mode: 42,
+                ..search(TITLE, "acme")
+            },
+            "mode",
+        ),
+        (
+            SearchRequest {
+                strategy: "magic".into(),
+                ..search(TITLE, "acme")
+            },
+            "strategy",
+        ),
     ];
     for (request, want) in table {
         let e = f.client.search(request).await.unwrap_err();
-        assert_eq!(e.code(), tonic::Code::InvalidArgument, "{want}: {}", e.message());
+        assert_eq!(
+            e.code(),
+            tonic::Code::InvalidArgument,
+            "{want}: {}",
+            e.message()
+        );
         assert!(e.message().contains(want), "{want}: {}", e.message());
     }
     f.mesh.stop().await.unwrap();

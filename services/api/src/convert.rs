@@ -31,7 +31,10 @@ fn from_opt_timestamp(field: &str, t: Option<&Timestamp>) -> Result<Option<DateT
 
 /// The search filters on the wire as a domain filter. The tenant is required;
 /// an absent validity time means `now`.
-pub fn filter_from_wire(filters: Option<&v1::Filters>, now: DateTime<Utc>) -> Result<Filter, String> {
+pub fn filter_from_wire(
+    filters: Option<&v1::Filters>,
+    now: DateTime<Utc>,
+) -> Result<Filter, String> {
     let f = filters.ok_or("filters are required: set filters.tenant")?;
     if f.tenant.trim().is_empty() {
         return Err("filters.tenant is required".to_string());
@@ -123,7 +126,10 @@ pub fn ids_from_wire(ids: &[String]) -> Result<Vec<Uuid>, String> {
 }
 
 fn struct_to_json(s: Struct) -> serde_json::Map<String, serde_json::Value> {
-    s.fields.into_iter().map(|(k, v)| (k, value_to_json(v))).collect()
+    s.fields
+        .into_iter()
+        .map(|(k, v)| (k, value_to_json(v)))
+        .collect()
 }
 
 fn value_to_json(v: Value) -> serde_json::Value {
@@ -140,7 +146,10 @@ fn value_to_json(v: Value) -> serde_json::Value {
 
 fn json_to_struct(m: &serde_json::Map<String, serde_json::Value>) -> Struct {
     Struct {
-        fields: m.iter().map(|(k, v)| (k.clone(), json_to_value(v))).collect(),
+        fields: m
+            .iter()
+            .map(|(k, v)| (k.clone(), json_to_value(v)))
+            .collect(),
     }
 }
 
@@ -188,7 +197,11 @@ mod tests {
         let now = Utc::now();
         assert!(filter_from_wire(None, now).is_err());
         let f = v1::Filters::default();
-        assert!(filter_from_wire(Some(&f), now).unwrap_err().contains("tenant"));
+        assert!(
+            filter_from_wire(Some(&f), now)
+                .unwrap_err()
+                .contains("tenant")
+        );
         let f = v1::Filters {
             tenant: "t".into(),
             ..Default::default()

@@ -20,7 +20,9 @@ pub async fn serve(
 ) -> Result<(), tonic::transport::Error> {
     let (health, health_service) = tonic_health::server::health_reporter();
     for name in names {
-        health.set_service_status(*name, ServingStatus::Serving).await;
+        health
+            .set_service_status(*name, ServingStatus::Serving)
+            .await;
     }
     let mut routes = routes.add_service(health_service);
     match tonic_reflection::server::Builder::configure()
@@ -34,7 +36,9 @@ pub async fn serve(
     let drained = async move {
         shutdown.await;
         for name in names {
-            health.set_service_status(*name, ServingStatus::NotServing).await;
+            health
+                .set_service_status(*name, ServingStatus::NotServing)
+                .await;
         }
     };
     Server::builder()

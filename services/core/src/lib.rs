@@ -14,6 +14,6 @@ pub mod terms;
 pub mod verbatim;
 
 pub use error::ErrorKind;
-pub use terms::{terms, tokens};
 pub use strategy::{Mode, Strategy};
+pub use terms::{terms, tokens};
 pub use verbatim::Verbatim;

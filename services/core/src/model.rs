@@ -249,7 +249,9 @@ impl Memory {
         if let (Some(from), Some(until)) = (self.valid_from, self.valid_until)
             && from >= until
         {
-            return Err(format!("valid_from {from} is not before valid_until {until}"));
+            return Err(format!(
+                "valid_from {from} is not before valid_until {until}"
+            ));
         }
         Ok(())
     }
@@ -269,14 +271,29 @@ mod tests {
     fn inputs_are_validated() {
         let table: &[(&str, Option<&str>)] = &[
             (r#"{"text":"hi","tenant":"t"}"#, None),
-            (r#"{"text":"hi","tenant":"t","id":"6f1c0b1e-8a8e-4a57-9d52-0f2b8f0b7a11"}"#, None),
-            (r#"{"text":"hi","tenant":"t","id":"nope"}"#, Some("is not a UUID")),
+            (
+                r#"{"text":"hi","tenant":"t","id":"6f1c0b1e-8a8e-4a57-9d52-0f2b8f0b7a11"}"#,
+                None,
+            ),
+            (
+                r#"{"text":"hi","tenant":"t","id":"nope"}"#,
+                Some("is not a UUID"),
+            ),
             (r#"{"text":"  ","tenant":"t"}"#, Some("text is empty")),
             (r#"{"text":"hi","tenant":""}"#, Some("tenant is required")),
             (r#"{"text":"hi"}"#, Some("missing field `tenant`")),
-            (r#"{"text":"hi","tenant":"t","created_at":"yesterday"}"#, Some("not an RFC 3339")),
-            (r#"{"text":"hi","tenant":"t","metadata":[1]}"#, Some("must be a JSON object")),
-            (r#"{"text":"hi","tenant":"t","colour":"red"}"#, Some("unknown field")),
+            (
+                r#"{"text":"hi","tenant":"t","created_at":"yesterday"}"#,
+                Some("not an RFC 3339"),
+            ),
+            (
+                r#"{"text":"hi","tenant":"t","metadata":[1]}"#,
+                Some("must be a JSON object"),
+            ),
+            (
+                r#"{"text":"hi","tenant":"t","colour":"red"}"#,
+                Some("unknown field"),
+            ),
             (
                 r#"{"text":"hi","tenant":"t","valid_from":"2026-02-01T00:00:00Z","valid_until":"2026-01-01T00:00:00Z"}"#,
                 Some("is not before valid_until"),

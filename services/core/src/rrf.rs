@@ -56,7 +56,10 @@ pub struct Fused {
 
 impl Fused {
     pub fn placing(&self, kind: ListKind) -> Option<Placing> {
-        self.placings.iter().find(|(k, _)| *k == kind).map(|(_, p)| *p)
+        self.placings
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, p)| *p)
     }
 
     /// The names of the lists that hold this hit.
@@ -82,7 +85,9 @@ pub fn fuse(lists: &[RankedList], k: f64, limit: usize) -> Vec<Fused> {
                 continue;
             }
             fused.score += list.weight / (k + f64::from(rank));
-            fused.placings.push((list.kind, Placing { rank, score: *raw }));
+            fused
+                .placings
+                .push((list.kind, Placing { rank, score: *raw }));
         }
     }
     let mut hits: Vec<Fused> = by_id.into_values().collect();
@@ -148,7 +153,10 @@ mod tests {
             semantic.extend((1..u128::from(*r) - 1).map(|n| n + 20_000));
             semantic.push(1000);
             let hits = fuse(
-                &[list(ListKind::Lexical, &lexical), list(ListKind::Semantic, &semantic)],
+                &[
+                    list(ListKind::Lexical, &lexical),
+                    list(ListKind::Semantic, &semantic),
+                ],
                 K,
                 usize::MAX,
             );
@@ -159,7 +167,14 @@ mod tests {
 
     #[test]
     fn ties_break_by_point_id_and_weights_scale() {
-        let hits = fuse(&[list(ListKind::Lexical, &[5]), list(ListKind::Semantic, &[3])], K, 10);
+        let hits = fuse(
+            &[
+                list(ListKind::Lexical, &[5]),
+                list(ListKind::Semantic, &[3]),
+            ],
+            K,
+            10,
+        );
         assert_eq!([hits[0].id, hits[1].id], [id(3), id(5)]);
         let mut semantic = list(ListKind::Semantic, &[3]);
         semantic.weight = 0.5;

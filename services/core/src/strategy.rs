@@ -39,7 +39,10 @@ impl Strategy {
             .find(|s| s.name() == name)
             .ok_or_else(|| {
                 let known: Vec<&str> = Self::ALL.iter().map(|s| s.name()).collect();
-                format!("unknown lexical strategy {name:?}: use one of {}", known.join(", "))
+                format!(
+                    "unknown lexical strategy {name:?}: use one of {}",
+                    known.join(", ")
+                )
             })
     }
 }
@@ -69,7 +72,9 @@ impl Mode {
             "hybrid" => Ok(Self::Hybrid),
             "semantic" => Ok(Self::Semantic),
             "lexical" => Ok(Self::Lexical),
-            other => Err(format!("unknown mode {other:?}: use hybrid, semantic or lexical")),
+            other => Err(format!(
+                "unknown mode {other:?}: use hybrid, semantic or lexical"
+            )),
         }
     }
 
@@ -94,7 +99,11 @@ mod tests {
         for m in [Mode::Hybrid, Mode::Semantic, Mode::Lexical] {
             assert_eq!(Mode::parse(m.name()), Ok(m));
         }
-        assert!(Strategy::parse("magic").unwrap_err().contains("candidates, bm25"));
+        assert!(
+            Strategy::parse("magic")
+                .unwrap_err()
+                .contains("candidates, bm25")
+        );
         assert!(Mode::parse("fuzzy").is_err());
     }
 }

@@ -49,7 +49,10 @@ mod tests {
     #[test]
     fn terms_follow_the_design() {
         let table: &[(&str, &[&str])] = &[
-            ("Meeting 2026-11-11 09:58", &["meeting", "2026", "11", "09", "58"]),
+            (
+                "Meeting 2026-11-11 09:58",
+                &["meeting", "2026", "11", "09", "58"],
+            ),
             ("CVE-2023-4863", &["cve", "2023", "4863"]),
             ("ședință", &["ședință"]),
             ("ȘEDINȚĂ de lucru", &["ședință", "de", "lucru"]),

@@ -46,12 +46,42 @@ mod tests {
     #[test]
     fn verbatim_follows_the_design() {
         let table: &[(&str, &str, Option<&str>, bool)] = &[
-            ("Meeting 2026-11-11 09:58", "Meeting 2026-11-11 09:58\nBună ziua", None, true),
-            ("meeting   2026-11-11 09:58", "MEETING 2026-11-11\t09:58", None, true),
-            ("  Meeting 2026-11-11 09:58 ", "x meeting 2026-11-11 09:58 y", None, true),
-            ("Meeting 2026-11-11 09:58", "Meeting 2026-11-11 09:45", None, false),
-            ("Meeting 2026-11-11 09:58", "Meeting 2026 11 11 09 58", None, false),
-            ("0b85ed4a", "a transcript", Some("recording/0b85ed4a/chunk-1"), true),
+            (
+                "Meeting 2026-11-11 09:58",
+                "Meeting 2026-11-11 09:58\nBună ziua",
+                None,
+                true,
+            ),
+            (
+                "meeting   2026-11-11 09:58",
+                "MEETING 2026-11-11\t09:58",
+                None,
+                true,
+            ),
+            (
+                "  Meeting 2026-11-11 09:58 ",
+                "x meeting 2026-11-11 09:58 y",
+                None,
+                true,
+            ),
+            (
+                "Meeting 2026-11-11 09:58",
+                "Meeting 2026-11-11 09:45",
+                None,
+                false,
+            ),
+            (
+                "Meeting 2026-11-11 09:58",
+                "Meeting 2026 11 11 09 58",
+                None,
+                false,
+            ),
+            (
+                "0b85ed4a",
+                "a transcript",
+                Some("recording/0b85ed4a/chunk-1"),
+                true,
+            ),
             ("0b85ed4a", "a transcript", None, false),
             ("ȘEDINȚĂ de lucru", "o ședință de lucru", None, true),
             ("", "anything", None, false),

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use candle_core::{D, DType, Device, Module, Tensor};
-use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder};
+use candle_nn::{Embedding, LayerNorm, VarBuilder};
 use serde::Deserialize;
 
 use crate::error::{EmbedError, Result};
@@ -34,11 +34,15 @@ impl BertConfig {
     /// Reads and checks `config.json`.
     pub fn read(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| EmbedError::bad_model(path, e))?;
-        let config: Self = serde_json::from_str(&text).map_err(|e| EmbedError::bad_model(path, e))?;
+        let config: Self =
+            serde_json::from_str(&text).map_err(|e| EmbedError::bad_model(path, e))?;
         if config.hidden_act != "gelu" {
             return Err(EmbedError::bad_model(
                 path,
-                format!("hidden_act {:?} is not supported, only gelu", config.hidden_act),
+                format!(
+                    "hidden_act {:?} is not supported, only gelu",
+                    config.hidden_act
+                ),
             ));
         }
         if config.num_attention_heads == 0 || config.hidden_size % config.num_attention_heads != 0 {
@@ -61,13 +65,13 @@ struct Embeddings {
 
 /// One transformer layer (post-LayerNorm, as in BERT).
 struct Layer {
-    query: Linear,
-    key: Linear,
-    value: Linear,
-    attention_out: Linear,
+    query: Dense,
+    key: Dense,
+    value: Dense,
+    attention_out: Dense,
     attention_norm: LayerNorm,
-    intermediate: Linear,
-    output: Linear,
+    intermediate: Dense,
+    output: Dense,
     output_norm: LayerNorm,
     heads: usize,
 }
@@ -81,6 +85,33 @@ pub(crate) struct Bert {
 
 fn embedding(n: usize, dim: usize, vb: VarBuilder) -> candle_core::Result<Embedding> {
     Ok(Embedding::new(vb.get((n, dim), "weight")?, dim))
+}
+
+/// A linear layer whose weight is stored transposed and contiguous
+/// (`[in, out]`): candle's CPU matmul is about twice as fast that way than
+/// with the strided transpose `candle_nn::Linear` uses.
+struct Dense {
+    weight_t: Tensor,
+    bias: Tensor,
+}
+
+fn dense(input: usize, output: usize, vb: VarBuilder) -> candle_core::Result<Dense> {
+    let weight = vb.get((output, input), "weight")?;
+    Ok(Dense {
+        weight_t: weight.t()?.contiguous()?,
+        bias: vb.get(output, "bias")?,
+    })
+}
+
+impl Module for Dense {
+    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        let (b, s, d) = x.dims3()?;
+        let y = x
+            .reshape((b * s, d))?
+            .matmul(&self.weight_t)?
+            .broadcast_add(&self.bias)?;
+        y.reshape((b, s, ()))
+    }
 }
 
 fn layer_norm(dim: usize, eps: f64, vb: VarBuilder) -> candle_core::Result<LayerNorm> {
@@ -106,7 +137,11 @@ impl Bert {
         let e = vb.pp("embeddings");
         let embeddings = Embeddings {
             word: embedding(config.vocab_size, h, e.pp("word_embeddings"))?,
-            position: embedding(config.max_position_embeddings, h, e.pp("position_embeddings"))?,
+            position: embedding(
+                config.max_position_embeddings,
+                h,
+                e.pp("position_embeddings"),
+            )?,
             token_type: embedding(config.type_vocab_size, h, e.pp("token_type_embeddings"))?,
             norm: layer_norm(h, eps, e.pp("LayerNorm"))?,
         };
@@ -115,29 +150,33 @@ impl Bert {
                 let l = vb.pp(format!("encoder.layer.{i}"));
                 let a = l.pp("attention");
                 Ok(Layer {
-                    query: candle_nn::linear(h, h, a.pp("self.query"))?,
-                    key: candle_nn::linear(h, h, a.pp("self.key"))?,
-                    value: candle_nn::linear(h, h, a.pp("self.value"))?,
-                    attention_out: candle_nn::linear(h, h, a.pp("output.dense"))?,
+                    query: dense(h, h, a.pp("self.query"))?,
+                    key: dense(h, h, a.pp("self.key"))?,
+                    value: dense(h, h, a.pp("self.value"))?,
+                    attention_out: dense(h, h, a.pp("output.dense"))?,
                     attention_norm: layer_norm(h, eps, a.pp("output.LayerNorm"))?,
-                    intermediate: candle_nn::linear(
-                        h,
-                        config.intermediate_size,
-                        l.pp("intermediate.dense"),
-                    )?,
-                    output: candle_nn::linear(config.intermediate_size, h, l.pp("output.dense"))?,
+                    intermediate: dense(h, config.intermediate_size, l.pp("intermediate.dense"))?,
+                    output: dense(config.intermediate_size, h, l.pp("output.dense"))?,
                     output_norm: layer_norm(h, eps, l.pp("output.LayerNorm"))?,
                     heads: config.num_attention_heads,
                 })
             })
             .collect::<candle_core::Result<Vec<_>>>()?;
-        Ok(Self { embeddings, layers, config })
+        Ok(Self {
+            embeddings,
+            layers,
+            config,
+        })
     }
 
     /// Last hidden states `[batch, seq, hidden]` for `input_ids` and
     /// `attention_mask` (both `[batch, seq]`, u32; mask 1 = real token).
     /// Token types are all 0 (single sentences).
-    pub fn forward(&self, input_ids: &Tensor, attention_mask: &Tensor) -> candle_core::Result<Tensor> {
+    pub fn forward(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: &Tensor,
+    ) -> candle_core::Result<Tensor> {
         let (_, seq) = input_ids.dims2()?;
         let device = input_ids.device();
         let positions = Tensor::arange(0u32, seq as u32, device)?;
@@ -165,7 +204,9 @@ impl Layer {
         let (b, s, h) = x.dims3()?;
         let head_dim = h / self.heads;
         let split = |t: Tensor| -> candle_core::Result<Tensor> {
-            t.reshape((b, s, self.heads, head_dim))?.transpose(1, 2)?.contiguous()
+            t.reshape((b, s, self.heads, head_dim))?
+                .transpose(1, 2)?
+                .contiguous()
         };
         let q = split(self.query.forward(x)?)?;
         let k = split(self.key.forward(x)?)?;
@@ -173,7 +214,9 @@ impl Layer {
         let scores = (q.matmul(&k.t()?)? / (head_dim as f64).sqrt())?.broadcast_add(mask_bias)?;
         let probs = candle_nn::ops::softmax_last_dim(&scores)?;
         let context = probs.matmul(&v)?.transpose(1, 2)?.reshape((b, s, h))?;
-        let x = self.attention_norm.forward(&(self.attention_out.forward(&context)? + x)?)?;
+        let x = self
+            .attention_norm
+            .forward(&(self.attention_out.forward(&context)? + x)?)?;
         let ff = self.intermediate.forward(&x)?.gelu_erf()?;
         self.output_norm.forward(&(self.output.forward(&ff)? + x)?)
     }

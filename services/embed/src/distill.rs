@@ -33,7 +33,12 @@ const BATCH: usize = 1024;
 /// Writes a static model distilled from `model` into `out_dir` (created if
 /// needed): `model.safetensors`, `tokenizer.json`, `config.json`.
 /// `progress(done, total)` is called after each batch of tokens.
-pub fn distill(model: &MiniLm, out_dir: &Path, dims: usize, progress: &dyn Fn(usize, usize)) -> Result<()> {
+pub fn distill(
+    model: &MiniLm,
+    out_dir: &Path,
+    dims: usize,
+    progress: &dyn Fn(usize, usize),
+) -> Result<()> {
     let inner = model.inner();
     let hidden = inner.bert.config.hidden_size;
     if dims == 0 || dims > hidden {
@@ -48,7 +53,11 @@ pub fn distill(model: &MiniLm, out_dir: &Path, dims: usize, progress: &dyn Fn(us
     let probe = tokenizer.encode("A", true).map_err(EmbedError::inference)?;
     let (bos, eos) = match probe.get_ids() {
         [first, .., last] => (*first, *last),
-        _ => return Err(EmbedError::inference("the tokenizer adds no [CLS]/[SEP] tokens")),
+        _ => {
+            return Err(EmbedError::inference(
+                "the tokenizer adds no [CLS]/[SEP] tokens",
+            ));
+        }
     };
     let kept: Vec<u32> = (0..vocab as u32)
         .filter(|&id| tokenizer.id_to_token(id).is_some_and(|t| !is_unused(&t)))
@@ -88,7 +97,13 @@ pub fn distill(model: &MiniLm, out_dir: &Path, dims: usize, progress: &dyn Fn(us
 }
 
 /// Writes the three files of a static model directory.
-fn write_model(model: &MiniLm, out_dir: &Path, table: Vec<f32>, vocab: usize, dims: usize) -> Result<()> {
+fn write_model(
+    model: &MiniLm,
+    out_dir: &Path,
+    table: Vec<f32>,
+    vocab: usize,
+    dims: usize,
+) -> Result<()> {
     let write_err = |path: &Path, e: &dyn std::fmt::Display| EmbedError::Write {
         path: path.to_path_buf(),
         reason: e.to_string(),
@@ -98,8 +113,12 @@ fn write_model(model: &MiniLm, out_dir: &Path, table: Vec<f32>, vocab: usize, di
     let mut tokenizer = model.inner().tokenizer.clone();
     tokenizer.with_padding(None);
     let tokenizer_path = out_dir.join("tokenizer.json");
-    tokenizer.with_truncation(None).map_err(|e| write_err(&tokenizer_path, &e))?;
-    tokenizer.save(&tokenizer_path, false).map_err(|e| write_err(&tokenizer_path, &e))?;
+    tokenizer
+        .with_truncation(None)
+        .map_err(|e| write_err(&tokenizer_path, &e))?;
+    tokenizer
+        .save(&tokenizer_path, false)
+        .map_err(|e| write_err(&tokenizer_path, &e))?;
 
     let config = StaticConfig {
         model_type: "model2vec".to_string(),
@@ -125,7 +144,8 @@ fn write_model(model: &MiniLm, out_dir: &Path, table: Vec<f32>, vocab: usize, di
     let weights_path = out_dir.join("model.safetensors");
     let embeddings = Tensor::from_vec(table, (vocab, dims), &Device::Cpu)?;
     let tensors = HashMap::from([("embeddings".to_string(), embeddings)]);
-    candle_core::safetensors::save(&tensors, &weights_path).map_err(|e| write_err(&weights_path, &e))
+    candle_core::safetensors::save(&tensors, &weights_path)
+        .map_err(|e| write_err(&weights_path, &e))
 }
 
 /// Whether `token` is a BERT placeholder like `[unused12]`.
@@ -183,7 +203,11 @@ impl Pca {
             }
         }
         let components = Tensor::from_vec(columns, (d, k), x.device())?;
-        Ok(Self { mean, components, variances: values.into_iter().take(k).collect() })
+        Ok(Self {
+            mean,
+            components,
+            variances: values.into_iter().take(k).collect(),
+        })
     }
 
     /// Projects the rows of `x` (`[n, d]`) onto the components: `[n, k]`, f64.
@@ -199,25 +223,37 @@ impl Pca {
 /// entry is positive.
 pub fn symmetric_eigen(mut a: Vec<f64>, n: usize) -> (Vec<f64>, Vec<Vec<f64>>) {
     a.resize(n * n, 0.0);
-    // v holds the eigenvectors as columns.
-    let mut v = vec![0.0f64; n * n];
-    (0..n).for_each(|i| v[i * n + i] = 1.0);
+    // Row i of `vt` is the i-th eigenvector (column i of V in A = V Λ Vᵀ).
+    let mut vt = vec![0.0f64; n * n];
+    (0..n).for_each(|i| vt[i * n + i] = 1.0);
     let total: f64 = a.iter().map(|x| x * x).sum();
-    for _sweep in 0..64 {
-        let off: f64 = (0..n).flat_map(|p| (0..n).filter(move |&q| q != p).map(move |q| (p, q)))
-            .map(|(p, q)| a[p * n + q] * a[p * n + q])
+    for sweep in 0..64 {
+        let off: f64 = (0..n)
+            .map(|p| {
+                a[p * n + p + 1..(p + 1) * n]
+                    .iter()
+                    .map(|x| x * x)
+                    .sum::<f64>()
+            })
             .sum();
-        if off <= total * 1e-30 || off == 0.0 {
+        if off == 0.0 || off <= total * 1e-30 {
             break;
         }
         for p in 0..n {
             for q in p + 1..n {
                 let apq = a[p * n + q];
-                if apq.abs() <= f64::MIN_POSITIVE {
+                let (app, aqq) = (a[p * n + p], a[q * n + q]);
+                // After a few sweeps, drop elements too small to change the diagonal.
+                let g = 100.0 * apq.abs();
+                if apq == 0.0
+                    || (sweep > 3 && app.abs() + g == app.abs() && aqq.abs() + g == aqq.abs())
+                {
+                    a[p * n + q] = 0.0;
+                    a[q * n + p] = 0.0;
                     continue;
                 }
-                let theta = (a[q * n + q] - a[p * n + p]) / (2.0 * apq);
                 // tan of the rotation angle that zeroes a[p][q] (the smaller root).
+                let theta = (aqq - app) / (2.0 * apq);
                 let t = if theta.abs() > 1e150 {
                     0.5 / theta
                 } else {
@@ -225,21 +261,25 @@ pub fn symmetric_eigen(mut a: Vec<f64>, n: usize) -> (Vec<f64>, Vec<Vec<f64>>) {
                 };
                 let c = 1.0 / (t * t + 1.0).sqrt();
                 let s = t * c;
-                // A ← Jᵀ A J and V ← V J, J the rotation in the (p, q) plane.
-                for k in 0..n {
+                // A ← Jᵀ A J (J the rotation in the (p, q) plane), kept symmetric.
+                a[p * n + p] = app - t * apq;
+                a[q * n + q] = aqq + t * apq;
+                a[p * n + q] = 0.0;
+                a[q * n + p] = 0.0;
+                for k in (0..n).filter(|&k| k != p && k != q) {
                     let (akp, akq) = (a[k * n + p], a[k * n + q]);
-                    a[k * n + p] = c * akp - s * akq;
-                    a[k * n + q] = s * akp + c * akq;
+                    let (new_p, new_q) = (c * akp - s * akq, s * akp + c * akq);
+                    a[k * n + p] = new_p;
+                    a[p * n + k] = new_p;
+                    a[k * n + q] = new_q;
+                    a[q * n + k] = new_q;
                 }
-                for k in 0..n {
-                    let (apk, aqk) = (a[p * n + k], a[q * n + k]);
-                    a[p * n + k] = c * apk - s * aqk;
-                    a[q * n + k] = s * apk + c * aqk;
-                }
-                for k in 0..n {
-                    let (vkp, vkq) = (v[k * n + p], v[k * n + q]);
-                    v[k * n + p] = c * vkp - s * vkq;
-                    v[k * n + q] = s * vkp + c * vkq;
+                // V ← V J: rows p and q of Vᵀ.
+                let (head, tail) = vt.split_at_mut(q * n);
+                for (vp, vq) in head[p * n..(p + 1) * n].iter_mut().zip(&mut tail[..n]) {
+                    let (x, y) = (*vp, *vq);
+                    *vp = c * x - s * y;
+                    *vq = s * x + c * y;
                 }
             }
         }
@@ -250,8 +290,11 @@ pub fn symmetric_eigen(mut a: Vec<f64>, n: usize) -> (Vec<f64>, Vec<Vec<f64>>) {
     let vectors = order
         .iter()
         .map(|&j| {
-            let mut column: Vec<f64> = (0..n).map(|i| v[i * n + j]).collect();
-            let largest = column.iter().copied().fold(0.0f64, |m, x| if x.abs() > m.abs() { x } else { m });
+            let mut column = vt[j * n..(j + 1) * n].to_vec();
+            let largest = column
+                .iter()
+                .copied()
+                .fold(0.0f64, |m, x| if x.abs() > m.abs() { x } else { m });
             if largest < 0.0 {
                 column.iter_mut().for_each(|x| *x = -*x);
             }
@@ -276,22 +319,35 @@ mod tests {
             (&[5.0], 1, &[5.0]),
             (&[2.0, 1.0, 1.0, 2.0], 2, &[3.0, 1.0]),
             (&[1.0, 0.0, 0.0, 4.0], 2, &[4.0, 1.0]),
-            (&[2.0, 0.0, 0.0, 0.0, 3.0, 4.0, 0.0, 4.0, 9.0], 3, &[11.0, 2.0, 1.0]),
+            (
+                &[2.0, 0.0, 0.0, 0.0, 3.0, 4.0, 0.0, 4.0, 9.0],
+                3,
+                &[11.0, 2.0, 1.0],
+            ),
             (&[4.0, -2.0, -2.0, 1.0], 2, &[5.0, 0.0]),
         ];
         for &(matrix, n, expected) in cases {
             let (values, vectors) = symmetric_eigen(matrix.to_vec(), n);
             for (got, want) in values.iter().zip(expected) {
-                assert!(close(*got, *want), "{matrix:?}: eigenvalues {values:?}, want {expected:?}");
+                assert!(
+                    close(*got, *want),
+                    "{matrix:?}: eigenvalues {values:?}, want {expected:?}"
+                );
             }
             // A v = λ v, |v| = 1, largest entry positive.
             for (lambda, v) in values.iter().zip(&vectors) {
                 for i in 0..n {
                     let av: f64 = (0..n).map(|j| matrix[i * n + j] * v[j]).sum();
-                    assert!(close(av, lambda * v[i]), "{matrix:?}: A v != λ v for λ = {lambda}");
+                    assert!(
+                        close(av, lambda * v[i]),
+                        "{matrix:?}: A v != λ v for λ = {lambda}"
+                    );
                 }
                 assert!(close(v.iter().map(|x| x * x).sum(), 1.0));
-                let largest = v.iter().copied().fold(0.0f64, |m, x| if x.abs() > m.abs() { x } else { m });
+                let largest = v
+                    .iter()
+                    .copied()
+                    .fold(0.0f64, |m, x| if x.abs() > m.abs() { x } else { m });
                 assert!(largest > 0.0);
             }
         }
@@ -303,7 +359,12 @@ mod tests {
         // (rows, k, variances, projected rows)
         let cases: &[(&[[f64; 2]], usize, &[f64], &[&[f64]])] = &[
             // Points on y = 2x: one component along (1, 2)/√5.
-            (&[[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]], 1, &[5.0], &[&[-r5], &[0.0], &[r5]]),
+            (
+                &[[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]],
+                1,
+                &[5.0],
+                &[&[-r5], &[0.0], &[r5]],
+            ),
             // Independent axes with variances 16/3 and 4/3: the axes themselves.
             (
                 &[[2.0, 1.0], [-2.0, 1.0], [2.0, -1.0], [-2.0, -1.0]],
@@ -312,25 +373,35 @@ mod tests {
                 &[&[2.0, 1.0], &[-2.0, 1.0], &[2.0, -1.0], &[-2.0, -1.0]],
             ),
             // The larger spread wins, whatever the column order.
-            (&[[0.0, 10.0], [1.0, 0.0], [0.0, -10.0], [-1.0, 0.0]], 1, &[200.0 / 3.0], &[
-                &[10.0],
-                &[0.0],
-                &[-10.0],
-                &[0.0],
-            ]),
+            (
+                &[[0.0, 10.0], [1.0, 0.0], [0.0, -10.0], [-1.0, 0.0]],
+                1,
+                &[200.0 / 3.0],
+                &[&[10.0], &[0.0], &[-10.0], &[0.0]],
+            ),
         ];
         for &(rows, k, variances, projected) in cases {
             let flat: Vec<f64> = rows.iter().flatten().copied().collect();
             let x = Tensor::from_vec(flat, (rows.len(), 2), &Device::Cpu).expect("tensor");
             let pca = Pca::fit(&x, k).expect("fit");
             for (got, want) in pca.variances.iter().zip(variances) {
-                assert!(close(*got, *want), "{rows:?}: variances {:?}, want {variances:?}", pca.variances);
+                assert!(
+                    close(*got, *want),
+                    "{rows:?}: variances {:?}, want {variances:?}",
+                    pca.variances
+                );
             }
-            let got: Vec<Vec<f64>> = pca.transform(&x).and_then(|t| Ok(t.to_vec2()?)).expect("transform");
+            let got: Vec<Vec<f64>> = pca
+                .transform(&x)
+                .and_then(|t| Ok(t.to_vec2()?))
+                .expect("transform");
             for (g, w) in got.iter().zip(projected) {
                 assert_eq!(g.len(), k);
                 for (a, b) in g.iter().zip(w.iter()) {
-                    assert!(close(*a, *b), "{rows:?}: projected {got:?}, want {projected:?}");
+                    assert!(
+                        close(*a, *b),
+                        "{rows:?}: projected {got:?}, want {projected:?}"
+                    );
                 }
             }
         }
@@ -359,7 +430,13 @@ mod tests {
 
     #[test]
     fn unused_tokens_are_recognised() {
-        for (token, unused) in [("[unused0]", true), ("[unused993]", true), ("[unused]", false), ("[UNK]", false), ("unused1", false)] {
+        for (token, unused) in [
+            ("[unused0]", true),
+            ("[unused993]", true),
+            ("[unused]", false),
+            ("[UNK]", false),
+            ("unused1", false),
+        ] {
             assert_eq!(is_unused(token), unused, "{token}");
         }
     }

@@ -20,7 +20,7 @@ pub enum EmbedError {
     },
 
     /// A model file exists but cannot be used.
-    #[error("model file {} is unusable ({reason}): reinstall it (run scripts/fetch-model.sh)", path.display())]
+    #[error("model file {} is unusable ({reason}): reinstall it (scripts/fetch-model.sh for minilm, distill again for static)", path.display())]
     BadModel { path: PathBuf, reason: String },
 
     /// The forward pass or tokenisation failed.
@@ -56,7 +56,10 @@ impl EmbedError {
 
     /// A bad-model error for `path` from anything printable.
     pub(crate) fn bad_model(path: &std::path::Path, err: impl std::fmt::Display) -> Self {
-        Self::BadModel { path: path.to_path_buf(), reason: err.to_string() }
+        Self::BadModel {
+            path: path.to_path_buf(),
+            reason: err.to_string(),
+        }
     }
 }
 
@@ -71,7 +74,10 @@ pub(crate) fn require_file(path: &std::path::Path, hint: &'static str) -> Result
     if path.is_file() {
         Ok(())
     } else {
-        Err(EmbedError::MissingModel { path: path.to_path_buf(), hint })
+        Err(EmbedError::MissingModel {
+            path: path.to_path_buf(),
+            hint,
+        })
     }
 }
 

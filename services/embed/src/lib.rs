@@ -9,12 +9,12 @@
 #![forbid(unsafe_code)]
 
 mod bert;
+pub mod distill;
 mod error;
 mod hash;
 mod minilm;
 mod static_model;
 mod vector;
-pub mod distill;
 
 use std::path::Path;
 use std::sync::Arc;

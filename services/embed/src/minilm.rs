@@ -45,10 +45,19 @@ impl MiniLm {
             require_file(path, FETCH_HINT)?;
         }
         let config = BertConfig::read(&config_path)?;
-        let tokenizer = load_tokenizer(&tokenizer_path, MAX_TOKENS.min(config.max_position_embeddings))?;
+        let tokenizer = load_tokenizer(
+            &tokenizer_path,
+            MAX_TOKENS.min(config.max_position_embeddings),
+        )?;
         let device = Device::Cpu;
         let bert = Bert::load(&weights, config, &device)?;
-        Ok(Self { inner: Arc::new(Inner { bert, tokenizer, device }) })
+        Ok(Self {
+            inner: Arc::new(Inner {
+                bert,
+                tokenizer,
+                device,
+            }),
+        })
     }
 
     /// Embeds `texts` on the calling thread, [`MAX_BATCH`] texts per forward
@@ -70,11 +79,17 @@ fn load_tokenizer(path: &Path, max_tokens: usize) -> Result<Tokenizer> {
     let mut padding = tokenizer.get_padding().cloned().unwrap_or_default();
     padding.strategy = PaddingStrategy::BatchLongest;
     if tokenizer.token_to_id(&padding.pad_token).is_none() {
-        padding = PaddingParams { strategy: PaddingStrategy::BatchLongest, ..PaddingParams::default() };
+        padding = PaddingParams {
+            strategy: PaddingStrategy::BatchLongest,
+            ..PaddingParams::default()
+        };
     }
     tokenizer.with_padding(Some(padding));
     tokenizer
-        .with_truncation(Some(TruncationParams { max_length: max_tokens, ..TruncationParams::default() }))
+        .with_truncation(Some(TruncationParams {
+            max_length: max_tokens,
+            ..TruncationParams::default()
+        }))
         .map_err(|e| EmbedError::bad_model(path, e))?;
     Ok(tokenizer)
 }
@@ -100,13 +115,22 @@ impl Inner {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let encodings = self.tokenizer.encode_batch(texts.to_vec(), true).map_err(EmbedError::inference)?;
-        let seq = encodings.iter().map(|e| e.get_ids().len()).max().unwrap_or(0);
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(EmbedError::inference)?;
+        let seq = encodings
+            .iter()
+            .map(|e| e.get_ids().len())
+            .max()
+            .unwrap_or(0);
         let mut ids = Vec::with_capacity(texts.len() * seq);
         let mut mask = Vec::with_capacity(texts.len() * seq);
         for encoding in &encodings {
             if encoding.get_ids().len() != seq {
-                return Err(EmbedError::inference("tokenizer did not pad the batch to one length"));
+                return Err(EmbedError::inference(
+                    "tokenizer did not pad the batch to one length",
+                ));
             }
             ids.extend_from_slice(encoding.get_ids());
             mask.extend_from_slice(encoding.get_attention_mask());

@@ -76,31 +76,44 @@ impl StaticEmbedder {
             require_file(path, DISTILL_HINT)?;
         }
 
-        let text = std::fs::read_to_string(&config_path).map_err(|e| EmbedError::bad_model(&config_path, e))?;
+        let text = std::fs::read_to_string(&config_path)
+            .map_err(|e| EmbedError::bad_model(&config_path, e))?;
         let config: StaticConfig =
             serde_json::from_str(&text).map_err(|e| EmbedError::bad_model(&config_path, e))?;
         if config.model_type != "model2vec" {
-            let reason = format!("model_type is {:?}, expected \"model2vec\"", config.model_type);
+            let reason = format!(
+                "model_type is {:?}, expected \"model2vec\"",
+                config.model_type
+            );
             return Err(EmbedError::bad_model(&config_path, reason));
         }
 
-        let mut tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| EmbedError::bad_model(&tokenizer_path, e))?;
+        let mut tokenizer = Tokenizer::from_file(&tokenizer_path)
+            .map_err(|e| EmbedError::bad_model(&tokenizer_path, e))?;
         tokenizer.with_padding(None);
-        tokenizer.with_truncation(None).map_err(|e| EmbedError::bad_model(&tokenizer_path, e))?;
+        tokenizer
+            .with_truncation(None)
+            .map_err(|e| EmbedError::bad_model(&tokenizer_path, e))?;
 
         let mut tensors = candle_core::safetensors::load(&weights, &Device::Cpu)
             .map_err(|e| EmbedError::bad_model(&weights, e))?;
         let embeddings = tensors
             .remove("embeddings")
             .ok_or_else(|| EmbedError::bad_model(&weights, "no tensor named \"embeddings\""))?;
-        let (rows, dim) = embeddings.dims2().map_err(|e| EmbedError::bad_model(&weights, e))?;
+        let (rows, dim) = embeddings
+            .dims2()
+            .map_err(|e| EmbedError::bad_model(&weights, e))?;
         if dim != config.hidden_dim || dim == 0 {
-            let reason = format!("embeddings have {dim} columns but config.json says hidden_dim {}", config.hidden_dim);
+            let reason = format!(
+                "embeddings have {dim} columns but config.json says hidden_dim {}",
+                config.hidden_dim
+            );
             return Err(EmbedError::bad_model(&weights, reason));
         }
         let vocab = tokenizer.get_vocab_size(true);
         if rows != vocab {
-            let reason = format!("embeddings have {rows} rows but the tokenizer has {vocab} tokens");
+            let reason =
+                format!("embeddings have {rows} rows but the tokenizer has {vocab} tokens");
             return Err(EmbedError::bad_model(&weights, reason));
         }
         let vectors = embeddings
@@ -110,7 +123,15 @@ impl StaticEmbedder {
             .map_err(|e| EmbedError::bad_model(&weights, e))?;
 
         let unk_id = unk_id(&tokenizer);
-        Ok(Self { inner: Arc::new(Inner { vectors, dim, tokenizer, unk_id, config }) })
+        Ok(Self {
+            inner: Arc::new(Inner {
+                vectors,
+                dim,
+                tokenizer,
+                unk_id,
+                config,
+            }),
+        })
     }
 
     /// The model's `config.json`.
@@ -139,12 +160,18 @@ impl Inner {
     /// Mean of the token rows of each text (no special tokens, unknown tokens
     /// dropped, at most [`MAX_TOKENS`]), L2-normalised.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let encodings = self.tokenizer.encode_batch(texts.to_vec(), false).map_err(EmbedError::inference)?;
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), false)
+            .map_err(EmbedError::inference)?;
         Ok(encodings
             .iter()
             .map(|encoding| {
                 let mut sum = vec![0.0f32; self.dim];
-                let ids = encoding.get_ids().iter().filter(|&&id| Some(id) != self.unk_id);
+                let ids = encoding
+                    .get_ids()
+                    .iter()
+                    .filter(|&&id| Some(id) != self.unk_id);
                 for &id in ids.take(MAX_TOKENS) {
                     let start = id as usize * self.dim;
                     if let Some(row) = self.vectors.get(start..start + self.dim) {

@@ -39,11 +39,16 @@ fn distil_static_model_from_minilm() {
     let related2 = dot(&v[2], &v[3]);
     let unrelated = dot(&v[0], &v[4]);
     let unrelated2 = dot(&v[2], &v[4]);
-    println!("static cosines: movie/movie {related:.3}, eat/eat {related2:.3}, movie/stocks {unrelated:.3}, eat/stocks {unrelated2:.3}");
+    println!(
+        "static cosines: movie/movie {related:.3}, eat/eat {related2:.3}, movie/stocks {unrelated:.3}, eat/stocks {unrelated2:.3}"
+    );
     assert!(related > unrelated && related2 > unrelated2);
 
     let start = Instant::now();
     let many: Vec<&str> = texts.iter().cycle().take(10_000).copied().collect();
     static_model.embed_sync(&many).expect("embed");
-    println!("static: {:?} per text over 10000 texts", start.elapsed() / 10_000);
+    println!(
+        "static: {:?} per text over 10000 texts",
+        start.elapsed() / 10_000
+    );
 }

@@ -55,7 +55,10 @@ fn loads_and_embeds_a_hand_made_model() {
             ("cat", [1.0, 0.0, 0.0, 0.0]),
             ("The DOG", [0.0, h, h, 0.0]),
             ("the cat the cat", [h, 0.0, h, 0.0]),
-            ("dog dog dog cat", [1.0 / 3.162_277_7, 3.0 / 3.162_277_7, 0.0, 0.0]),
+            (
+                "dog dog dog cat",
+                [1.0 / 3.162_277_7, 3.0 / 3.162_277_7, 0.0, 0.0],
+            ),
             // No tokens, or only unknown ones ([UNK] is dropped): the first basis vector.
             ("", [1.0, 0.0, 0.0, 0.0]),
             ("🦀", [1.0, 0.0, 0.0, 0.0]),
@@ -63,8 +66,14 @@ fn loads_and_embeds_a_hand_made_model() {
         let texts: Vec<&str> = cases.iter().map(|(t, _)| *t).collect();
         let vectors = model.embed_sync(&texts).expect("embed");
         for ((text, want), got) in cases.iter().zip(&vectors) {
-            assert!((norm(got) - 1.0).abs() < 1e-5, "{dtype:?} {text:?}: {got:?}");
-            assert!(dot(got, want) > 0.9999, "{dtype:?} {text:?}: got {got:?}, want {want:?}");
+            assert!(
+                (norm(got) - 1.0).abs() < 1e-5,
+                "{dtype:?} {text:?}: {got:?}"
+            );
+            assert!(
+                dot(got, want) > 0.9999,
+                "{dtype:?} {text:?}: got {got:?}, want {want:?}"
+            );
         }
     }
 }
@@ -74,10 +83,15 @@ async fn large_batches_match_inline_ones() {
     let dir = tempfile::tempdir().expect("tempdir");
     write_model(dir.path(), DType::F32, DIM);
     let model = StaticEmbedder::load(dir.path()).expect("load");
-    let texts: Vec<String> = (0..50).map(|i| ["the cat", "a dog", "cat and dog"][i % 3].to_string()).collect();
+    let texts: Vec<String> = (0..50)
+        .map(|i| ["the cat", "a dog", "cat and dog"][i % 3].to_string())
+        .collect();
     let batched = model.embed(&texts).await.expect("embed");
     for (text, vector) in texts.iter().zip(&batched) {
-        let single = model.embed(std::slice::from_ref(text)).await.expect("embed one");
+        let single = model
+            .embed(std::slice::from_ref(text))
+            .await
+            .expect("embed one");
         assert_eq!(&single[0], vector);
     }
 }
@@ -86,12 +100,16 @@ async fn large_batches_match_inline_ones() {
 fn rejects_inconsistent_models() {
     let dir = tempfile::tempdir().expect("tempdir");
     write_model(dir.path(), DType::F32, DIM + 1);
-    let err = StaticEmbedder::load(dir.path()).err().expect("hidden_dim mismatch must fail");
+    let err = StaticEmbedder::load(dir.path())
+        .err()
+        .expect("hidden_dim mismatch must fail");
     assert!(err.to_string().contains("hidden_dim"), "{err}");
     assert_eq!(err.kind(), ErrorKind::FailedPrecondition);
 
     let empty = tempfile::tempdir().expect("tempdir");
-    let err = StaticEmbedder::load(empty.path()).err().expect("missing files must fail");
+    let err = StaticEmbedder::load(empty.path())
+        .err()
+        .expect("missing files must fail");
     assert!(err.to_string().contains("model.safetensors"), "{err}");
     assert!(err.to_string().contains("scripts/fetch-model.sh"), "{err}");
 }

@@ -13,8 +13,6 @@ mod convert;
 mod filter;
 mod schema;
 
-use schema::io;
-
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
@@ -29,13 +27,16 @@ use crate::{
     CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, Filter, Hit, Memory, Point, Result,
     SPARSE_VECTOR, ScrollPage, SparseVector, Store, StoreError, keys,
 };
+use schema::io;
 
 const SHARD_DIR: &str = "shard";
 const NEW_SHARD_DIR: &str = "shard.tmp";
 const LOCK_FILE: &str = "lock";
 
 /// The smallest `hnsw_ef` of a dense query: HNSW's beam width, for recall.
-const MIN_HNSW_EF: usize = 128;
+/// Measured on 8,000 uniform random 384-dim vectors (a hard case): recall@10
+/// 0.75-0.84 at 128, 0.93 at 256 (2.4 ms), 0.99 at 512 (5.4 ms).
+const MIN_HNSW_EF: usize = 256;
 
 /// A trine collection in a Qdrant Edge shard on a data directory.
 pub struct EdgeStore {
@@ -219,8 +220,8 @@ fn create_shard(dir: &Path, spec: &CollectionSpec) -> Result<()> {
 
 impl Open {
     fn load(dir: &Path) -> Result<Self> {
-        let shard =
-            qe::EdgeShard::load(&dir.join(SHARD_DIR), Some(schema::load_config())).map_err(backend)?;
+        let shard = qe::EdgeShard::load(&dir.join(SHARD_DIR), Some(schema::load_config()))
+            .map_err(backend)?;
         let info = shard.info().map_err(backend)?;
         let scoring = schema::text_index_info(&info).is_some_and(|t| t.scoring);
         Ok(Self {
@@ -230,7 +231,11 @@ impl Open {
     }
 
     fn dense_dim(&self) -> Option<usize> {
-        self.shard.config().vectors.get(DENSE_VECTOR).map(|v| v.size)
+        self.shard
+            .config()
+            .vectors
+            .get(DENSE_VECTOR)
+            .map(|v| v.size)
     }
 
     /// Applies an update and waits until it is on disk.
@@ -331,10 +336,9 @@ impl Store for EdgeStore {
             let want = open.dense_dim().unwrap_or(0);
             let mut batch = Vec::with_capacity(points.len());
             for point in points {
-                point
-                    .memory
-                    .validate()
-                    .map_err(|why| StoreError::invalid("memory", format!("{}: {why}", point.memory.id)))?;
+                point.memory.validate().map_err(|why| {
+                    StoreError::invalid("memory", format!("{}: {why}", point.memory.id))
+                })?;
                 if point.dense.len() != want {
                     return Err(StoreError::DimensionMismatch {
                         collection: inner.name.clone(),
@@ -389,7 +393,8 @@ impl Store for EdgeStore {
 
     async fn count(&self, filter: &Filter) -> Result<u64> {
         let filter = filter::to_qdrant(filter)?;
-        self.with_shard(move |open, _| open.count(Some(filter))).await
+        self.with_shard(move |open, _| open.count(Some(filter)))
+            .await
     }
 
     async fn scroll(
@@ -557,7 +562,10 @@ fn check_name(name: &str) -> Result<()> {
 
 fn check_limit(limit: usize) -> Result<()> {
     if limit == 0 {
-        return Err(StoreError::invalid("limit", "the limit is 0: ask for at least one"));
+        return Err(StoreError::invalid(
+            "limit",
+            "the limit is 0: ask for at least one",
+        ));
     }
     Ok(())
 }
@@ -584,6 +592,65 @@ mod tests {
         for bad in ["", ".", "..", "a/b", "a\\b", "a\nb"] {
             assert!(check_name(bad).is_err(), "{bad:?}");
         }
+    }
+
+    fn spec(dim: usize) -> CollectionSpec {
+        CollectionSpec {
+            embedder: EmbedderId {
+                name: "e".into(),
+                dim,
+            },
+        }
+    }
+
+    /// A shard another tool made: vectors, no payload index, no `trine.json`.
+    fn foreign_shard(dir: &Path) {
+        let shard = qe::EdgeShard::new(&dir.join(SHARD_DIR), schema::new_config(&spec(4)))
+            .expect("create a bare shard");
+        shard.flush().expect("flush");
+    }
+
+    #[tokio::test]
+    async fn a_foreign_shard_is_adopted_and_gets_its_text_index_on_demand() {
+        let data = tempfile::tempdir().expect("tempdir");
+        foreign_shard(&data.path().join("foreign"));
+        let store = EdgeStore::open(data.path(), "foreign").expect("open");
+        let info = store.info().await.expect("info").expect("exists");
+        assert_eq!(info.embedder, None, "nothing recorded yet");
+        assert_eq!(info.text_index, None, "no text index yet");
+
+        let err = store
+            .query_text("x", &Filter::tenant("t"), 5, false)
+            .await
+            .expect_err("no text index");
+        assert!(matches!(err, StoreError::NoTextIndex(_)), "{err}");
+        assert!(err.to_string().contains("trine text-index"), "{err}");
+
+        let err = store
+            .ensure_collection(&spec(8))
+            .await
+            .expect_err("wrong dim");
+        assert!(
+            matches!(err, StoreError::EmbedderMismatch { found_dim: 4, .. }),
+            "{err}"
+        );
+        let info = store.ensure_collection(&spec(4)).await.expect("adopted");
+        assert_eq!(
+            info.embedder,
+            Some(spec(4).embedder),
+            "recorded on adoption"
+        );
+
+        assert!(store.create_text_index().await.expect("create"), "created");
+        assert!(!store.create_text_index().await.expect("again"), "present");
+        let info = store.info().await.expect("info").expect("exists");
+        let text = info.text_index.expect("a text index");
+        assert!(text.scoring && text.phrase_matching, "{text:?}");
+        let hits = store
+            .query_text("x", &Filter::tenant("t"), 5, false)
+            .await
+            .expect("bm25 now runs");
+        assert!(hits.is_empty());
     }
 
     #[test]

@@ -29,9 +29,7 @@ pub enum StoreError {
         want: usize,
     },
 
-    #[error(
-        "collection `{0}` has no full-text index on the text field: run `trine text-index`"
-    )]
+    #[error("collection `{0}` has no full-text index on the text field: run `trine text-index`")]
     NoTextIndex(String),
 
     #[error("invalid {what}: {why}")]

@@ -63,8 +63,12 @@ pub trait Store: Send + Sync + 'static {
 
     /// Up to `limit` memories matching the filter, in ascending point-id order,
     /// starting at `offset` (inclusive).
-    async fn scroll(&self, filter: &Filter, limit: usize, offset: Option<Uuid>)
-    -> Result<ScrollPage>;
+    async fn scroll(
+        &self,
+        filter: &Filter,
+        limit: usize,
+        offset: Option<Uuid>,
+    ) -> Result<ScrollPage>;
 
     /// The `limit` points nearest to `vector` by cosine, within the filter.
     async fn query_dense(

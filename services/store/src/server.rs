@@ -221,14 +221,14 @@ impl Store for ServerStore {
         let info = match self.raw_info().await? {
             Some(info) => info,
             None => {
-                if let Err(create_error) = self.create_collection(spec).await {
-                    // Another process may have created it meanwhile: then use theirs.
-                    match self.raw_info().await? {
-                        Some(_) => {}
-                        None => return Err(create_error),
-                    }
+                let created = self.create_collection(spec).await;
+                // Should creating fail because another process created it
+                // meanwhile, theirs is checked like any existing collection.
+                match (self.raw_info().await?, created) {
+                    (Some(info), _) => info,
+                    (None, Err(e)) => return Err(e),
+                    (None, Ok(())) => return Err(self.no_collection()),
                 }
-                self.raw_info().await?.ok_or_else(|| self.no_collection())?
             }
         };
         check_embedder(&self.collection, &info, &spec.embedder)?;
@@ -1459,6 +1459,22 @@ mod tests {
             let e = status_error(code, message, "http://q:6334", "c");
             assert!(ok(&e), "{code} {message}: {e:?}");
         }
+    }
+
+    #[tokio::test]
+    async fn connect_says_what_is_wrong() {
+        // Nothing listens on port 1: the connection is refused at once.
+        match ServerStore::connect("http://127.0.0.1:1", "c").await {
+            Err(StoreError::Unreachable { url, .. }) => assert_eq!(url, "http://127.0.0.1:1"),
+            other => panic!("expected unreachable, got {other:?}"),
+        }
+        let bad = ServerStore::connect("http://bad host:6334", "c").await;
+        assert!(matches!(bad, Err(StoreError::Invalid { .. })), "{bad:?}");
+        let unnamed = ServerStore::connect("http://127.0.0.1:1", " ").await;
+        assert!(
+            matches!(unnamed, Err(StoreError::Invalid { .. })),
+            "{unnamed:?}"
+        );
     }
 
     #[test]

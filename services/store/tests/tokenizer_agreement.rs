@@ -30,9 +30,17 @@ const TABLE: &[(&str, &[&str], &[&str])] = &[
         &["meeting", "2026", "11", "09", "58"],
         &["meet", "20261111", "0958", "9", "202"],
     ),
-    ("CVE-2023-4863", &["cve", "2023", "4863"], &["cve2023", "cve20234863", "486", "ve"]),
+    (
+        "CVE-2023-4863",
+        &["cve", "2023", "4863"],
+        &["cve2023", "cve20234863", "486", "ve"],
+    ),
     ("ședință", &["ședință"], &["edin", "sedinta", "ședin", "ț"]),
-    ("foo_bar.baz", &["foo", "bar", "baz"], &["foobar", "barbaz", "fo", "ba"]),
+    (
+        "foo_bar.baz",
+        &["foo", "bar", "baz"],
+        &["foobar", "barbaz", "fo", "ba"],
+    ),
     (
         "1:2.36-9+deb12u4",
         &["1", "2", "36", "9", "deb12u4"],
@@ -81,18 +89,57 @@ async fn terms_and_the_text_index_split_alike() {
         assert_eq!(terms, *want_terms, "terms of {text:?}");
 
         for term in &terms {
-            let found = matching(&store, Filter { all_terms: vec![term.clone()], ..base() }).await;
-            assert!(found.contains(id), "term {term:?} of {text:?} finds it in the index");
+            let found = matching(
+                &store,
+                Filter {
+                    all_terms: vec![term.clone()],
+                    ..base()
+                },
+            )
+            .await;
+            assert!(
+                found.contains(id),
+                "term {term:?} of {text:?} finds it in the index"
+            );
         }
-        let found = matching(&store, Filter { all_terms: terms.clone(), ..base() }).await;
-        assert_eq!(found, vec![*id], "all terms of {text:?} find it, and only it");
+        let found = matching(
+            &store,
+            Filter {
+                all_terms: terms.clone(),
+                ..base()
+            },
+        )
+        .await;
+        assert_eq!(
+            found,
+            vec![*id],
+            "all terms of {text:?} find it, and only it"
+        );
 
         let phrase = trine_core::tokens(text).collect::<Vec<_>>().join(" ");
-        let found = matching(&store, Filter { phrase: Some(phrase.clone()), ..base() }).await;
-        assert_eq!(found, vec![*id], "the phrase {phrase:?} of {text:?} finds it");
+        let found = matching(
+            &store,
+            Filter {
+                phrase: Some(phrase.clone()),
+                ..base()
+            },
+        )
+        .await;
+        assert_eq!(
+            found,
+            vec![*id],
+            "the phrase {phrase:?} of {text:?} finds it"
+        );
 
         for piece in *foreign {
-            let found = matching(&store, Filter { all_terms: vec![piece.to_string()], ..base() }).await;
+            let found = matching(
+                &store,
+                Filter {
+                    all_terms: vec![piece.to_string()],
+                    ..base()
+                },
+            )
+            .await;
             assert!(
                 !found.contains(id),
                 "{piece:?} is not a token of {text:?}, yet the index matches it"

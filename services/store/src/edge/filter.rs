@@ -12,7 +12,10 @@ use crate::{Filter, Result, StoreError, keys};
 /// "no condition".
 pub(super) fn to_qdrant(filter: &Filter) -> Result<qe::Filter> {
     if filter.tenant.trim().is_empty() {
-        return Err(StoreError::invalid("filter", "the tenant is required on every read"));
+        return Err(StoreError::invalid(
+            "filter",
+            "the tenant is required on every read",
+        ));
     }
     let mut must = vec![field(keys::TENANT, keyword(&filter.tenant))?];
     if !filter.projects.is_empty() {
@@ -59,7 +62,9 @@ pub(super) fn to_qdrant(filter: &Filter) -> Result<qe::Filter> {
         if phrase.trim().is_empty() {
             return Err(StoreError::invalid("filter", "the phrase is empty"));
         }
-        let phrase = Match::Phrase(MatchPhrase { phrase: phrase.clone() });
+        let phrase = Match::Phrase(MatchPhrase {
+            phrase: phrase.clone(),
+        });
         must.push(field(keys::TEXT, phrase)?);
     }
     Ok(qe::Filter {
@@ -70,7 +75,10 @@ pub(super) fn to_qdrant(filter: &Filter) -> Result<qe::Filter> {
 
 /// The points of the tenant only: the IDF corpus of BM25 and sparse queries.
 pub(super) fn tenant_only(filter: &Filter) -> Result<qe::Filter> {
-    Ok(qe::Filter::new_must(field(keys::TENANT, keyword(&filter.tenant))?))
+    Ok(qe::Filter::new_must(field(
+        keys::TENANT,
+        keyword(&filter.tenant),
+    )?))
 }
 
 /// The validity view at `at`: `valid_from` open or `<= at`, and `valid_until`
@@ -122,7 +130,10 @@ fn time_range(key: &str, range: Range<qe::DateTimeWrapper>) -> Result<Condition>
 /// One full-text condition on the text: every token of `term` is in it.
 fn text(term: &str, what: &str) -> Result<Condition> {
     if term.trim().is_empty() {
-        return Err(StoreError::invalid("filter", format!("{what} holds an empty term")));
+        return Err(StoreError::invalid(
+            "filter",
+            format!("{what} holds an empty term"),
+        ));
     }
     field(keys::TEXT, Match::new_text(term))
 }
@@ -136,7 +147,10 @@ fn any_of(values: &[String]) -> Match {
 }
 
 fn field(key: &str, matching: Match) -> Result<Condition> {
-    Ok(Condition::Field(FieldCondition::new_match(path(key)?, matching)))
+    Ok(Condition::Field(FieldCondition::new_match(
+        path(key)?,
+        matching,
+    )))
 }
 
 /// A payload key as a Qdrant JSON path.
@@ -163,7 +177,10 @@ mod tests {
     #[test]
     fn the_tenant_is_always_the_first_condition() {
         let got = must(&Filter::tenant("acme"));
-        assert_eq!(got, vec![field(keys::TENANT, keyword("acme")).expect("field")]);
+        assert_eq!(
+            got,
+            vec![field(keys::TENANT, keyword("acme")).expect("field")]
+        );
     }
 
     #[test]

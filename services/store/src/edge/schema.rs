@@ -38,7 +38,10 @@ pub(super) fn read_embedder(dir: &Path) -> Result<Option<EmbedderId>> {
     let record: Record = serde_json::from_slice(&bytes).map_err(|e| {
         StoreError::invalid(
             "collection record",
-            format!("{} is not a trine record ({e}): restore or delete it", path.display()),
+            format!(
+                "{} is not a trine record ({e}): restore or delete it",
+                path.display()
+            ),
         )
     })?;
     Ok(Some(record.embedder))
@@ -119,9 +122,8 @@ pub(super) fn text_index() -> qe::PayloadSchemaParams {
 /// Every payload index of a trine collection, the text index first.
 pub(super) fn payload_indexes() -> Vec<(&'static str, qe::PayloadSchemaParams)> {
     let keyword = || qe::PayloadSchemaParams::Keyword(qe::KeywordIndexParamsBuilder::new().build());
-    let source = qe::PayloadSchemaParams::Keyword(
-        qe::KeywordIndexParamsBuilder::new().prefix(true).build(),
-    );
+    let source =
+        qe::PayloadSchemaParams::Keyword(qe::KeywordIndexParamsBuilder::new().prefix(true).build());
     let datetime = || {
         qe::PayloadSchemaParams::Datetime(
             qe::DatetimeIndexParamsBuilder::new()
