@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use tokio::sync::OnceCell;
+
 use trine_core::ErrorKind;
 use trine_core::model::{CollectionSpec, EmbedderId, Memory, Point};
 use trine_embed::{EmbedError, Embedder};
@@ -37,11 +39,17 @@ impl WriteError {
 pub struct Writer {
     store: Arc<dyn Store>,
     embedder: Arc<dyn Embedder>,
+    /// Set once the collection is known to exist with this embedder.
+    prepared: Arc<OnceCell<()>>,
 }
 
 impl Writer {
     pub fn new(store: Arc<dyn Store>, embedder: Arc<dyn Embedder>) -> Self {
-        Self { store, embedder }
+        Self {
+            store,
+            embedder,
+            prepared: Arc::new(OnceCell::new()),
+        }
     }
 
     pub fn store(&self) -> &Arc<dyn Store> {
@@ -59,9 +67,13 @@ impl Writer {
     }
 
     /// Creates the collection when missing; refuses one written by another
-    /// embedder.
+    /// embedder. Checks the store once per writer.
     pub async fn prepare(&self) -> Result<(), WriteError> {
-        self.store.ensure_collection(&self.spec()).await?;
+        self.prepared
+            .get_or_try_init(|| async {
+                self.store.ensure_collection(&self.spec()).await.map(drop)
+            })
+            .await?;
         Ok(())
     }
 

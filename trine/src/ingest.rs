@@ -67,11 +67,11 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         }
         if batch.len() >= usize::from(args.batch) {
             stored += batch.len();
-            writer.write(std::mem::take(&mut batch)).await?;
+            write(&writer, std::mem::take(&mut batch), line_no, stored).await?;
         }
     }
     stored += batch.len();
-    writer.write(batch).await?;
+    write(&writer, batch, line_no, stored).await?;
     bar.finish_and_clear();
 
     if !args.no_optimize && stored > 0 {
@@ -88,6 +88,17 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         ExitCode::from(EXIT_PARTIAL)
     } else {
         ExitCode::SUCCESS
+    })
+}
+
+/// Writes one batch; a failure says how far the input was stored.
+async fn write(writer: &Writer, batch: Vec<Memory>, line_no: usize, stored: usize) -> Result<(), String> {
+    let size = batch.len();
+    writer.write(batch).await.map_err(|e| {
+        format!(
+            "{e}; the {} memories before line {line_no}'s batch were stored, re-run to resume (ids make it idempotent)",
+            stored - size
+        )
     })
 }
 

@@ -18,7 +18,7 @@ use crate::error::{EmbedError, Result, require_file};
 
 /// How to create a missing static model.
 const DISTILL_HINT: &str =
-    "run scripts/fetch-model.sh, then distill the static model from minilm (trine_embed::distill)";
+    "run scripts/fetch-model.sh, then `trine model distill`";
 
 /// The longest input in tokens; Model2Vec's default `max_length`.
 pub const MAX_TOKENS: usize = 512;
