@@ -1,4 +1,5 @@
 //! The gateway's `Memory` service over real gRPC, on an embedded store.
+#![allow(clippy::unwrap_used)] // test helpers fail loudly
 
 use std::sync::Arc;
 

@@ -9,7 +9,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     tonic_prost_build::configure()
         .file_descriptor_set_path(out.join("trine_descriptor.bin"))
-        .compile_protos(&files, &[root.clone()])?;
+        .compile_protos(&files, std::slice::from_ref(&root))?;
     println!("cargo:rerun-if-changed={}", root.display());
     Ok(())
 }

@@ -33,6 +33,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process
 pub enum Command {
     /// Store memories from a JSON-lines file (`-` for standard input)
     Ingest(ingest::Args),

@@ -131,7 +131,7 @@ pub fn to_json(response: &v1::SearchResponse) -> Value {
         .iter()
         .map(|h| {
             let record = h.record.clone().unwrap_or_default();
-            let explain = h.explain.clone().unwrap_or_default();
+            let explain = h.explain.unwrap_or_default();
             let mut lists = serde_json::Map::new();
             for (name, e) in [
                 ("lexical", entry(&explain.lexical)),
@@ -189,7 +189,7 @@ fn render(response: &v1::SearchResponse, explain: bool) -> String {
             hit.matched_by.join(", ")
         );
         if explain {
-            let e = hit.explain.clone().unwrap_or_default();
+            let e = hit.explain.unwrap_or_default();
             let show = |name: &str, entry: &Option<v1::ListEntry>| match entry {
                 Some(x) => format!("{name} #{} ({:.4})", x.rank, x.score),
                 None => format!("{name} -"),

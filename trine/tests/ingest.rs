@@ -1,5 +1,6 @@
 //! `trine ingest`, `trine doctor` and `trine text-index` as a user runs them:
 //! the real binary on an embedded store in a temporary directory.
+#![allow(clippy::unwrap_used)] // test helpers fail loudly
 
 use std::io::Write;
 use std::path::Path;

@@ -1,5 +1,6 @@
 //! ADR 0172's validation over the real mesh: the four services on loopback
 //! ports, real gRPC, the embedded store and the MiniLM embedder.
+#![allow(clippy::unwrap_used)] // test helpers fail loudly
 
 use std::sync::Arc;
 
@@ -178,7 +179,7 @@ async fn adr_0172_validation() {
         first.score
     );
     assert_eq!(lists(first), ["lexical", "verbatim"]);
-    let explain = first.explain.clone().unwrap();
+    let explain = first.explain.unwrap();
     assert_eq!(explain.lexical.unwrap().rank, 1);
     assert_eq!(explain.verbatim.unwrap().rank, 1);
     assert!(

@@ -1,5 +1,6 @@
 //! `trine serve`, then `trine search --endpoint ... --json`, as a user runs
 //! them: the real binary on the bundled sample corpus.
+#![allow(clippy::unwrap_used)] // test helpers fail loudly
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

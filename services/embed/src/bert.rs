@@ -45,7 +45,11 @@ impl BertConfig {
                 ),
             ));
         }
-        if config.num_attention_heads == 0 || config.hidden_size % config.num_attention_heads != 0 {
+        if config.num_attention_heads == 0
+            || !config
+                .hidden_size
+                .is_multiple_of(config.num_attention_heads)
+        {
             return Err(EmbedError::bad_model(
                 path,
                 "hidden_size is not a multiple of num_attention_heads",

@@ -354,6 +354,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::type_complexity)] // a table of cases reads best inline
     fn pca_matches_hand_computed_projections() {
         let r5 = 5.0f64.sqrt();
         // (rows, k, variances, projected rows)

@@ -2,6 +2,7 @@
 //! `<models>/static` (where `trine_embed::load` looks for it). Slow (about a
 //! minute or more), so ignored by default; run it with
 //! `cargo test -p trine-embed --test distill -- --ignored --nocapture`.
+#![allow(clippy::unwrap_used)] // test helpers fail loudly
 
 mod common;
 

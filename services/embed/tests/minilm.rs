@@ -1,4 +1,5 @@
 //! MiniLM against the installed model (run scripts/fetch-model.sh first).
+#![allow(clippy::unwrap_used)] // test helpers fail loudly
 
 mod common;
 
@@ -147,7 +148,7 @@ fn missing_model_says_how_to_fix() {
 
 #[test]
 fn unknown_embedder_is_an_invalid_argument() {
-    let err = EmbedderKind::parse("bert").err().expect("unknown name");
+    let err = EmbedderKind::parse("bert").expect_err("unknown name");
     assert_eq!(err.kind(), ErrorKind::InvalidArgument);
     assert!(err.to_string().contains("minilm|static|hash"));
 }

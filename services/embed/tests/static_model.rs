@@ -1,5 +1,6 @@
 //! The static embedder on a small hand-made Model2Vec directory (the real
 //! MiniLM tokenizer, a tiny embeddings table).
+#![allow(clippy::unwrap_used)] // test helpers fail loudly
 
 mod common;
 

@@ -1420,6 +1420,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::type_complexity)] // a table of cases reads best inline
     fn status_codes_map_to_store_errors() {
         let cases: Vec<(i32, &str, fn(&StoreError) -> bool)> = vec![
             (

@@ -5,6 +5,7 @@
 //! Each check uses its own tenant, so checks see only their own points: the
 //! tenant is a boundary, and the suite relies on it. Vectors are small and
 //! hand-made (8 dimensions); no embedding model runs here.
+#![allow(clippy::unwrap_used)] // test helpers fail loudly
 
 use std::collections::BTreeSet;
 use std::path::Path;

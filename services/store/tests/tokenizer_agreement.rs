@@ -15,6 +15,7 @@
 //! would match: that `foo` alone matches already shows the index splits at
 //! `_`. The negative rows are therefore pieces that survive the query-side
 //! split unchanged: a finer split (`deb`, `edin`) or a fused one (`foobar`).
+#![allow(clippy::unwrap_used)] // test helpers fail loudly
 
 use std::sync::Arc;
 
