@@ -1,0 +1,155 @@
+//! Faults: a channel that is down degrades the answer; no channel at all is
+//! UNAVAILABLE; every server answers the gRPC health protocol.
+#![allow(clippy::unwrap_used)] // test helpers fail loudly
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tonic::Code;
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
+use trine::mesh::{Mesh, MeshConfig, channel};
+use trine_api::v1::memory_client::MemoryClient;
+use trine_api::v1::{Filters, Record, SearchRequest, UpsertRequest};
+use trine_embed::{Embedder, HashEmbedder};
+use trine_gateway::{MemoryService, Peers, SearchConfig, Searcher, Writer};
+use trine_lexical::{LexicalConfig, LexicalService};
+use trine_store::{EdgeStore, Store};
+
+fn never() -> impl Future<Output = ()> + Send + 'static {
+    std::future::pending()
+}
+
+/// An address nothing listens on.
+async fn dead_addr() -> String {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    l.local_addr().unwrap().to_string()
+}
+
+async fn serve_lexical(store: Arc<dyn Store>) -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    let service = LexicalService::new(store, LexicalConfig::default());
+    tokio::spawn(trine_lexical::run(l, service, never()));
+    addr
+}
+
+/// A gateway whose peers are at the given addresses.
+async fn gateway(store: Arc<dyn Store>, lexical: &str, semantic: &str, fusion: &str) -> SocketAddr {
+    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(64));
+    let writer = Writer::new(store.clone(), embedder);
+    writer.prepare().await.unwrap();
+    let peers = Peers::lazy(
+        channel(lexical).unwrap(),
+        channel(semantic).unwrap(),
+        channel(fusion).unwrap(),
+    );
+    let config = SearchConfig::default();
+    let service = MemoryService::new(writer).with_search(Searcher::new(peers, store, config));
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(trine_gateway::run(l, service, never()));
+    addr
+}
+
+fn search(query: &str) -> SearchRequest {
+    SearchRequest {
+        query: query.to_string(),
+        filters: Some(Filters {
+            tenant: "acme".to_string(),
+            ..Filters::default()
+        }),
+        ..SearchRequest::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_channel_down_degrades_and_none_is_unavailable() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
+    let lexical = serve_lexical(store.clone()).await.to_string();
+    let (semantic, fusion) = (dead_addr().await, dead_addr().await);
+
+    let addr = gateway(store.clone(), &lexical, &semantic, &fusion).await;
+    let mut client = MemoryClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    let record = Record {
+        text: "Meeting 2026-11-11 09:58 in the small room".to_string(),
+        tenant: "acme".to_string(),
+        ..Record::default()
+    };
+    client
+        .upsert(UpsertRequest {
+            records: vec![record],
+        })
+        .await
+        .unwrap();
+
+    // semantic-svc and fusion-svc are down: the lexical list answers, fused here.
+    let answer = client
+        .search(search("Meeting 2026-11-11 09:58"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(answer.degraded);
+    let reasons = answer.degraded_reasons.join("; ");
+    assert!(
+        reasons.contains("semantic") && reasons.contains("fusion"),
+        "{reasons}"
+    );
+    assert_eq!(answer.hits.len(), 1);
+    assert_eq!(answer.hits[0].matched_by, ["lexical", "verbatim"]);
+
+    // No channel at all: UNAVAILABLE, saying why.
+    let addr = gateway(store, &dead_addr().await, &semantic, &fusion).await;
+    let mut client = MemoryClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    let e = client
+        .search(search("Meeting 2026-11-11 09:58"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::Unavailable, "{}", e.message());
+    assert!(
+        e.message().contains("no channel answered"),
+        "{}",
+        e.message()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_server_reports_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
+    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(64));
+    Writer::new(store.clone(), embedder.clone())
+        .prepare()
+        .await
+        .unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mesh = Mesh::start(listener, store, embedder, MeshConfig::default())
+        .await
+        .unwrap();
+    let servers = [
+        (mesh.gateway, "trine.v1.Memory"),
+        (mesh.lexical, "trine.v1.Lexical"),
+        (mesh.semantic, "trine.v1.Semantic"),
+        (mesh.fusion, "trine.v1.Fusion"),
+    ];
+    for (addr, service) in servers {
+        let mut health = HealthClient::new(channel(&addr.to_string()).unwrap());
+        let status = health
+            .check(HealthCheckRequest {
+                service: service.to_string(),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .status;
+        assert_eq!(status, ServingStatus::Serving as i32, "{service} at {addr}");
+    }
+    mesh.stop().await.unwrap();
+}
