@@ -1,4 +1,5 @@
-//! Writing memories: embed their texts, build points, upsert in batches.
+//! Writing memories: embed their texts, encode their sparse vectors, build
+//! points, upsert.
 
 use std::sync::Arc;
 
@@ -96,9 +97,9 @@ impl Writer {
             .into_iter()
             .zip(vectors)
             .map(|(memory, dense)| Point {
+                sparse: Some(trine_core::sparse::encode_text(&memory.text)),
                 memory,
                 dense,
-                sparse: None,
             })
             .collect();
         self.store.upsert(points).await?;

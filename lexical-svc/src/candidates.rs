@@ -17,16 +17,27 @@ pub enum LexicalError {
     Store(#[from] StoreError),
     #[error("{0}")]
     UnknownStrategy(String),
-    #[error("lexical strategy {0:?} is not served by this build: use candidates")]
-    NotServed(String),
+    #[error("lexical strategy `{strategy}` is not ready on this collection: {why}")]
+    NotReady { strategy: &'static str, why: String },
+    #[error(
+        "the query {0:?} has no salient token for the lexical gate: an empty gate never matches everything; use another strategy or a more specific query"
+    )]
+    EmptyGate(String),
+    #[error("the gate strategy ranks by dense similarity, and this lexical-svc has no embedder")]
+    NoEmbedder,
+    #[error("embedding the query for the gate failed: {0}")]
+    Embed(String),
+    #[error("strategy `auto` must be resolved before it runs")]
+    Unresolved,
 }
 
 impl LexicalError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Self::Store(e) => e.kind(),
-            Self::UnknownStrategy(_) => ErrorKind::InvalidArgument,
-            Self::NotServed(_) => ErrorKind::Unimplemented,
+            Self::UnknownStrategy(_) | Self::EmptyGate(_) => ErrorKind::InvalidArgument,
+            Self::NotReady { .. } | Self::NoEmbedder => ErrorKind::FailedPrecondition,
+            Self::Embed(_) | Self::Unresolved => ErrorKind::Internal,
         }
     }
 }

@@ -5,13 +5,24 @@
 //! then, while room is left, each term's points, rarest term first by an
 //! exact count — scored with BM25 over exact document frequencies. Each
 //! candidate carries the verbatim flag, computed here where the text is.
+//!
+//! The other strategies of DESIGN.md §2 (`bm25`, `sparse`, `gate`, `off`,
+//! `auto`) run here too, each refused with the command that makes the
+//! collection ready when it is not; every strategy that reads text also reads
+//! the points holding the query as a phrase before the cap can drop them.
 #![forbid(unsafe_code)]
 
+use trine_core::Strategy;
+
 mod candidates;
+pub mod readiness;
 mod service;
+mod strategies;
 
 pub use candidates::{Candidate, Candidates, LexicalError, candidates};
+pub use readiness::Ready;
 pub use service::{LexicalService, run};
+pub use strategies::with_phrase_reads;
 
 /// The lexical channel's settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,6 +31,8 @@ pub struct LexicalConfig {
     pub cap: usize,
     /// The most candidates a request may ask for.
     pub max_cap: usize,
+    /// The strategy of requests that do not name one.
+    pub strategy: Strategy,
 }
 
 impl Default for LexicalConfig {
@@ -27,6 +40,7 @@ impl Default for LexicalConfig {
         Self {
             cap: 256,
             max_cap: 4096,
+            strategy: Strategy::Candidates,
         }
     }
 }

@@ -1,7 +1,8 @@
-//! The `Lexical` gRPC service: the edge between the wire and [`candidates`].
+//! The `Lexical` gRPC service: the edge between the wire and the strategies.
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use tokio::net::TcpListener;
 use tonic::server::NamedService;
@@ -10,32 +11,110 @@ use tonic::{Request, Response, Status};
 use trine_api::v1::lexical_server::{Lexical, LexicalServer};
 use trine_api::v1::{self, StageTiming};
 use trine_api::{filter_from_wire, status};
+use trine_core::model::Filter;
 use trine_core::{ErrorKind, Strategy};
+use trine_embed::Embedder;
 use trine_store::Store;
 
-use crate::{LexicalConfig, LexicalError, candidates};
+use crate::readiness::{self, Ready, auto};
+use crate::{Candidates, LexicalConfig, LexicalError, strategies};
+
+/// How long a probe that found the requested strategy ready is trusted.
+const READY_FOR: Duration = Duration::from_secs(30);
+
+type Probe = Vec<(Strategy, Ready)>;
 
 /// Serves the lexical channel over a store.
 #[derive(Clone)]
 pub struct LexicalService {
     store: Arc<dyn Store>,
+    embedder: Option<Arc<dyn Embedder>>,
     config: LexicalConfig,
+    probed: Arc<Mutex<Option<(Instant, Probe)>>>,
 }
 
 impl LexicalService {
     pub fn new(store: Arc<dyn Store>, config: LexicalConfig) -> Self {
-        Self { store, config }
+        Self {
+            store,
+            embedder: None,
+            config,
+            probed: Arc::new(Mutex::new(None)),
+        }
     }
-}
 
-/// Checks a requested strategy; only `candidates` is served by this build.
-fn check_strategy(name: &str) -> Result<(), LexicalError> {
-    if name.is_empty() {
-        return Ok(());
+    /// Lets the `gate` strategy embed queries (it ranks by dense similarity
+    /// inside the gate).
+    pub fn with_embedder(self, embedder: Arc<dyn Embedder>) -> Self {
+        Self {
+            embedder: Some(embedder),
+            ..self
+        }
     }
-    match Strategy::parse(name).map_err(LexicalError::UnknownStrategy)? {
-        Strategy::Candidates => Ok(()),
-        other => Err(LexicalError::NotServed(other.name().to_string())),
+
+    /// The strategy to run: `auto` resolved, and a strategy the collection is
+    /// not ready for refused with what makes it ready. A probe that found the
+    /// strategy ready is trusted for [`READY_FOR`]; any other answer is
+    /// probed again, so that a fix shows at once.
+    pub async fn resolve(&self, requested: Strategy) -> Result<Strategy, LexicalError> {
+        if requested == Strategy::Off {
+            return Ok(requested);
+        }
+        let usable = |probe: &[(Strategy, Ready)]| -> Option<Strategy> {
+            let chosen = if requested == Strategy::Auto {
+                auto(probe)
+            } else {
+                requested
+            };
+            let ready =
+                chosen == Strategy::Off || probe.iter().any(|(s, r)| *s == chosen && r.is_ready());
+            ready.then_some(chosen)
+        };
+        let cached = self
+            .probed
+            .lock()
+            .map(|slot| slot.clone())
+            .unwrap_or_default()
+            .filter(|(at, _)| at.elapsed() < READY_FOR);
+        if let Some(chosen) = cached.as_ref().and_then(|(_, probe)| usable(probe)) {
+            return Ok(chosen);
+        }
+        let probe = readiness::probe(self.store.as_ref(), self.embedder.is_some()).await?;
+        if let Ok(mut slot) = self.probed.lock() {
+            *slot = Some((Instant::now(), probe.clone()));
+        }
+        if let Some(chosen) = usable(&probe) {
+            return Ok(chosen);
+        }
+        let why = probe
+            .into_iter()
+            .find_map(|(s, r)| match r {
+                Ready::No(why) if s == requested => Some(why),
+                _ => None,
+            })
+            .unwrap_or_else(|| "no strategy is ready".to_string());
+        Err(LexicalError::NotReady {
+            strategy: requested.name(),
+            why,
+        })
+    }
+
+    /// The lexical list of a resolved strategy, with the phrase reads of
+    /// every strategy that reads text.
+    pub async fn list(
+        &self,
+        strategy: Strategy,
+        query: &str,
+        filter: &Filter,
+        cap: usize,
+    ) -> Result<Candidates, LexicalError> {
+        let store = self.store.as_ref();
+        let embedder = self.embedder.as_deref();
+        let found = strategies::run(strategy, store, embedder, query, filter, cap).await?;
+        if strategy == Strategy::Off {
+            return Ok(found);
+        }
+        strategies::with_phrase_reads(store, query, filter, cap, found).await
     }
 }
 
@@ -47,22 +126,30 @@ impl Lexical for LexicalService {
         request: Request<v1::CandidatesRequest>,
     ) -> Result<Response<v1::CandidatesResponse>, Status> {
         let request = request.into_inner();
-        check_strategy(&request.strategy).map_err(|e| status(e.kind(), e.to_string()))?;
-        let filter = filter_from_wire(request.filters.as_ref(), chrono::Utc::now())
-            .map_err(|e| status(ErrorKind::InvalidArgument, e))?;
+        let invalid = |e: String| status(ErrorKind::InvalidArgument, e);
+        let requested = if request.strategy.is_empty() {
+            self.config.strategy
+        } else {
+            Strategy::parse(&request.strategy).map_err(invalid)?
+        };
+        let filter =
+            filter_from_wire(request.filters.as_ref(), chrono::Utc::now()).map_err(invalid)?;
         let cap = match usize::try_from(request.cap).unwrap_or(usize::MAX) {
             0 => self.config.cap,
             cap if cap > self.config.max_cap => {
-                return Err(status(
-                    ErrorKind::InvalidArgument,
-                    format!("cap {cap} is above the maximum {}", self.config.max_cap),
-                ));
+                return Err(invalid(format!(
+                    "cap {cap} is above the maximum {}",
+                    self.config.max_cap
+                )));
             }
             cap => cap,
         };
-        let found = candidates(self.store.as_ref(), &request.query, &filter, cap)
+        let failed = |e: LexicalError| status(e.kind(), e.to_string());
+        let strategy = self.resolve(requested).await.map_err(failed)?;
+        let found = self
+            .list(strategy, &request.query, &filter, cap)
             .await
-            .map_err(|e| status(e.kind(), e.to_string()))?;
+            .map_err(failed)?;
         Ok(Response::new(v1::CandidatesResponse {
             candidates: found
                 .list
@@ -73,7 +160,7 @@ impl Lexical for LexicalService {
                     verbatim: c.verbatim,
                 })
                 .collect(),
-            strategy: "candidates".to_string(),
+            strategy: strategy.name().to_string(),
             timings: found
                 .timings
                 .iter()
@@ -95,22 +182,4 @@ pub async fn run(
     let names = [<LexicalServer<LexicalService> as NamedService>::NAME];
     let routes = Routes::new(LexicalServer::new(service));
     trine_api::server::serve(routes, &names, listener, shutdown).await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn strategies_are_checked() {
-        assert!(check_strategy("").is_ok());
-        assert!(check_strategy("candidates").is_ok());
-        assert_eq!(
-            check_strategy("bm25").unwrap_err().kind(),
-            ErrorKind::Unimplemented
-        );
-        let unknown = check_strategy("magic").unwrap_err();
-        assert_eq!(unknown.kind(), ErrorKind::InvalidArgument);
-        assert!(unknown.to_string().contains("magic"));
-    }
 }

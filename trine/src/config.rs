@@ -23,6 +23,27 @@ pub struct Config {
     pub log: String,
     /// Addresses of the internal services, for `serve --role gateway`.
     pub peers: PeersConfig,
+    /// The lexical channel.
+    pub lexical: LexicalSection,
+}
+
+/// `[lexical]`: the strategy of searches that do not name one, and the cap.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LexicalSection {
+    /// candidates, bm25, sparse, gate, off or auto.
+    pub strategy: String,
+    /// Points the lexical channel reads at most.
+    pub cap: usize,
+}
+
+impl Default for LexicalSection {
+    fn default() -> Self {
+        Self {
+            strategy: "candidates".to_string(),
+            cap: 256,
+        }
+    }
 }
 
 /// Where a gateway finds the internal services (`host:port` or a URL).
@@ -44,6 +65,7 @@ impl Default for Config {
             models: PathBuf::from("models"),
             log: "warn".to_string(),
             peers: PeersConfig::default(),
+            lexical: LexicalSection::default(),
         }
     }
 }
@@ -82,6 +104,15 @@ pub struct Overrides {
     /// fusion-svc address, for `serve --role gateway`
     #[arg(long, global = true, env = "TRINE_FUSION_ADDR", value_name = "ADDR")]
     pub fusion_addr: Option<String>,
+    /// Lexical strategy of searches that name none: candidates, bm25, sparse,
+    /// gate, off, auto [default: candidates]
+    #[arg(
+        long,
+        global = true,
+        env = "TRINE_LEXICAL_STRATEGY",
+        value_name = "STRATEGY"
+    )]
+    pub lexical_strategy: Option<String>,
 }
 
 /// A configuration that cannot be used, and why.
@@ -133,6 +164,9 @@ impl Config {
         if let Some(v) = o.fusion_addr {
             config.peers.fusion = Some(v);
         }
+        if let Some(v) = o.lexical_strategy {
+            config.lexical.strategy = v;
+        }
         config.validate()?;
         Ok(config)
     }
@@ -162,7 +196,24 @@ impl Config {
         }
         trine_embed::EmbedderKind::parse(&self.embedder)
             .map_err(|e| ConfigError::Invalid(e.to_string()))?;
+        trine_core::Strategy::parse(&self.lexical.strategy).map_err(ConfigError::Invalid)?;
+        if self.lexical.cap == 0 {
+            return Err(ConfigError::Invalid(
+                "lexical.cap must be at least 1".to_string(),
+            ));
+        }
         Ok(())
+    }
+
+    /// The services' settings from this configuration.
+    pub fn mesh(&self) -> crate::mesh::MeshConfig {
+        let mut mesh = crate::mesh::MeshConfig::default();
+        mesh.lexical.cap = self.lexical.cap;
+        // Validated at load.
+        if let Ok(strategy) = trine_core::Strategy::parse(&self.lexical.strategy) {
+            mesh.lexical.strategy = strategy;
+        }
+        mesh
     }
 
     /// A configuration for tests: the hash embedder on a data directory.
@@ -214,6 +265,11 @@ mod tests {
             ("colour = \"red\"\n", "unknown field"),
             ("embedder = \"bert\"\n", "bert"),
             ("collection = \"a b\"\n", "must be letters"),
+            (
+                "[lexical]\nstrategy = \"magic\"\n",
+                "unknown lexical strategy",
+            ),
+            ("[lexical]\ncap = 0\n", "lexical.cap"),
         ];
         for (toml, want) in table {
             let (_dir, o) = overrides_with_file(toml);

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 use trine_core::model::{CollectionInfo, keys};
+use trine_lexical::Ready;
 
 use crate::{CmdResult, Config, open_store};
 
@@ -24,9 +25,23 @@ pub struct Report {
     pub exists: bool,
     pub configured_embedder: String,
     pub info: Option<CollectionInfo>,
+    /// Each lexical strategy: ready, or what is missing and the fix.
+    pub strategies: Vec<StrategyReport>,
+    /// The strategy searches use when they name none.
+    pub configured_strategy: String,
     /// Problems, each with what to run.
     pub problems: Vec<String>,
     pub ok: bool,
+}
+
+/// One lexical strategy's readiness on the collection.
+#[derive(Debug, Serialize)]
+pub struct StrategyReport {
+    pub strategy: &'static str,
+    pub ready: bool,
+    /// What is missing and the command that fixes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing: Option<String>,
 }
 
 /// Payload indexes trine expects, with their kinds.
@@ -44,6 +59,35 @@ const EXPECTED_INDEXES: &[(&str, &str)] = &[
 pub async fn run(config: &Config, args: Args) -> CmdResult {
     let store = open_store(config).await?;
     let info = store.info().await?;
+    let strategies = match info {
+        // trine's services give lexical-svc an embedder, so the gate can run.
+        Some(_) => trine_lexical::readiness::probe(store.as_ref(), true)
+            .await?
+            .into_iter()
+            .map(|(s, ready)| StrategyReport {
+                strategy: s.name(),
+                ready: ready.is_ready(),
+                missing: match ready {
+                    Ready::Yes => None,
+                    Ready::No(why) => Some(why),
+                },
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut problems = problems(config, info.as_ref());
+    let configured = strategies
+        .iter()
+        .find(|s| s.strategy == config.lexical.strategy);
+    if let Some(StrategyReport {
+        missing: Some(why), ..
+    }) = configured
+    {
+        problems.push(format!(
+            "the configured strategy `{}` is not ready: {why}",
+            config.lexical.strategy
+        ));
+    }
     let report = Report {
         collection: config.collection.clone(),
         backend: store.backend().to_string(),
@@ -53,7 +97,9 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             .unwrap_or_else(|| config.data.display().to_string()),
         exists: info.is_some(),
         configured_embedder: config.embedder.clone(),
-        problems: problems(config, info.as_ref()),
+        strategies,
+        configured_strategy: config.lexical.strategy.clone(),
+        problems,
         ok: false,
         info,
     };
@@ -153,6 +199,17 @@ fn render(r: &Report) -> String {
             .map(|i| format!("{}:{}", i.field, i.kind))
             .collect();
         s += &format!("indexes     {}\n", indexes.join(", "));
+    }
+    for st in &r.strategies {
+        let mark = if st.strategy == r.configured_strategy {
+            " (configured)"
+        } else {
+            ""
+        };
+        match &st.missing {
+            None => s += &format!("strategy    {}{mark}: ready\n", st.strategy),
+            Some(why) => s += &format!("strategy    {}{mark}: not ready: {why}\n", st.strategy),
+        }
     }
     if r.problems.is_empty() {
         s += "status      ok\n";

@@ -2,6 +2,7 @@
 //! library crates. `main.rs` only parses and calls [`main`].
 #![forbid(unsafe_code)]
 
+mod backfill;
 pub mod config;
 mod doctor;
 mod ingest;
@@ -48,6 +49,8 @@ pub enum Command {
     Serve(serve::Args),
     /// Search memories: in-process, or against a running gateway (--endpoint)
     Search(search::Args),
+    /// Give every point its sparse encoding (for the `sparse` strategy)
+    SparseBackfill(backfill::Args),
 }
 
 /// Runs a parsed command line and says how it ended.
@@ -72,6 +75,7 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Model(command) => model::run(&config, command).await,
             Command::Serve(args) => serve::run(&config, args).await,
             Command::Search(args) => search::run(&config, args).await,
+            Command::SparseBackfill(args) => backfill::run(&config, args).await,
         }
     });
     match outcome {

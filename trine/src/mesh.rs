@@ -99,7 +99,8 @@ impl Mesh {
         );
 
         let mut tasks: Vec<(&'static str, Served)> = Vec::new();
-        let service = LexicalService::new(store.clone(), config.lexical.clone());
+        let service = LexicalService::new(store.clone(), config.lexical.clone())
+            .with_embedder(embedder.clone());
         tasks.push((
             "lexical",
             tokio::spawn(trine_lexical::run(lexical_l, service, stopped(&rx))),

@@ -10,7 +10,7 @@ use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{self, Filters, SearchRequest};
 use trine_core::model::parse_time;
 
-use crate::mesh::{Mesh, MeshConfig, channel};
+use crate::mesh::{Mesh, channel};
 use crate::{CmdResult, Config, load_embedder, open_store};
 
 #[derive(Debug, clap::Args)]
@@ -97,7 +97,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             let store = open_store(config).await?;
             let embedder = load_embedder(config).await?;
             let listener = TcpListener::bind("127.0.0.1:0").await?;
-            let mesh = Mesh::start(listener, store, embedder, MeshConfig::default()).await?;
+            let mesh = Mesh::start(listener, store, embedder, config.mesh()).await?;
             let answer = ask(&mesh.gateway.to_string(), request).await;
             mesh.stop().await?;
             answer?

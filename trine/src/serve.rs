@@ -11,7 +11,7 @@ use trine_gateway::{MemoryService, Peers, Searcher, Writer};
 use trine_lexical::LexicalService;
 use trine_semantic::SemanticService;
 
-use crate::mesh::{Mesh, MeshConfig, channel, remote_embedder};
+use crate::mesh::{Mesh, channel, remote_embedder};
 use crate::{CmdResult, Config, load_embedder, open_store};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -67,7 +67,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let addr = listener.local_addr()?;
-    let mesh_config = MeshConfig::default();
+    let mesh_config = config.mesh();
     match args.role {
         Role::All => {
             let store = open_store(config).await?;
@@ -85,7 +85,8 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             mesh.stop().await?;
         }
         Role::Lexical => {
-            let service = LexicalService::new(open_store(config).await?, mesh_config.lexical);
+            let service = LexicalService::new(open_store(config).await?, mesh_config.lexical)
+                .with_embedder(load_embedder(config).await?);
             eprintln!("lexical-svc serving on {addr}");
             trine_lexical::run(listener, service, signal()).await?;
         }

@@ -7,8 +7,10 @@
 
 pub mod bm25;
 mod error;
+pub mod gate;
 pub mod model;
 pub mod rrf;
+pub mod sparse;
 pub mod strategy;
 pub mod terms;
 pub mod verbatim;

@@ -13,7 +13,7 @@ mod convert;
 mod filter;
 mod schema;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -253,6 +253,90 @@ impl Open {
         Ok(n as u64)
     }
 
+    /// Up to `limit` memories matching `filter`, in ascending id order from
+    /// `offset` (inclusive).
+    fn scroll(&self, filter: qe::Filter, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage> {
+        let request = qe::ScrollRequest {
+            offset: offset.map(qe::PointId::Uuid),
+            limit: Some(limit),
+            filter: Some(filter),
+            with_payload: Some(qe::WithPayloadInterface::Bool(true)),
+            with_vector: qe::WithVector::Bool(false),
+            order_by: None,
+        };
+        let (records, next) = self.shard.scroll(request).map_err(backend)?;
+        let memories = records
+            .into_iter()
+            .map(|record| convert::to_memory(convert::to_uuid(record.id), record.payload))
+            .collect();
+        Ok(ScrollPage {
+            memories,
+            next_offset: next.map(convert::to_uuid),
+        })
+    }
+
+    /// Replaces the `sparse` vector of the points that exist, leaving their
+    /// other vectors and payload as they are, and waits until it is on disk.
+    ///
+    /// Edge refuses the whole update when one id is missing (`PointIdError`),
+    /// so the ids are narrowed to the existing ones first; a point deleted
+    /// between that read and the update is skipped by one more narrowing.
+    fn set_sparse(&self, vectors: Vec<(Uuid, qe::VectorInternal)>) -> Result<()> {
+        let mut vectors = vectors;
+        for last_try in [false, true] {
+            vectors = self.existing(vectors)?;
+            if vectors.is_empty() {
+                break;
+            }
+            let points = vectors
+                .iter()
+                .map(|(id, vector)| qe::PointVectorsPersisted {
+                    id: qe::PointId::Uuid(*id),
+                    vector: qe::VectorStructInternal::Named(HashMap::from([(
+                        SPARSE_VECTOR.to_string(),
+                        vector.clone(),
+                    )]))
+                    .into(),
+                })
+                .collect();
+            let operation = qe::UpdateOperation::VectorOperation(
+                qe::VectorOperations::UpdateVectors(qe::UpdateVectorsOp {
+                    points,
+                    update_filter: None,
+                }),
+            );
+            match self.shard.update(operation) {
+                Ok(()) => break,
+                Err(qe::OperationError::PointIdError { .. }) if !last_try => {}
+                Err(e) => return Err(backend(e)),
+            }
+        }
+        self.shard.flush().map_err(backend)
+    }
+
+    /// The entries whose point exists.
+    fn existing<T>(&self, entries: Vec<(Uuid, T)>) -> Result<Vec<(Uuid, T)>> {
+        let request = qe::RetrieveRequest {
+            point_ids: entries
+                .iter()
+                .map(|(id, _)| qe::PointId::Uuid(*id))
+                .collect(),
+            with_payload: Some(qe::WithPayloadInterface::Bool(false)),
+            with_vector: Some(qe::WithVector::Bool(false)),
+        };
+        let found: HashSet<Uuid> = self
+            .shard
+            .retrieve(request)
+            .map_err(backend)?
+            .into_iter()
+            .map(|record| convert::to_uuid(record.id))
+            .collect();
+        Ok(entries
+            .into_iter()
+            .filter(|(id, _)| found.contains(id))
+            .collect())
+    }
+
     /// One leaf query: `query` within `filter`, best first.
     fn query(
         &self,
@@ -405,26 +489,8 @@ impl Store for EdgeStore {
     ) -> Result<ScrollPage> {
         check_limit(limit)?;
         let filter = filter::to_qdrant(filter)?;
-        self.with_shard(move |open, _| {
-            let request = qe::ScrollRequest {
-                offset: offset.map(qe::PointId::Uuid),
-                limit: Some(limit),
-                filter: Some(filter),
-                with_payload: Some(qe::WithPayloadInterface::Bool(true)),
-                with_vector: qe::WithVector::Bool(false),
-                order_by: None,
-            };
-            let (records, next) = open.shard.scroll(request).map_err(backend)?;
-            let memories = records
-                .into_iter()
-                .map(|record| convert::to_memory(convert::to_uuid(record.id), record.payload))
-                .collect();
-            Ok(ScrollPage {
-                memories,
-                next_offset: next.map(convert::to_uuid),
-            })
-        })
-        .await
+        self.with_shard(move |open, _| open.scroll(filter, limit, offset))
+            .await
     }
 
     async fn query_dense(
@@ -494,6 +560,29 @@ impl Store for EdgeStore {
         .await
     }
 
+    async fn set_sparse(&self, vectors: Vec<(Uuid, SparseVector)>) -> Result<()> {
+        if vectors.is_empty() {
+            return Ok(());
+        }
+        let vectors = vectors
+            .into_iter()
+            .map(|(id, vector)| Ok((id, convert::to_sparse(vector)?)))
+            .collect::<Result<Vec<_>>>()?;
+        self.with_shard(move |open, _| open.set_sparse(vectors))
+            .await
+    }
+
+    async fn missing_sparse(&self, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage> {
+        check_limit(limit)?;
+        self.with_shard(move |open, _| open.scroll(no_sparse(), limit, offset))
+            .await
+    }
+
+    async fn count_missing_sparse(&self) -> Result<u64> {
+        self.with_shard(|open, _| open.count(Some(no_sparse())))
+            .await
+    }
+
     async fn optimize(&self) -> Result<()> {
         self.with_shard(|open, _| {
             open.shard.optimize().map_err(backend)?;
@@ -501,6 +590,15 @@ impl Store for EdgeStore {
         })
         .await
     }
+}
+
+/// The points, of every tenant, with no `sparse` vector. A point upserted
+/// with an empty sparse vector has one (Qdrant stores it, though no query
+/// finds it), so it is not matched.
+fn no_sparse() -> qe::Filter {
+    qe::Filter::new_must_not(qe::Condition::HasVector(qe::HasVectorCondition::from(
+        SPARSE_VECTOR.to_string(),
+    )))
 }
 
 /// Nearest neighbours of `vector` in the named space.

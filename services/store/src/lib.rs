@@ -98,6 +98,19 @@ pub trait Store: Send + Sync + 'static {
         with_payload: bool,
     ) -> Result<Vec<Hit>>;
 
+    /// Replaces the `sparse` vector of existing points, leaving their dense
+    /// vector and payload as they are; ids that do not exist are skipped.
+    /// Acknowledged when durable.
+    async fn set_sparse(&self, vectors: Vec<(Uuid, SparseVector)>) -> Result<()>;
+
+    /// Up to `limit` memories of every tenant whose point has no `sparse`
+    /// vector, in ascending point-id order from `offset` (inclusive). An
+    /// administrative read (sparse back-fill), not a search.
+    async fn missing_sparse(&self, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage>;
+
+    /// The exact number of points, over every tenant, with no `sparse` vector.
+    async fn count_missing_sparse(&self) -> Result<u64>;
+
     /// Builds indexes (HNSW, immutable text index) after a bulk ingest. Reads
     /// and writes keep working meanwhile.
     async fn optimize(&self) -> Result<()>;

@@ -3,7 +3,7 @@
 //! Everything Qdrant-specific is in small pure functions at the bottom
 //! (filter, payload, index and info conversions), unit-tested without a server.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,7 @@ use qdrant_client::qdrant::{
     KeywordIndexParamsBuilder, OptimizersConfigDiffBuilder, QueryPointsBuilder,
     ScrollPointsBuilder, SearchParamsBuilder, SparseVectorParamsBuilder,
     SparseVectorsConfigBuilder, TextIndexParamsBuilder, UpdateCollectionBuilder,
-    UpsertPointsBuilder, VectorParamsBuilder, VectorsConfigBuilder,
+    UpdatePointVectorsBuilder, UpsertPointsBuilder, VectorParamsBuilder, VectorsConfigBuilder,
 };
 use qdrant_client::{Payload, Qdrant, QdrantError};
 use serde_json::{Map, Value as Json};
@@ -176,6 +176,111 @@ impl ServerStore {
             .await
             .map(|_| ())
             .map_err(|e| self.err(e))
+    }
+
+    /// The exact number of points matching `filter`.
+    async fn count_filtered(&self, filter: q::Filter) -> Result<u64> {
+        let request = CountPointsBuilder::new(self.collection.as_str())
+            .filter(filter)
+            .exact(true);
+        let resp = self.client.count(request).await.map_err(|e| self.err(e))?;
+        resp.result.map(|r| r.count).ok_or_else(|| {
+            StoreError::Backend(format!(
+                "the server sent no count for `{}`",
+                self.collection
+            ))
+        })
+    }
+
+    /// Up to `limit` memories matching `filter`, in ascending id order from
+    /// `offset` (inclusive).
+    async fn scroll_filtered(
+        &self,
+        filter: q::Filter,
+        limit: usize,
+        offset: Option<Uuid>,
+    ) -> Result<ScrollPage> {
+        let limit = u32::try_from(limit)
+            .ok()
+            .filter(|l| *l > 0)
+            .ok_or_else(|| {
+                StoreError::invalid("scroll limit", format!("{limit}: use 1 to {}", u32::MAX))
+            })?;
+        let mut request = ScrollPointsBuilder::new(self.collection.as_str())
+            .filter(filter)
+            .limit(limit)
+            .with_payload(true)
+            .with_vectors(false);
+        if let Some(offset) = offset {
+            request = request.offset(point_id(offset));
+        }
+        let resp = self.client.scroll(request).await.map_err(|e| self.err(e))?;
+        let memories = resp
+            .result
+            .into_iter()
+            .map(|p| {
+                let id = uuid_of(p.id.as_ref())?;
+                Ok(memory_from_payload(id, json_map(p.payload)))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let next_offset = match resp.next_page_offset {
+            Some(id) => Some(uuid_of(Some(&id))?),
+            None => None,
+        };
+        Ok(ScrollPage {
+            memories,
+            next_offset,
+        })
+    }
+
+    /// Which of `ids` are points of the collection.
+    async fn existing(&self, ids: &[Uuid]) -> Result<HashSet<Uuid>> {
+        if ids.is_empty() {
+            return Ok(HashSet::new());
+        }
+        let point_ids: Vec<q::PointId> = ids.iter().copied().map(point_id).collect();
+        let request = GetPointsBuilder::new(self.collection.as_str(), point_ids)
+            .with_payload(false)
+            .with_vectors(false);
+        let resp = self
+            .client
+            .get_points(request)
+            .await
+            .map_err(|e| self.err(e))?;
+        resp.result.iter().map(|p| uuid_of(p.id.as_ref())).collect()
+    }
+
+    /// Replaces the `sparse` vector of the points of `batch` that exist.
+    ///
+    /// The server refuses an update naming a missing point, so the batch is
+    /// narrowed to the existing points first; should the update still fail
+    /// because points were deleted meanwhile, it is narrowed again and
+    /// retried (each retry has fewer points, so this ends).
+    async fn set_sparse_batch(&self, mut batch: Vec<(Uuid, SparseVector)>) -> Result<()> {
+        let ids: Vec<Uuid> = batch.iter().map(|(id, _)| *id).collect();
+        let found = self.existing(&ids).await?;
+        batch.retain(|(id, _)| found.contains(id));
+        loop {
+            if batch.is_empty() {
+                return Ok(());
+            }
+            let points: Vec<q::PointVectors> = batch
+                .iter()
+                .map(|(id, vector)| sparse_point_vectors(*id, vector))
+                .collect();
+            let request =
+                UpdatePointVectorsBuilder::new(self.collection.as_str(), points).wait(true);
+            let Err(e) = self.client.update_vectors(request).await else {
+                return Ok(());
+            };
+            let err = self.err(e);
+            let ids: Vec<Uuid> = batch.iter().map(|(id, _)| *id).collect();
+            let found = self.existing(&ids).await?;
+            if found.len() == batch.len() {
+                return Err(err);
+            }
+            batch.retain(|(id, _)| found.contains(id));
+        }
     }
 
     /// Runs a query and turns its points into hits.
@@ -347,16 +452,7 @@ impl Store for ServerStore {
     }
 
     async fn count(&self, filter: &Filter) -> Result<u64> {
-        let request = CountPointsBuilder::new(self.collection.as_str())
-            .filter(qdrant_filter(filter)?)
-            .exact(true);
-        let resp = self.client.count(request).await.map_err(|e| self.err(e))?;
-        resp.result.map(|r| r.count).ok_or_else(|| {
-            StoreError::Backend(format!(
-                "the server sent no count for `{}`",
-                self.collection
-            ))
-        })
+        self.count_filtered(qdrant_filter(filter)?).await
     }
 
     async fn scroll(
@@ -365,37 +461,8 @@ impl Store for ServerStore {
         limit: usize,
         offset: Option<Uuid>,
     ) -> Result<ScrollPage> {
-        let limit = u32::try_from(limit)
-            .ok()
-            .filter(|l| *l > 0)
-            .ok_or_else(|| {
-                StoreError::invalid("scroll limit", format!("{limit}: use 1 to {}", u32::MAX))
-            })?;
-        let mut request = ScrollPointsBuilder::new(self.collection.as_str())
-            .filter(qdrant_filter(filter)?)
-            .limit(limit)
-            .with_payload(true)
-            .with_vectors(false);
-        if let Some(offset) = offset {
-            request = request.offset(point_id(offset));
-        }
-        let resp = self.client.scroll(request).await.map_err(|e| self.err(e))?;
-        let memories = resp
-            .result
-            .into_iter()
-            .map(|p| {
-                let id = uuid_of(p.id.as_ref())?;
-                Ok(memory_from_payload(id, json_map(p.payload)))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let next_offset = match resp.next_page_offset {
-            Some(id) => Some(uuid_of(Some(&id))?),
-            None => None,
-        };
-        Ok(ScrollPage {
-            memories,
-            next_offset,
-        })
+        self.scroll_filtered(qdrant_filter(filter)?, limit, offset)
+            .await
     }
 
     async fn query_dense(
@@ -477,6 +544,28 @@ impl Store for ServerStore {
             return Ok(Vec::new());
         }
         self.run_query(request, with_payload).await
+    }
+
+    async fn set_sparse(&self, vectors: Vec<(Uuid, SparseVector)>) -> Result<()> {
+        for (_, vector) in &vectors {
+            check_sparse(vector)?;
+        }
+        let mut rest = vectors.into_iter();
+        loop {
+            let batch: Vec<(Uuid, SparseVector)> = rest.by_ref().take(UPSERT_BATCH).collect();
+            if batch.is_empty() {
+                return Ok(());
+            }
+            self.set_sparse_batch(batch).await?;
+        }
+    }
+
+    async fn missing_sparse(&self, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage> {
+        self.scroll_filtered(no_sparse(), limit, offset).await
+    }
+
+    async fn count_missing_sparse(&self) -> Result<u64> {
+        self.count_filtered(no_sparse()).await
     }
 
     /// The server optimizes in the background: wait until the collection is green.
@@ -762,6 +851,25 @@ fn check_sparse(v: &SparseVector) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The update of a point's `sparse` vector alone.
+fn sparse_point_vectors(id: Uuid, vector: &SparseVector) -> q::PointVectors {
+    let vectors = q::NamedVectors::default().add_vector(
+        SPARSE_VECTOR,
+        q::Vector::new_sparse(vector.indices.clone(), vector.values.clone()),
+    );
+    q::PointVectors {
+        id: Some(point_id(id)),
+        vectors: Some(vectors.into()),
+    }
+}
+
+/// The points, of every tenant, with no `sparse` vector. A point written
+/// with an empty sparse vector has one (Qdrant stores it; no query finds it),
+/// so it is not matched.
+fn no_sparse() -> q::Filter {
+    q::Filter::must_not([q::Condition::has_vector(SPARSE_VECTOR)])
 }
 
 fn point_struct(point: Point) -> q::PointStruct {
@@ -1391,6 +1499,36 @@ mod tests {
         assert!(uuid_of(Some(&q::PointId::from(5u64))).is_err());
         assert!(uuid_of(Some(&q::PointId::from("nope"))).is_err());
         assert!(uuid_of(None).is_err());
+    }
+
+    #[test]
+    fn sparse_back_fill_requests() {
+        let id = Uuid::from_u128(3);
+        let v = SparseVector {
+            indices: vec![4, 1],
+            values: vec![0.5, 2.0],
+        };
+        let update = sparse_point_vectors(id, &v);
+        assert_eq!(update.id, Some(point_id(id)));
+        let Some(q::vectors::VectorsOptions::Vectors(named)) =
+            update.vectors.and_then(|v| v.vectors_options)
+        else {
+            panic!("named vectors expected")
+        };
+        let names: Vec<&str> = named.vectors.keys().map(String::as_str).collect();
+        assert_eq!(names, [SPARSE_VECTOR], "only the sparse vector is sent");
+        assert_eq!(
+            named.vectors.get(SPARSE_VECTOR),
+            Some(&q::Vector::new_sparse(vec![4, 1], vec![0.5, 2.0]))
+        );
+        assert_eq!(
+            no_sparse(),
+            q::Filter {
+                must_not: vec![q::Condition::has_vector(SPARSE_VECTOR)],
+                ..Default::default()
+            },
+            "no tenant condition: the back-fill spans every tenant"
+        );
     }
 
     #[test]

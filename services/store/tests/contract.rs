@@ -68,6 +68,10 @@ async fn run_contract(store: Arc<dyn Store>) {
     dense_query_ranks_by_cosine(store).await;
     bm25_ranks_the_rare_term_first_with_idf_within_the_tenant(store).await;
     sparse_query_ranks_with_idf_within_the_tenant(store).await;
+    missing_sparse_pages_every_tenant_in_id_order(store).await;
+    set_sparse_fills_only_the_sparse_vector(store).await;
+    set_sparse_skips_unknown_ids_and_is_repeatable(store).await;
+    upserting_without_sparse_makes_a_point_missing_again(store).await;
     term_gate_and_phrase_filters(store).await;
     an_empty_gate_is_refused(store).await;
     optimize_keeps_every_answer(store).await;
@@ -163,6 +167,36 @@ fn set(ids: &[Uuid]) -> BTreeSet<Uuid> {
 
 fn hit_ids(hits: &[trine_store::Hit]) -> Vec<Uuid> {
     hits.iter().map(|h| h.id).collect()
+}
+
+/// Every memory without a sparse vector, over all tenants, read by paging
+/// `missing_sparse` `page` at a time; checks each page keeps to the limit.
+async fn missing(store: &dyn Store, page: usize) -> Vec<Memory> {
+    let mut out = Vec::new();
+    let mut offset = None;
+    loop {
+        let got = store
+            .missing_sparse(page, offset)
+            .await
+            .expect("missing_sparse");
+        assert!(got.memories.len() <= page, "a page holds at most the limit");
+        out.extend(got.memories);
+        match got.next_offset {
+            Some(next) => offset = Some(next),
+            None => return out,
+        }
+    }
+}
+
+async fn missing_ids(store: &dyn Store) -> BTreeSet<Uuid> {
+    missing(store, 100).await.iter().map(|m| m.id).collect()
+}
+
+async fn count_missing(store: &dyn Store) -> u64 {
+    store
+        .count_missing_sparse()
+        .await
+        .expect("count_missing_sparse")
 }
 
 // ---------------------------------------------------------------- checks
@@ -967,6 +1001,199 @@ async fn sparse_query_ranks_with_idf_within_the_tenant(store: &dyn Store) {
     assert!(only[0].memory.is_some(), "payload when asked");
 }
 
+async fn missing_sparse_pages_every_tenant_in_id_order(store: &dyn Store) {
+    let before = count_missing(store).await;
+    let with = |tenant: &str, text: &str, vector: Option<SparseVector>| Point {
+        sparse: vector,
+        ..point(memory(tenant, text))
+    };
+    let a = Memory {
+        project: Some("p".into()),
+        metadata: json!({"k": 1}).as_object().cloned(),
+        ..memory("backfill-a", "no sparse yet")
+    };
+    let unencoded = vec![
+        point(a.clone()),
+        with("backfill-a", "no sparse either", None),
+        with("backfill-b", "another tenant", None),
+    ];
+    let mine: BTreeSet<Uuid> = unencoded.iter().map(|p| p.memory.id).collect();
+    let encoded = with("backfill-a", "encoded", Some(sparse(&[(1, 1.0)])));
+    let no_tokens = with("backfill-b", "?!", Some(sparse(&[])));
+    let (encoded_id, no_tokens_id) = (encoded.memory.id, no_tokens.memory.id);
+    let mut points = unencoded;
+    points.extend([encoded, no_tokens]);
+    store.upsert(points).await.expect("upsert");
+
+    assert_eq!(
+        count_missing(store).await,
+        before + 3,
+        "the points written without sparse, of both tenants, are counted"
+    );
+    let listed = missing(store, 2).await;
+    let ids: Vec<Uuid> = listed.iter().map(|m| m.id).collect();
+    assert!(
+        ids.windows(2).all(|w| w[0] < w[1]),
+        "pages follow ascending point-id order, each point once"
+    );
+    assert_eq!(ids.len() as u64, before + 3, "listed as many as counted");
+    assert!(
+        mine.iter().all(|id| ids.contains(id)),
+        "every point without sparse is listed, whatever its tenant"
+    );
+    assert!(
+        !ids.contains(&encoded_id),
+        "a point with a sparse vector is not listed"
+    );
+    assert!(
+        !ids.contains(&no_tokens_id),
+        "an empty sparse vector (a text without tokens) counts as encoded"
+    );
+    assert!(
+        listed.contains(&a),
+        "missing_sparse returns the memory as written"
+    );
+    let err = store.missing_sparse(0, None).await.expect_err("limit 0");
+    assert!(
+        matches!(err, StoreError::Invalid { .. }),
+        "a limit of 0 is refused: {err}"
+    );
+}
+
+async fn set_sparse_fills_only_the_sparse_vector(store: &dyn Store) {
+    let t = "fill";
+    let a = Memory {
+        kind: Some("note".into()),
+        metadata: json!({"lang": "en"}).as_object().cloned(),
+        ..memory(t, "alpha text")
+    };
+    let b = memory(t, "beta text");
+    let c = memory(t, "?!");
+    let dense = |m: &Memory, i: usize| Point {
+        memory: m.clone(),
+        dense: axis(i),
+        sparse: None,
+    };
+    store
+        .upsert(vec![dense(&a, 2), dense(&b, 3), dense(&c, 4)])
+        .await
+        .expect("upsert");
+    let before = count_missing(store).await;
+    let filter = Filter::tenant(t);
+    let near = |i| store.query_dense(axis(i), &filter, 10, true);
+    let (near_a, near_b) = (near(2).await.expect("dense"), near(3).await.expect("dense"));
+
+    store
+        .set_sparse(vec![
+            (a.id, sparse(&[(7, 1.0)])),
+            (b.id, sparse(&[(8, 2.0), (7, 0.5)])),
+            (c.id, sparse(&[])),
+        ])
+        .await
+        .expect("set_sparse");
+    assert_eq!(
+        count_missing(store).await,
+        before - 3,
+        "no longer missing, the empty vector included"
+    );
+    let listed = missing_ids(store).await;
+    assert!(
+        [a.id, b.id, c.id].iter().all(|id| !listed.contains(id)),
+        "no longer listed"
+    );
+    assert_eq!(
+        store.get(&[a.id, b.id, c.id]).await.expect("get"),
+        vec![a.clone(), b.clone(), c.clone()],
+        "the payload is unchanged"
+    );
+    assert_eq!(
+        near(2).await.expect("dense"),
+        near_a,
+        "the dense vector is unchanged"
+    );
+    assert_eq!(
+        near(3).await.expect("dense"),
+        near_b,
+        "the dense vector is unchanged"
+    );
+    let hits = store
+        .query_sparse(sparse(&[(7, 1.0)]), &filter, 10, true)
+        .await
+        .expect("sparse query");
+    assert_eq!(
+        hit_ids(&hits).into_iter().collect::<BTreeSet<_>>(),
+        set(&[a.id, b.id]),
+        "the sparse space finds the filled points, not the empty one: {hits:?}"
+    );
+    let got: Vec<Memory> = hits.into_iter().filter_map(|h| h.memory).collect();
+    assert!(got.contains(&a), "hits carry the payload as written");
+    store
+        .set_sparse(vec![])
+        .await
+        .expect("set_sparse of nothing");
+}
+
+async fn set_sparse_skips_unknown_ids_and_is_repeatable(store: &dyn Store) {
+    let t = "fill-again";
+    let ids = put(store, vec![memory(t, "one"), memory(t, "two")]).await;
+    let unknown = Uuid::new_v4();
+    let before = count_missing(store).await;
+    let vectors = vec![
+        (ids[0], sparse(&[(3, 1.0)])),
+        (unknown, sparse(&[(3, 1.0)])),
+        (ids[1], sparse(&[(4, 1.0)])),
+    ];
+    store
+        .set_sparse(vectors.clone())
+        .await
+        .expect("set_sparse with an unknown id");
+    assert!(
+        store.get(&[unknown]).await.expect("get").is_empty(),
+        "an unknown id is not created"
+    );
+    assert_eq!(count(store, &Filter::tenant(t)).await, 2, "nothing created");
+    assert_eq!(count_missing(store).await, before - 2, "both filled");
+    let filter = Filter::tenant(t);
+    let once = store
+        .query_sparse(sparse(&[(3, 1.0), (4, 1.0)]), &filter, 10, false)
+        .await
+        .expect("sparse query");
+    store.set_sparse(vectors).await.expect("set_sparse again");
+    assert_eq!(count_missing(store).await, before - 2, "still filled");
+    assert_eq!(count(store, &filter).await, 2, "still two points");
+    let twice = store
+        .query_sparse(sparse(&[(3, 1.0), (4, 1.0)]), &filter, 10, false)
+        .await
+        .expect("sparse query");
+    assert_eq!(hit_ids(&once), hit_ids(&twice), "the same answer");
+    assert_eq!(once.len(), 2, "both found: {once:?}");
+}
+
+async fn upserting_without_sparse_makes_a_point_missing_again(store: &dyn Store) {
+    let m = memory("refill", "encoded then replaced");
+    store
+        .upsert(vec![Point {
+            sparse: Some(sparse(&[(5, 1.0)])),
+            ..point(m.clone())
+        }])
+        .await
+        .expect("upsert with sparse");
+    let before = count_missing(store).await;
+    assert!(!missing_ids(store).await.contains(&m.id), "encoded");
+    put(store, vec![m.clone()]).await;
+    assert_eq!(
+        count_missing(store).await,
+        before + 1,
+        "a re-upsert without sparse drops the sparse vector"
+    );
+    assert!(missing_ids(store).await.contains(&m.id), "listed again");
+    let hits = store
+        .query_sparse(sparse(&[(5, 1.0)]), &Filter::tenant("refill"), 10, false)
+        .await
+        .expect("sparse query");
+    assert!(hits.is_empty(), "the sparse space no longer finds it");
+}
+
 async fn term_gate_and_phrase_filters(store: &dyn Store) {
     let t = "terms";
     let ms = [
@@ -1108,6 +1335,12 @@ async fn probe(store: &dyn Store) -> Vec<String> {
         ..Filter::tenant("terms")
     };
     out.push(format!("phrase {}", count(store, &phrase).await));
+    out.push(format!("missing sparse {:?}", missing_ids(store).await));
+    let fill = store
+        .query_sparse(sparse(&[(7, 1.0)]), &Filter::tenant("fill"), 10, false)
+        .await
+        .expect("sparse");
+    out.push(format!("fill {:?}", hit_ids(&fill)));
     out
 }
 
@@ -1231,6 +1464,28 @@ async fn edge_reopen_after_drop_keeps_every_point() {
         600,
         "every point after optimize and reopen"
     );
+}
+
+#[tokio::test]
+async fn edge_set_sparse_survives_reopen() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ids = {
+        let store = open_ready(dir.path()).await;
+        let ids = put(&store, vec![memory("t", "a"), memory("t", "b")]).await;
+        store
+            .set_sparse(vec![(ids[0], sparse(&[(1, 1.0)]))])
+            .await
+            .expect("set_sparse");
+        ids
+    };
+    let store = EdgeStore::open(dir.path(), "memories").expect("reopen");
+    assert_eq!(count_missing(&store).await, 1, "one still missing");
+    assert_eq!(missing_ids(&store).await, set(&ids[1..]), "the other one");
+    let hits = store
+        .query_sparse(sparse(&[(1, 1.0)]), &Filter::tenant("t"), 10, false)
+        .await
+        .expect("sparse query");
+    assert_eq!(hit_ids(&hits), ids[..1].to_vec(), "the sparse vector kept");
 }
 
 #[tokio::test]
@@ -1358,6 +1613,21 @@ async fn edge_optimize_keeps_reads_and_writes_working() {
         ..Filter::tenant("opt")
     };
     let want_topic = count(store.as_ref(), &filter).await;
+    // One point without a sparse vector and one with an empty one: optimize
+    // keeps the first missing and the second encoded. Their dense vectors
+    // are their own (a copy of another point's would blur the HNSW check).
+    let unencoded: Vec<Point> = bulk("opt-sparse", 2, BIG_DIM)
+        .into_iter()
+        .zip([None, Some(sparse(&[]))])
+        .enumerate()
+        .map(|(i, (p, sparse))| Point {
+            sparse,
+            dense: pseudo_vector(2_000_000 + i as u64, BIG_DIM),
+            ..p
+        })
+        .collect();
+    let unencoded_id = unencoded[0].memory.id;
+    store.upsert(unencoded).await.expect("upsert");
     // Queries: the vectors of some stored points (each must find itself
     // first) and some fresh ones. Exhaustive search before optimize is the
     // truth HNSW is measured against.
@@ -1420,9 +1690,15 @@ async fn edge_optimize_keeps_reads_and_writes_working() {
     );
     assert_eq!(
         info.points,
-        n + writes as u64,
+        n + 2 + writes as u64,
         "every point written before and during optimize"
     );
+    assert_eq!(
+        missing_ids(store.as_ref()).await,
+        set(&[unencoded_id]),
+        "after optimize, only the point written without sparse is missing"
+    );
+    assert_eq!(count_missing(store.as_ref()).await, 1);
     let t = Instant::now();
     let mut found = 0;
     for (i, (q, truth)) in queries.iter().zip(&exact).enumerate() {
@@ -1451,7 +1727,7 @@ async fn edge_optimize_keeps_reads_and_writes_working() {
     let store = EdgeStore::open(dir.path(), "big").expect("reopen");
     eprintln!(
         "reopen of {} points (optimized): {:?}",
-        n + writes as u64,
+        n + 2 + writes as u64,
         t.elapsed()
     );
     drop(store);

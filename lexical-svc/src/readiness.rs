@@ -1,0 +1,235 @@
+//! What each lexical strategy needs of the collection (DESIGN.md §2), probed
+//! live: a strategy the collection is not ready for is refused with the
+//! command that makes it ready, never served with partial recall.
+
+use trine_core::Strategy;
+use trine_core::model::CollectionInfo;
+use trine_store::{Store, StoreError};
+
+/// Whether one strategy can run on the collection, and if not, what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ready {
+    Yes,
+    No(String),
+}
+
+impl Ready {
+    pub fn is_ready(&self) -> bool {
+        *self == Ready::Yes
+    }
+}
+
+/// The readiness of every strategy but `auto`, in `Strategy::ALL` order,
+/// probed live. `has_embedder` says whether the lexical channel can embed
+/// (the gate ranks by dense similarity).
+pub async fn probe(
+    store: &dyn Store,
+    has_embedder: bool,
+) -> Result<Vec<(Strategy, Ready)>, StoreError> {
+    let info = store
+        .info()
+        .await?
+        .ok_or_else(|| StoreError::NoCollection(store.collection().to_string()))?;
+    let missing = if info.sparse_idf {
+        store.count_missing_sparse().await?
+    } else {
+        0
+    };
+    Ok(assess(&info, missing, has_embedder))
+}
+
+/// The readiness of every strategy but `auto` from what the collection is
+/// and how many points lack the sparse encoding.
+pub fn assess(
+    info: &CollectionInfo,
+    missing_sparse: u64,
+    has_embedder: bool,
+) -> Vec<(Strategy, Ready)> {
+    let text = match &info.text_index {
+        Some(_) => Ready::Yes,
+        None => Ready::No("no full-text index on `text`: run `trine text-index`".to_string()),
+    };
+    let bm25 = match &info.text_index {
+        None => text.clone(),
+        Some(t) if !t.scoring => Ready::No(
+            "the full-text index on `text` has no BM25 scoring: delete that payload index, \
+             then run `trine text-index`"
+                .to_string(),
+        ),
+        Some(_) => Ready::Yes,
+    };
+    let sparse = if !info.sparse_idf {
+        Ready::No(
+            "the collection has no `sparse` vector space with the IDF modifier: ingest into a \
+             new collection"
+                .to_string(),
+        )
+    } else if missing_sparse > 0 {
+        Ready::No(format!(
+            "{missing_sparse} of {} points have no sparse encoding: run `trine sparse-backfill`",
+            info.points
+        ))
+    } else {
+        Ready::Yes
+    };
+    let gate = match (&text, has_embedder) {
+        (Ready::No(why), _) => Ready::No(why.clone()),
+        (Ready::Yes, false) => Ready::No(
+            "the gate ranks by dense similarity: lexical-svc needs an embedder".to_string(),
+        ),
+        (Ready::Yes, true) => Ready::Yes,
+    };
+    vec![
+        (Strategy::Candidates, text),
+        (Strategy::Bm25, bm25),
+        (Strategy::Sparse, sparse),
+        (Strategy::Gate, gate),
+        (Strategy::Off, Ready::Yes),
+    ]
+}
+
+/// The order in which `auto` takes the first ready strategy. Until `trine
+/// eval` has measured the strategies against each other, ADR 0172's
+/// validated `candidates` comes first.
+pub const AUTO_ORDER: [Strategy; 5] = [
+    Strategy::Candidates,
+    Strategy::Bm25,
+    Strategy::Sparse,
+    Strategy::Gate,
+    Strategy::Off,
+];
+
+/// The strategy `auto` picks from a probe.
+pub fn auto(probe: &[(Strategy, Ready)]) -> Strategy {
+    AUTO_ORDER
+        .into_iter()
+        .find(|s| probe.iter().any(|(p, r)| p == s && r.is_ready()))
+        .unwrap_or(Strategy::Off)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trine_core::model::TextIndexInfo;
+
+    fn info(text: Option<bool>, sparse_idf: bool) -> CollectionInfo {
+        CollectionInfo {
+            name: "memories".into(),
+            backend: "edge".into(),
+            embedder: None,
+            dense_dim: Some(384),
+            sparse_idf,
+            points: 10,
+            segments: 1,
+            payload_indexes: Vec::new(),
+            text_index: text.map(|scoring| TextIndexInfo {
+                tokenizer: "word".into(),
+                lowercase: true,
+                phrase_matching: true,
+                scoring,
+            }),
+        }
+    }
+
+    fn why(probe: &[(Strategy, Ready)], strategy: Strategy) -> Option<String> {
+        probe
+            .iter()
+            .find(|(s, _)| *s == strategy)
+            .and_then(|(_, r)| match r {
+                Ready::Yes => None,
+                Ready::No(why) => Some(why.clone()),
+            })
+    }
+
+    #[test]
+    #[allow(clippy::type_complexity)] // a table of cases reads best inline
+    fn each_strategy_names_its_fix() {
+        // (text index: None = absent / Some(scoring), sparse space, missing sparse, embedder, strategy, fix)
+        let table: &[(Option<bool>, bool, u64, bool, Strategy, Option<&str>)] = &[
+            (Some(true), true, 0, true, Strategy::Bm25, None),
+            (
+                Some(false),
+                true,
+                0,
+                true,
+                Strategy::Bm25,
+                Some("no BM25 scoring"),
+            ),
+            (
+                None,
+                true,
+                0,
+                true,
+                Strategy::Bm25,
+                Some("trine text-index"),
+            ),
+            (
+                None,
+                true,
+                0,
+                true,
+                Strategy::Candidates,
+                Some("trine text-index"),
+            ),
+            (
+                Some(true),
+                true,
+                3,
+                true,
+                Strategy::Sparse,
+                Some("3 of 10 points have no sparse encoding: run `trine sparse-backfill`"),
+            ),
+            (
+                Some(true),
+                false,
+                0,
+                true,
+                Strategy::Sparse,
+                Some("no `sparse` vector space"),
+            ),
+            (
+                Some(true),
+                true,
+                0,
+                false,
+                Strategy::Gate,
+                Some("needs an embedder"),
+            ),
+            (None, false, 0, false, Strategy::Off, None),
+        ];
+        for (text, sparse, missing, embedder, strategy, want) in table {
+            let probe = assess(&info(*text, *sparse), *missing, *embedder);
+            match (why(&probe, *strategy), want) {
+                (None, None) => {}
+                (Some(got), Some(want)) => assert!(got.contains(want), "{strategy:?}: {got}"),
+                (got, want) => panic!("{strategy:?}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn auto_takes_the_first_ready_strategy() {
+        let no = || Ready::No("x".to_string());
+        let table: &[(&[(Strategy, Ready)], Strategy)] = &[
+            (
+                &[
+                    (Strategy::Candidates, Ready::Yes),
+                    (Strategy::Bm25, Ready::Yes),
+                ],
+                Strategy::Candidates,
+            ),
+            (
+                &[(Strategy::Candidates, no()), (Strategy::Sparse, Ready::Yes)],
+                Strategy::Sparse,
+            ),
+            (
+                &[(Strategy::Candidates, no()), (Strategy::Off, Ready::Yes)],
+                Strategy::Off,
+            ),
+            (&[], Strategy::Off),
+        ];
+        for (probe, want) in table {
+            assert_eq!(auto(probe), *want, "{probe:?}");
+        }
+    }
+}

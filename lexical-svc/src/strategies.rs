@@ -1,0 +1,133 @@
+//! The lexical strategies other than `candidates` (DESIGN.md §2), and the
+//! phrase reads that put points holding the query as a phrase in the list
+//! before the cap can drop them.
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use trine_core::model::{Filter, Hit};
+use trine_core::{Strategy, Verbatim, gate, sparse, terms};
+use trine_embed::Embedder;
+use trine_store::Store;
+
+use crate::{Candidate, Candidates, LexicalError, candidates};
+
+fn verbatim_list(query: &str, hits: Vec<Hit>) -> Vec<Candidate> {
+    let verbatim = Verbatim::new(query);
+    hits.into_iter()
+        .map(|h| Candidate {
+            id: h.id,
+            score: f64::from(h.score),
+            verbatim: h
+                .memory
+                .as_ref()
+                .is_some_and(|m| verbatim.matches(&m.text, m.source.as_deref())),
+        })
+        .collect()
+}
+
+/// Runs one strategy (never `auto`: resolve it first) for `query` within
+/// `filter`, reading at most `cap` points ranked by the strategy.
+pub async fn run(
+    strategy: Strategy,
+    store: &dyn Store,
+    embedder: Option<&dyn Embedder>,
+    query: &str,
+    filter: &Filter,
+    cap: usize,
+) -> Result<Candidates, LexicalError> {
+    let terms = terms(query);
+    if terms.is_empty() || cap == 0 {
+        return Ok(Candidates::default());
+    }
+    let started = Instant::now();
+    let hits = match strategy {
+        Strategy::Candidates => return candidates(store, query, filter, cap).await,
+        Strategy::Off => return Ok(Candidates::default()),
+        Strategy::Auto => return Err(LexicalError::Unresolved),
+        Strategy::Bm25 => {
+            store
+                .query_text(&terms.join(" "), filter, cap, true)
+                .await?
+        }
+        Strategy::Sparse => {
+            store
+                .query_sparse(sparse::encode_query(query), filter, cap, true)
+                .await?
+        }
+        Strategy::Gate => {
+            let tokens = gate::salient_tokens(query);
+            if tokens.is_empty() {
+                return Err(LexicalError::EmptyGate(query.to_string()));
+            }
+            let embedder = embedder.ok_or(LexicalError::NoEmbedder)?;
+            let vector = embedder
+                .embed(&[query.to_string()])
+                .await
+                .map_err(|e| LexicalError::Embed(e.to_string()))?
+                .into_iter()
+                .next()
+                .ok_or_else(|| LexicalError::Embed("no vector for the query".to_string()))?;
+            let gated = Filter {
+                any_terms: Some(tokens),
+                ..filter.clone()
+            };
+            store.query_dense(vector, &gated, cap, true).await?
+        }
+    };
+    Ok(Candidates {
+        list: verbatim_list(query, hits),
+        term_counts: Vec::new(),
+        total: 0,
+        timings: vec![("lexical.read", started.elapsed())],
+    })
+}
+
+/// Adds the points holding the query as a phrase (the phrase index, within
+/// the filters) that the strategy's list lacks, after it, keeping at most
+/// `cap`: a verbatim match is read even when the cap would drop it. The
+/// verbatim check then confirms each as DESIGN.md §1 says.
+pub async fn with_phrase_reads(
+    store: &dyn Store,
+    query: &str,
+    filter: &Filter,
+    cap: usize,
+    mut found: Candidates,
+) -> Result<Candidates, LexicalError> {
+    if terms(query).len() < 2 || cap == 0 {
+        return Ok(found);
+    }
+    let started = Instant::now();
+    let phrase = Filter {
+        phrase: Some(query.to_string()),
+        ..filter.clone()
+    };
+    let page = store.scroll(&phrase, cap, None).await?;
+    let verbatim = Verbatim::new(query);
+    let listed: HashSet<_> = found.list.iter().map(|c| c.id).collect();
+    let extra: Vec<Candidate> = page
+        .memories
+        .iter()
+        .filter(|m| !listed.contains(&m.id))
+        .filter(|m| verbatim.matches(&m.text, m.source.as_deref()))
+        .map(|m| Candidate {
+            id: m.id,
+            score: 0.0,
+            verbatim: true,
+        })
+        .collect();
+    // Over the cap: the strategy's lowest plain candidates make room.
+    let mut overflow = (found.list.len() + extra.len()).saturating_sub(cap);
+    let mut i = found.list.len();
+    while overflow > 0 && i > 0 {
+        i -= 1;
+        if !found.list[i].verbatim {
+            found.list.remove(i);
+            overflow -= 1;
+        }
+    }
+    found.list.extend(extra);
+    found.list.truncate(cap);
+    found.timings.push(("lexical.phrase", started.elapsed()));
+    Ok(found)
+}

@@ -1,0 +1,77 @@
+//! The sparse lexical encoding (DESIGN.md §2, `sparse`): a text becomes a tf
+//! vector over its tokens — split as query terms are — with each token's id
+//! its CRC-32; a query becomes weight 1 per term. Qdrant's IDF modifier on the
+//! sparse space supplies the inverse document frequency at query time.
+
+use std::collections::BTreeMap;
+
+use crate::model::SparseVector;
+use crate::terms::{terms, tokens};
+
+/// A token's dimension in the sparse space.
+pub fn token_id(token: &str) -> u32 {
+    crc32fast::hash(token.as_bytes())
+}
+
+fn to_vector(weights: BTreeMap<u32, f32>) -> SparseVector {
+    let (indices, values) = weights.into_iter().unzip();
+    SparseVector { indices, values }
+}
+
+/// A text's term-frequency vector, dimensions ascending. Tokens that share a
+/// CRC-32 add up.
+pub fn encode_text(text: &str) -> SparseVector {
+    let mut tf: BTreeMap<u32, f32> = BTreeMap::new();
+    for token in tokens(text) {
+        *tf.entry(token_id(&token)).or_default() += 1.0;
+    }
+    to_vector(tf)
+}
+
+/// A query's vector: weight 1 for each of its terms.
+pub fn encode_query(query: &str) -> SparseVector {
+    to_vector(terms(query).iter().map(|t| (token_id(t), 1.0)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_encode_term_frequencies() {
+        let v = encode_text("Meeting 2026-11-11 09:58");
+        let id11 = token_id("11");
+        let at = v.indices.iter().position(|i| *i == id11).unwrap();
+        assert_eq!(v.values[at], 2.0, "11 occurs twice");
+        assert_eq!(v.indices.len(), 5, "six tokens, five distinct: {v:?}");
+        assert!(
+            v.indices.windows(2).all(|w| w[0] < w[1]),
+            "ascending dimensions"
+        );
+    }
+
+    #[test]
+    fn queries_weigh_each_term_once() {
+        let table: &[(&str, usize)] = &[
+            ("Meeting 2026-11-11 09:58", 5),
+            ("the CVE-2023-4863", 3),
+            ("", 0),
+            ("the of", 0),
+        ];
+        for (query, dims) in table {
+            let v = encode_query(query);
+            assert_eq!(v.indices.len(), *dims, "{query:?}");
+            assert!(v.values.iter().all(|w| *w == 1.0));
+        }
+    }
+
+    #[test]
+    fn ids_are_crc32_of_the_lowercased_token() {
+        assert_eq!(encode_query("MEETING").indices, vec![token_id("meeting")]);
+        assert_eq!(
+            crc32fast::hash(b"123456789"),
+            0xCBF4_3926,
+            "the IEEE CRC-32 check value"
+        );
+    }
+}

@@ -1,0 +1,276 @@
+//! Every lexical strategy end to end on the embedded store, the refusals
+//! that name their fix, and `trine sparse-backfill` / `trine doctor`.
+#![allow(clippy::unwrap_used)] // test helpers fail loudly
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tonic::Code;
+use trine::mesh::{Mesh, MeshConfig};
+use trine_api::v1::memory_client::MemoryClient;
+use trine_api::v1::{Filters, Record, SearchRequest, UpsertRequest};
+use trine_core::model::{CollectionSpec, EmbedderId, Memory, Point};
+use trine_embed::{Embedder, HashEmbedder};
+use trine_store::{EdgeStore, Store};
+use uuid::Uuid;
+
+const TITLE: &str = "Meeting 2026-11-11 09:58";
+const MEETING: &str = "ffffffff-ffff-4fff-bfff-ffffffffffff";
+
+fn memories() -> Vec<Record> {
+    let mut out: Vec<Record> = (1..=30u32)
+        .map(|i| Record {
+            id: format!("00000000-0000-4000-8000-{i:012}"),
+            text: format!(
+                "Ticket {i} of sprint 11 in 2026, logged at 09:{:02}; the deploy of service {i} went fine.",
+                10 + i
+            ),
+            tenant: "acme".into(),
+            ..Record::default()
+        })
+        .collect();
+    out.push(Record {
+        id: MEETING.into(),
+        text: format!("{TITLE}\nBună ziua tuturor, începem ședința de astăzi despre buget."),
+        tenant: "acme".into(),
+        source: Some("recording/0b85ed4a/chunk-1".into()),
+        ..Record::default()
+    });
+    out
+}
+
+fn search(query: &str, strategy: &str) -> SearchRequest {
+    SearchRequest {
+        query: query.into(),
+        filters: Some(Filters {
+            tenant: "acme".into(),
+            ..Filters::default()
+        }),
+        strategy: strategy.into(),
+        ..SearchRequest::default()
+    }
+}
+
+async fn mesh(store: Arc<dyn Store>) -> (Mesh, MemoryClient<tonic::transport::Channel>) {
+    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(64));
+    trine_gateway::Writer::new(store.clone(), embedder.clone())
+        .prepare()
+        .await
+        .unwrap();
+    let mut config = MeshConfig::default();
+    config.lexical.cap = 8;
+    config.semantic.cap = 8;
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mesh = Mesh::start(listener, store, embedder, config)
+        .await
+        .unwrap();
+    let client = MemoryClient::connect(format!("http://{}", mesh.gateway))
+        .await
+        .unwrap();
+    (mesh, client)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_title_comes_first_under_every_strategy() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
+    let (mesh, mut client) = mesh(store).await;
+    client
+        .upsert(UpsertRequest {
+            records: memories(),
+        })
+        .await
+        .unwrap();
+
+    for strategy in ["candidates", "bm25", "sparse", "gate", "auto"] {
+        let answer = client
+            .search(search(TITLE, strategy))
+            .await
+            .unwrap()
+            .into_inner();
+        let expected = if strategy == "auto" {
+            "candidates"
+        } else {
+            strategy
+        };
+        assert_eq!(answer.strategy, expected);
+        assert!(
+            !answer.degraded,
+            "{strategy}: {:?}",
+            answer.degraded_reasons
+        );
+        let first = &answer.hits[0];
+        assert_eq!(first.id, MEETING, "{strategy}: {:#?}", answer.hits);
+        assert!(
+            first.matched_by.contains(&"verbatim".to_string()),
+            "{strategy}: {:?}",
+            first.matched_by
+        );
+    }
+    let off = client
+        .search(search(TITLE, "off"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(off.strategy, "off");
+    assert!(
+        off.hits.iter().all(|h| h.matched_by == ["semantic"]),
+        "off has no lexical list"
+    );
+
+    // A query without terms has no lexical list under any strategy; one with
+    // terms but no salient token would make an empty gate: an error, never
+    // match-all.
+    let answer = client
+        .search(search("a an of", "gate"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        answer.hits.iter().all(|h| h.matched_by == ["semantic"]),
+        "no terms: no lexical list"
+    );
+    let e = client.search(search("go up", "gate")).await.unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument, "{}", e.message());
+    assert!(e.message().contains("empty gate"), "{}", e.message());
+    mesh.stop().await.unwrap();
+}
+
+/// Points written by a tool that does not encode sparse vectors.
+async fn write_without_sparse(data: &Path, n: u32) {
+    let store = EdgeStore::open(data, "memories").unwrap();
+    let embedder = HashEmbedder::new(HashEmbedder::DEFAULT_DIM);
+    let spec = CollectionSpec {
+        embedder: EmbedderId {
+            name: embedder.name().into(),
+            dim: embedder.dim(),
+        },
+    };
+    store.ensure_collection(&spec).await.unwrap();
+    let points: Vec<Point> = (0..n)
+        .map(|i| {
+            let text = format!("memory {i} about the deploy of service {i}");
+            Point {
+                dense: embedder.embed_one(&text),
+                sparse: None,
+                memory: Memory {
+                    id: Uuid::from_u128(u128::from(i) + 1),
+                    text,
+                    source: None,
+                    tenant: "acme".into(),
+                    project: None,
+                    kind: None,
+                    created_at: None,
+                    valid_from: None,
+                    valid_until: None,
+                    metadata: None,
+                },
+            }
+        })
+        .collect();
+    store.upsert(points).await.unwrap();
+}
+
+fn trine(data: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_trine"))
+        .arg("--data")
+        .arg(data)
+        .args(["--embedder", "hash"])
+        .args(args)
+        .env_remove("TRINE_QDRANT_URL")
+        .env_remove("TRINE_CONFIG")
+        .output()
+        .unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.success(), text(&out.stdout), text(&out.stderr))
+}
+
+fn doctor_strategy(data: &Path, strategy: &str) -> serde_json::Value {
+    let (_, stdout, _) = trine(data, &["doctor", "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    report["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["strategy"] == strategy)
+        .cloned()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sparse_is_refused_until_backfilled_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    write_without_sparse(&data, 600).await;
+
+    // Refused, naming the count missing and the command to run.
+    let (ok, _, stderr) = trine(
+        &data,
+        &[
+            "search",
+            "--tenant",
+            "acme",
+            "--strategy",
+            "sparse",
+            "deploy service",
+        ],
+    );
+    assert!(!ok);
+    assert!(
+        stderr.contains("600 of 600 points have no sparse encoding"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("trine sparse-backfill"), "{stderr}");
+    let sparse = doctor_strategy(&data, "sparse");
+    assert_eq!(sparse["ready"], false);
+    assert!(
+        sparse["missing"]
+            .as_str()
+            .unwrap()
+            .contains("trine sparse-backfill")
+    );
+    assert_eq!(doctor_strategy(&data, "bm25")["ready"], true);
+
+    // Interrupted half-way, then run again: every point encoded exactly once.
+    let (ok, stdout, stderr) = trine(
+        &data,
+        &["sparse-backfill", "--batch", "64", "--max-points", "300"],
+    );
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("encoded 300 point(s)") && stdout.contains("300 still without"),
+        "{stdout}"
+    );
+    let (ok, stdout, stderr) = trine(&data, &["sparse-backfill", "--batch", "64"]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("encoded 300 point(s)") && stdout.contains("0 still without"),
+        "{stdout}"
+    );
+    let (ok, stdout, _) = trine(&data, &["sparse-backfill"]);
+    assert!(ok);
+    assert!(
+        stdout.contains("nothing to do"),
+        "a second run does nothing: {stdout}"
+    );
+    assert_eq!(doctor_strategy(&data, "sparse")["ready"], true);
+
+    let (ok, stdout, stderr) = trine(
+        &data,
+        &[
+            "search",
+            "--tenant",
+            "acme",
+            "--strategy",
+            "sparse",
+            "--json",
+            "memory 7 deploy",
+        ],
+    );
+    assert!(ok, "{stderr}");
+    let answer: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(answer["strategy"], "sparse");
+    assert_eq!(answer["hits"][0]["id"], Uuid::from_u128(8).to_string());
+}
