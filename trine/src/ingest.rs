@@ -92,7 +92,12 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
 }
 
 /// Writes one batch; a failure says how far the input was stored.
-async fn write(writer: &Writer, batch: Vec<Memory>, line_no: usize, stored: usize) -> Result<(), String> {
+async fn write(
+    writer: &Writer,
+    batch: Vec<Memory>,
+    line_no: usize,
+    stored: usize,
+) -> Result<(), String> {
     let size = batch.len();
     writer.write(batch).await.map_err(|e| {
         format!(

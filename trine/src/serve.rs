@@ -23,6 +23,19 @@ pub enum Role {
     Fusion,
 }
 
+impl Role {
+    /// The service's name, the `service.name` of its spans.
+    pub fn service_name(self) -> &'static str {
+        match self {
+            Self::All => "trine",
+            Self::Gateway => "gateway",
+            Self::Lexical => "lexical-svc",
+            Self::Semantic => "semantic-svc",
+            Self::Fusion => "fusion-svc",
+        }
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Address of this process's public service (the gateway's with --role all)

@@ -17,8 +17,7 @@ use crate::Embedder;
 use crate::error::{EmbedError, Result, require_file};
 
 /// How to create a missing static model.
-const DISTILL_HINT: &str =
-    "run scripts/fetch-model.sh, then `trine model distill`";
+const DISTILL_HINT: &str = "run scripts/fetch-model.sh, then `trine model distill`";
 
 /// The longest input in tokens; Model2Vec's default `max_length`.
 pub const MAX_TOKENS: usize = 512;
