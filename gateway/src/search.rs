@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use tonic::transport::Channel;
 use tonic::{Code, Request, Status};
+use tracing::{Instrument, field};
 use trine_api::v1::fusion_client::FusionClient;
 use trine_api::v1::lexical_client::LexicalClient;
 use trine_api::v1::semantic_client::SemanticClient;
@@ -21,7 +22,10 @@ use trine_api::{filter_from_wire, filter_to_wire, memory_to_wire, status};
 use trine_core::model::parse_id;
 use trine_core::{ErrorKind, Mode, Strategy};
 use trine_fusion::Weights;
-use trine_store::Store;
+use trine_store::{Metered, Store};
+use trine_telemetry::Metrics;
+use trine_telemetry::grpc::{Traced, client_span, traced};
+use trine_telemetry::metrics::COUNTS_BUDGET;
 
 /// The gateway's search settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,12 +54,13 @@ impl Default for SearchConfig {
     }
 }
 
-/// The gateway's view of the internal services.
+/// The gateway's view of the internal services. Every call carries the
+/// trace context of its client span.
 #[derive(Clone)]
 pub struct Peers {
-    pub lexical: LexicalClient<Channel>,
-    pub semantic: SemanticClient<Channel>,
-    pub fusion: FusionClient<Channel>,
+    pub lexical: LexicalClient<Traced>,
+    pub semantic: SemanticClient<Traced>,
+    pub fusion: FusionClient<Traced>,
 }
 
 impl Peers {
@@ -63,9 +68,9 @@ impl Peers {
     /// peer is down, and degrades until it is back.
     pub fn lazy(lexical: Channel, semantic: Channel, fusion: Channel) -> Self {
         Self {
-            lexical: LexicalClient::new(lexical),
-            semantic: SemanticClient::new(semantic),
-            fusion: FusionClient::new(fusion),
+            lexical: LexicalClient::new(traced(lexical)),
+            semantic: SemanticClient::new(traced(semantic)),
+            fusion: FusionClient::new(traced(fusion)),
         }
     }
 }
@@ -74,8 +79,22 @@ impl Peers {
 #[derive(Clone)]
 pub struct Searcher {
     peers: Peers,
+    /// The store as given; `store` is it with each call timed.
+    raw_store: Arc<dyn Store>,
     store: Arc<dyn Store>,
     config: SearchConfig,
+    metrics: Arc<Metrics>,
+}
+
+/// The lexical counts' time over the search's time (0 without counts).
+fn counts_share(timings: &[StageTiming], search: Duration) -> f64 {
+    let counts: f64 = timings
+        .iter()
+        .filter(|t| t.stage == "lexical.counts")
+        .map(|t| t.millis)
+        .sum();
+    let total = millis(search);
+    if total > 0.0 { counts / total } else { 0.0 }
 }
 
 fn invalid(message: impl Into<String>) -> Status {
@@ -117,11 +136,27 @@ fn with_deadline<T>(message: T, deadline: Duration) -> Request<T> {
 
 impl Searcher {
     pub fn new(peers: Peers, store: Arc<dyn Store>, config: SearchConfig) -> Self {
+        Self::with_metrics_of(peers, store, config, Metrics::new("gateway"))
+    }
+
+    fn with_metrics_of(
+        peers: Peers,
+        store: Arc<dyn Store>,
+        config: SearchConfig,
+        metrics: Arc<Metrics>,
+    ) -> Self {
         Self {
             peers,
-            store,
+            raw_store: store.clone(),
+            store: Arc::new(Metered::new(store, metrics.clone())),
             config,
+            metrics,
         }
+    }
+
+    /// The same searcher recording into `metrics` (the gateway's).
+    pub fn with_metrics(self, metrics: Arc<Metrics>) -> Self {
+        Self::with_metrics_of(self.peers, self.raw_store, self.config, metrics)
     }
 
     fn mode(&self, mode: i32) -> Result<Mode, Status> {
@@ -147,10 +182,28 @@ impl Searcher {
         }
     }
 
-    /// Answers one search.
-    #[tracing::instrument(name = "gateway.search", skip_all)]
+    /// Answers one search. The `gateway.search` span carries the tenant, the
+    /// mode, the strategy, the term count, the list sizes and the counts'
+    /// share of the search's time (the ADR's budget: at most a tenth).
+    #[tracing::instrument(
+        name = "gateway.search",
+        skip_all,
+        fields(
+            tenant = request.filters.as_ref().map(|f| f.tenant.as_str()).unwrap_or(""),
+            mode = field::Empty,
+            strategy = field::Empty,
+            terms = trine_core::terms(&request.query).len(),
+            limit = field::Empty,
+            lexical = field::Empty,
+            semantic = field::Empty,
+            hits = field::Empty,
+            degraded = field::Empty,
+            counts_share = field::Empty,
+        )
+    )]
     pub async fn search(&self, request: v1::SearchRequest) -> Result<v1::SearchResponse, Status> {
         let started = Instant::now();
+        let span = tracing::Span::current();
         let query = request.query.trim();
         if query.is_empty() {
             return Err(invalid("query is empty"));
@@ -170,6 +223,8 @@ impl Searcher {
         let filter =
             filter_from_wire(request.filters.as_ref(), chrono::Utc::now()).map_err(invalid)?;
         let filters = filter_to_wire(&filter);
+        span.record("mode", mode.name());
+        span.record("limit", limit);
 
         let mut timings: Vec<StageTiming> = Vec::new();
         let mut reasons: Vec<String> = Vec::new();
@@ -191,6 +246,7 @@ impl Searcher {
                 deadline,
                 client.candidates(with_deadline(message, deadline)),
             )
+            .instrument(client_span("trine.v1.Lexical", "Candidates"))
             .await;
             Some((result, began.elapsed()))
         };
@@ -205,7 +261,9 @@ impl Searcher {
                 filters: Some(filters.clone()),
                 cap: 0,
             };
-            let result = call(deadline, client.nearest(with_deadline(message, deadline))).await;
+            let result = call(deadline, client.nearest(with_deadline(message, deadline)))
+                .instrument(client_span("trine.v1.Semantic", "Nearest"))
+                .await;
             Some((result, began.elapsed()))
         };
         let (lexical, semantic) = tokio::join!(lexical, semantic);
@@ -254,6 +312,9 @@ impl Searcher {
             ));
         }
 
+        span.record("strategy", strategy.as_str());
+        span.record("lexical", lexical.len());
+        span.record("semantic", semantic.len());
         let mut lexical = lexical;
         if mode == Mode::Lexical {
             // Lexical mode answers from the lexical list only: no verbatim list.
@@ -275,6 +336,7 @@ impl Searcher {
             fusion_deadline,
             fusion.fuse(with_deadline(fuse.clone(), fusion_deadline)),
         )
+        .instrument(client_span("trine.v1.Fusion", "Fuse"))
         .await
         {
             Ok(answer) => {
@@ -302,13 +364,14 @@ impl Searcher {
         let records: HashMap<_, _> = self
             .store
             .get(&ids)
+            .instrument(tracing::info_span!("gateway.payload", ids = ids.len()))
             .await
             .map_err(|e| status(e.kind(), e.to_string()))?
             .into_iter()
             .filter(|m| m.tenant == filter.tenant)
             .map(|m| (m.id, m))
             .collect();
-        let hits = fused
+        let hits: Vec<v1::Hit> = fused
             .into_iter()
             .zip(ids)
             .filter_map(|(hit, id)| {
@@ -326,10 +389,39 @@ impl Searcher {
             stage: "payload".into(),
             millis: millis(began.elapsed()),
         });
+        let took = started.elapsed();
         timings.push(StageTiming {
             stage: "gateway".into(),
-            millis: millis(started.elapsed()),
+            millis: millis(took),
         });
+        let share = counts_share(&timings, took);
+        span.record("hits", hits.len());
+        span.record("degraded", !reasons.is_empty());
+        span.record("counts_share", share);
+        for t in &timings {
+            if matches!(
+                t.stage.as_str(),
+                "lexical" | "semantic" | "fusion.call" | "payload" | "gateway"
+            ) {
+                self.metrics.stage(
+                    &t.stage,
+                    Duration::from_secs_f64(t.millis.max(0.0) / 1000.0),
+                );
+            }
+        }
+        if mode.uses_lexical() {
+            self.metrics.counts_share(share);
+            if share > COUNTS_BUDGET {
+                tracing::warn!(
+                    counts_share = share,
+                    budget = COUNTS_BUDGET,
+                    search_ms = millis(took),
+                    terms = trine_core::terms(query).len(),
+                    tenant = %filter.tenant,
+                    "search over the counts budget"
+                );
+            }
+        }
         if !reasons.is_empty() {
             tracing::warn!(reasons = ?reasons, "degraded search");
         }
@@ -339,6 +431,32 @@ impl Searcher {
             degraded: !reasons.is_empty(),
             degraded_reasons: reasons,
             strategy,
+            counts_share: share,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timing(stage: &str, millis: f64) -> StageTiming {
+        StageTiming {
+            stage: stage.to_string(),
+            millis,
+        }
+    }
+
+    #[test]
+    fn the_counts_share_is_the_counts_time_over_the_search_time() {
+        let timings = [
+            timing("lexical", 30.0),
+            timing("lexical.counts", 5.0),
+            timing("lexical.read", 20.0),
+        ];
+        let share = counts_share(&timings, Duration::from_millis(50));
+        assert!((share - 0.1).abs() < 1e-12, "{share}");
+        assert_eq!(counts_share(&[], Duration::from_millis(50)), 0.0);
+        assert_eq!(counts_share(&timings, Duration::ZERO), 0.0);
     }
 }

@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Instant;
 
 use tokio::net::TcpListener;
 use tonic::server::NamedService;
@@ -11,7 +12,8 @@ use trine_api::v1::lexical_server::{Lexical, LexicalServer};
 use trine_api::v1::{self, StageTiming};
 use trine_api::{filter_from_wire, status};
 use trine_core::{ErrorKind, Strategy};
-use trine_store::Store;
+use trine_store::{Metered, Store};
+use trine_telemetry::Metrics;
 
 use crate::{LexicalConfig, LexicalError, candidates};
 
@@ -20,11 +22,23 @@ use crate::{LexicalConfig, LexicalError, candidates};
 pub struct LexicalService {
     store: Arc<dyn Store>,
     config: LexicalConfig,
+    metrics: Arc<Metrics>,
 }
 
 impl LexicalService {
+    /// A service over `store`, with metrics of its own (store calls timed).
     pub fn new(store: Arc<dyn Store>, config: LexicalConfig) -> Self {
-        Self { store, config }
+        let metrics = Metrics::new("lexical-svc");
+        Self {
+            store: Arc::new(Metered::new(store, metrics.clone())),
+            config,
+            metrics,
+        }
+    }
+
+    /// The service's metrics, to serve on `/metrics`.
+    pub fn metrics(&self) -> Arc<Metrics> {
+        self.metrics.clone()
     }
 }
 
@@ -41,7 +55,17 @@ fn check_strategy(name: &str) -> Result<(), LexicalError> {
 
 #[tonic::async_trait]
 impl Lexical for LexicalService {
-    #[tracing::instrument(skip_all, fields(tenant = request.get_ref().filters.as_ref().map(|f| f.tenant.as_str()).unwrap_or("")))]
+    #[tracing::instrument(
+        name = "lexical.candidates",
+        skip_all,
+        fields(
+            tenant = request.get_ref().filters.as_ref().map(|f| f.tenant.as_str()).unwrap_or(""),
+            strategy = "candidates",
+            terms = trine_core::terms(&request.get_ref().query).len(),
+            cap = tracing::field::Empty,
+            candidates = tracing::field::Empty,
+        )
+    )]
     async fn candidates(
         &self,
         request: Request<v1::CandidatesRequest>,
@@ -60,9 +84,17 @@ impl Lexical for LexicalService {
             }
             cap => cap,
         };
+        let span = tracing::Span::current();
+        span.record("cap", cap);
+        let started = Instant::now();
         let found = candidates(self.store.as_ref(), &request.query, &filter, cap)
             .await
             .map_err(|e| status(e.kind(), e.to_string()))?;
+        span.record("candidates", found.list.len());
+        for (stage, took) in &found.timings {
+            self.metrics.stage(stage, *took);
+        }
+        self.metrics.stage("lexical", started.elapsed());
         Ok(Response::new(v1::CandidatesResponse {
             candidates: found
                 .list
@@ -93,8 +125,9 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
     let names = [<LexicalServer<LexicalService> as NamedService>::NAME];
+    let metrics = service.metrics();
     let routes = Routes::new(LexicalServer::new(service));
-    trine_api::server::serve(routes, &names, listener, shutdown).await
+    trine_api::server::serve(routes, &names, metrics, listener, shutdown).await
 }
 
 #[cfg(test)]
