@@ -93,7 +93,7 @@ pub fn fuse_request(
 
 #[tonic::async_trait]
 impl Fusion for FusionService {
-    #[tracing::instrument(name = "fusion", skip_all, fields(lexical = request.get_ref().lexical.len(), semantic = request.get_ref().semantic.len(), hits = tracing::field::Empty))]
+    #[tracing::instrument(name = "fusion", skip_all, fields(lexical = trine_telemetry::int(request.get_ref().lexical.len()), semantic = trine_telemetry::int(request.get_ref().semantic.len()), hits = tracing::field::Empty))]
     async fn fuse(
         &self,
         request: Request<v1::FuseRequest>,
@@ -107,7 +107,7 @@ impl Fusion for FusionService {
             )));
         }
         let hits = fuse_request(&request, self.weights, limit).map_err(invalid)?;
-        tracing::Span::current().record("hits", hits.len());
+        tracing::Span::current().record("hits", trine_telemetry::int(hits.len()));
         self.metrics.stage("fusion", started.elapsed());
         Ok(Response::new(v1::FuseResponse {
             hits,

@@ -23,9 +23,9 @@ use trine_core::model::parse_id;
 use trine_core::{ErrorKind, Mode, Strategy};
 use trine_fusion::Weights;
 use trine_store::{Metered, Store};
-use trine_telemetry::Metrics;
 use trine_telemetry::grpc::{Traced, client_span, traced};
 use trine_telemetry::metrics::COUNTS_BUDGET;
+use trine_telemetry::{Metrics, int};
 
 /// The gateway's search settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -192,7 +192,7 @@ impl Searcher {
             tenant = request.filters.as_ref().map(|f| f.tenant.as_str()).unwrap_or(""),
             mode = field::Empty,
             strategy = field::Empty,
-            terms = trine_core::terms(&request.query).len(),
+            terms = int(trine_core::terms(&request.query).len()),
             limit = field::Empty,
             lexical = field::Empty,
             semantic = field::Empty,
@@ -224,7 +224,7 @@ impl Searcher {
             filter_from_wire(request.filters.as_ref(), chrono::Utc::now()).map_err(invalid)?;
         let filters = filter_to_wire(&filter);
         span.record("mode", mode.name());
-        span.record("limit", limit);
+        span.record("limit", int(limit));
 
         let mut timings: Vec<StageTiming> = Vec::new();
         let mut reasons: Vec<String> = Vec::new();
@@ -313,8 +313,8 @@ impl Searcher {
         }
 
         span.record("strategy", strategy.as_str());
-        span.record("lexical", lexical.len());
-        span.record("semantic", semantic.len());
+        span.record("lexical", int(lexical.len()));
+        span.record("semantic", int(semantic.len()));
         let mut lexical = lexical;
         if mode == Mode::Lexical {
             // Lexical mode answers from the lexical list only: no verbatim list.
@@ -364,7 +364,7 @@ impl Searcher {
         let records: HashMap<_, _> = self
             .store
             .get(&ids)
-            .instrument(tracing::info_span!("gateway.payload", ids = ids.len()))
+            .instrument(tracing::info_span!("gateway.payload", ids = int(ids.len())))
             .await
             .map_err(|e| status(e.kind(), e.to_string()))?
             .into_iter()
@@ -395,7 +395,7 @@ impl Searcher {
             millis: millis(took),
         });
         let share = counts_share(&timings, took);
-        span.record("hits", hits.len());
+        span.record("hits", int(hits.len()));
         span.record("degraded", !reasons.is_empty());
         span.record("counts_share", share);
         for t in &timings {

@@ -9,6 +9,7 @@ use trine_core::bm25::{self, Bm25Params, CorpusStats};
 use trine_core::model::{Filter, Memory};
 use trine_core::{ErrorKind, Verbatim, terms, tokens};
 use trine_store::{Store, StoreError};
+use trine_telemetry::int;
 use uuid::Uuid;
 
 /// A failed lexical read.
@@ -81,8 +82,11 @@ pub async fn candidates(
         .iter()
         .map(|t| with_terms(filter, std::slice::from_ref(t)))
         .collect();
-    let counts_span =
-        tracing::info_span!("lexical.counts", terms = terms.len(), total = field::Empty);
+    let counts_span = tracing::info_span!(
+        "lexical.counts",
+        terms = int(terms.len()),
+        total = field::Empty
+    );
     let read_span = tracing::info_span!("lexical.read", read = field::Empty);
     let counts = async {
         let started = Instant::now();
@@ -90,13 +94,13 @@ pub async fn candidates(
             let span = tracing::info_span!("lexical.count", term = %term, count = field::Empty);
             async move {
                 let count = store.count(f).await?;
-                tracing::Span::current().record("count", count);
+                tracing::Span::current().record("count", int(count));
                 Ok::<_, StoreError>(count)
             }
             .instrument(span)
         }));
         let (total, per_term) = tokio::try_join!(store.count(filter), per_term)?;
-        tracing::Span::current().record("total", total);
+        tracing::Span::current().record("total", int(total));
         Ok::<_, StoreError>((total, per_term, started.elapsed()))
     }
     .instrument(counts_span);
@@ -110,10 +114,10 @@ pub async fn candidates(
         } else {
             Vec::new()
         };
-        tracing::Span::current().record("read", memories.len());
+        tracing::Span::current().record("read", int(memories.len()));
         Ok::<_, StoreError>((memories, started))
     }
-    .instrument(tracing::info_span!(parent: &read_span, "lexical.read.all_terms", terms = terms.len(), read = field::Empty));
+    .instrument(tracing::info_span!(parent: &read_span, "lexical.read.all_terms", terms = int(terms.len()), read = field::Empty));
     let ((total, per_term, counts_took), (mut read, read_started)) =
         tokio::try_join!(counts, all_terms)?;
 
@@ -128,7 +132,7 @@ pub async fn candidates(
         if count == 0 {
             continue;
         }
-        let span = tracing::info_span!(parent: &read_span, "lexical.read.term", term = %terms[i], count, read = field::Empty);
+        let span = tracing::info_span!(parent: &read_span, "lexical.read.term", term = %terms[i], count = int(count), read = field::Empty);
         let before = read.len();
         async {
             let mut offset = None;
@@ -146,13 +150,13 @@ pub async fn candidates(
         }
         .instrument(span.clone())
         .await?;
-        span.record("read", read.len() - before);
+        span.record("read", int(read.len() - before));
     }
-    read_span.record("read", read.len());
+    read_span.record("read", int(read.len()));
     drop(read_span);
     let read_took = read_started.elapsed();
 
-    let score_span = tracing::info_span!("lexical.score", candidates = read.len());
+    let score_span = tracing::info_span!("lexical.score", candidates = int(read.len()));
     let scoring = score_span.enter();
     let started = Instant::now();
     let stats = CorpusStats {

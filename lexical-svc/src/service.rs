@@ -61,7 +61,7 @@ impl Lexical for LexicalService {
         fields(
             tenant = request.get_ref().filters.as_ref().map(|f| f.tenant.as_str()).unwrap_or(""),
             strategy = "candidates",
-            terms = trine_core::terms(&request.get_ref().query).len(),
+            terms = trine_telemetry::int(trine_core::terms(&request.get_ref().query).len()),
             cap = tracing::field::Empty,
             candidates = tracing::field::Empty,
         )
@@ -85,12 +85,12 @@ impl Lexical for LexicalService {
             cap => cap,
         };
         let span = tracing::Span::current();
-        span.record("cap", cap);
+        span.record("cap", trine_telemetry::int(cap));
         let started = Instant::now();
         let found = candidates(self.store.as_ref(), &request.query, &filter, cap)
             .await
             .map_err(|e| status(e.kind(), e.to_string()))?;
-        span.record("candidates", found.list.len());
+        span.record("candidates", trine_telemetry::int(found.list.len()));
         for (stage, took) in &found.timings {
             self.metrics.stage(stage, *took);
         }

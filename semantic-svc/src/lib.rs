@@ -86,12 +86,16 @@ pub async fn nearest(
         .ok_or_else(|| EmbedError::Inference("no vector for the query".to_string()))?;
     let embed_took = started.elapsed();
     let started = Instant::now();
-    let span = tracing::info_span!("semantic.query", cap, neighbors = tracing::field::Empty);
+    let span = tracing::info_span!(
+        "semantic.query",
+        cap = trine_telemetry::int(cap),
+        neighbors = tracing::field::Empty
+    );
     let hits = store
         .query_dense(vector, filter, cap, false)
         .instrument(span.clone())
         .await?;
-    span.record("neighbors", hits.len());
+    span.record("neighbors", trine_telemetry::int(hits.len()));
     Ok(Nearest {
         list: hits.into_iter().map(|h| (h.id, h.score)).collect(),
         timings: vec![

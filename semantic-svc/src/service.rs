@@ -89,7 +89,7 @@ impl Semantic for SemanticService {
         )
         .await
         .map_err(|e| status(e.kind(), e.to_string()))?;
-        tracing::Span::current().record("neighbors", found.list.len());
+        tracing::Span::current().record("neighbors", trine_telemetry::int(found.list.len()));
         for (stage, took) in &found.timings {
             self.metrics.stage(stage, *took);
         }
@@ -114,7 +114,7 @@ impl Semantic for SemanticService {
         }))
     }
 
-    #[tracing::instrument(name = "semantic.embed_texts", skip_all, fields(texts = request.get_ref().texts.len()))]
+    #[tracing::instrument(name = "semantic.embed_texts", skip_all, fields(texts = trine_telemetry::int(request.get_ref().texts.len())))]
     async fn embed(
         &self,
         request: Request<v1::EmbedRequest>,

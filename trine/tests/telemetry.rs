@@ -112,11 +112,6 @@ async fn search(f: &mut Fixture, query: &str, tenant: &str) -> SearchResponse {
     answer
 }
 
-/// An attribute as text (tracing records unsigned integers as text).
-fn text(span: &SpanData, key: &str) -> Option<String> {
-    attr(span, key).map(|v| v.as_str().into_owned())
-}
-
 fn attr(span: &SpanData, key: &str) -> Option<Value> {
     span.attributes
         .iter()
@@ -216,13 +211,9 @@ async fn one_search_is_one_trace_with_a_span_per_stage() {
         ("tenant", Value::from("trace-acme".to_string())),
         ("mode", Value::from("hybrid".to_string())),
         ("strategy", Value::from("candidates".to_string())),
-        ("terms", Value::from("2")),
+        ("terms", Value::I64(2)),
     ] {
-        assert_eq!(
-            text(search_span, key),
-            Some(want.as_str().into_owned()),
-            "{key}"
-        );
+        assert_eq!(attr(search_span, key), Some(want), "{key}");
     }
     for key in ["lexical", "semantic", "hits", "limit"] {
         assert!(attr(search_span, key).is_some(), "gateway.search has {key}");
@@ -255,7 +246,7 @@ async fn one_search_is_one_trace_with_a_span_per_stage() {
     let candidates = trace.span("lexical.candidates");
     let counts = trace.span("lexical.counts");
     trace.check_parent(counts, candidates);
-    assert_eq!(text(counts, "terms").as_deref(), Some("2"));
+    assert_eq!(attr(counts, "terms"), Some(Value::I64(2)));
     let per_term = trace.named("lexical.count");
     assert_eq!(per_term.len(), 2, "one count span per term");
     let mut counted = BTreeMap::new();
@@ -264,10 +255,9 @@ async fn one_search_is_one_trace_with_a_span_per_stage() {
         let Some(Value::String(term)) = attr(span, "term") else {
             panic!("lexical.count carries its term");
         };
-        let Some(count) = text(span, "count") else {
+        let Some(Value::I64(count)) = attr(span, "count") else {
             panic!("lexical.count carries its count");
         };
-        let count: u64 = count.parse().unwrap();
         counted.insert(term.to_string(), count);
     }
     assert_eq!(

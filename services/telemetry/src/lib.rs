@@ -38,6 +38,12 @@ pub use {opentelemetry, opentelemetry_sdk};
 /// The variable that names an OTLP/gRPC collector (OpenTelemetry's own).
 pub const OTLP_ENDPOINT_VAR: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
 
+/// A count as a span attribute: `tracing-opentelemetry` exports signed
+/// integers as integers but unsigned ones as text, so counts go through here.
+pub fn int<N: TryInto<i64>>(n: N) -> i64 {
+    n.try_into().unwrap_or(i64::MAX)
+}
+
 /// How a process reports what it does.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -228,6 +234,12 @@ impl SpanExporter for SpanCollector {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_become_signed_attributes() {
+        assert_eq!(int(3usize), 3);
+        assert_eq!(int(u64::MAX), i64::MAX);
+    }
 
     #[test]
     fn the_engine_is_quiet_unless_named() {
