@@ -86,6 +86,23 @@ pub struct Searcher {
     metrics: Arc<Metrics>,
 }
 
+/// Logs one structured warning when a search's counts took more than the
+/// budget's share of it; says whether they did.
+fn check_budget(share: f64, search: Duration, terms: usize, tenant: &str) -> bool {
+    let over = share > COUNTS_BUDGET;
+    if over {
+        tracing::warn!(
+            counts_share = share,
+            budget = COUNTS_BUDGET,
+            search_ms = millis(search),
+            terms,
+            tenant,
+            "search over the counts budget"
+        );
+    }
+    over
+}
+
 /// The lexical counts' time over the search's time (0 without counts).
 fn counts_share(timings: &[StageTiming], search: Duration) -> f64 {
     let counts: f64 = timings
@@ -411,16 +428,7 @@ impl Searcher {
         }
         if mode.uses_lexical() {
             self.metrics.counts_share(share);
-            if share > COUNTS_BUDGET {
-                tracing::warn!(
-                    counts_share = share,
-                    budget = COUNTS_BUDGET,
-                    search_ms = millis(took),
-                    terms = trine_core::terms(query).len(),
-                    tenant = %filter.tenant,
-                    "search over the counts budget"
-                );
-            }
+            check_budget(share, took, trine_core::terms(query).len(), &filter.tenant);
         }
         if !reasons.is_empty() {
             tracing::warn!(reasons = ?reasons, "degraded search");
@@ -444,6 +452,53 @@ mod tests {
         StageTiming {
             stage: stage.to_string(),
             millis,
+        }
+    }
+
+    /// The warnings logged while `f` runs, as their fields' text.
+    fn warnings(f: impl FnOnce()) -> Vec<String> {
+        use std::sync::{Arc, Mutex};
+        use tracing_subscriber::layer::{Context, SubscriberExt};
+
+        #[derive(Clone, Default)]
+        struct Warnings(Arc<Mutex<Vec<String>>>);
+        struct Fields(String);
+        impl tracing::field::Visit for Fields {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                self.0 += &format!("{}={value:?} ", field.name());
+            }
+        }
+        impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Warnings {
+            fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+                if *event.metadata().level() == tracing::Level::WARN {
+                    let mut fields = Fields(String::new());
+                    event.record(&mut fields);
+                    self.0.lock().unwrap().push(fields.0);
+                }
+            }
+        }
+        let seen = Warnings::default();
+        let subscriber = tracing_subscriber::registry().with(seen.clone());
+        tracing::subscriber::with_default(subscriber, f);
+        seen.0.lock().unwrap().clone()
+    }
+
+    #[test]
+    fn a_search_over_the_budget_logs_one_structured_warning() {
+        let logged = warnings(|| {
+            assert!(!check_budget(0.1, Duration::from_millis(40), 2, "acme"));
+            assert!(check_budget(0.25, Duration::from_millis(40), 3, "acme"));
+        });
+        assert_eq!(logged.len(), 1, "{logged:?}");
+        for field in [
+            "message=search over the counts budget",
+            "counts_share=0.25",
+            "budget=0.1",
+            "search_ms=40.0",
+            "terms=3",
+            "tenant=\"acme\"",
+        ] {
+            assert!(logged[0].contains(field), "{field} in {}", logged[0]);
         }
     }
 
