@@ -1,6 +1,7 @@
 //! The `Fusion` gRPC service.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Instant;
 
 use tokio::net::TcpListener;
@@ -12,23 +13,33 @@ use trine_api::v1::{self, StageTiming};
 use trine_api::{explain_to_wire, status};
 use trine_core::ErrorKind;
 use trine_core::model::parse_id;
+use trine_telemetry::Metrics;
 
 use crate::{LexicalEntry, Weights, fuse};
 
 /// The most hits one Fuse may return.
 pub const MAX_LIMIT: usize = 1000;
 
-/// Serves fusion; it holds no state.
-#[derive(Debug, Clone, Default)]
+/// Serves fusion; it holds no state but its metrics.
+#[derive(Debug, Clone)]
 pub struct FusionService {
     weights: Weights,
+    metrics: Arc<Metrics>,
 }
 
 impl FusionService {
     /// A fusion service with default per-list weights (a request's non-zero
     /// weights override them).
     pub fn new(weights: Weights) -> Self {
-        Self { weights }
+        Self {
+            weights,
+            metrics: Metrics::new("fusion-svc"),
+        }
+    }
+
+    /// The service's metrics, to serve on `/metrics`.
+    pub fn metrics(&self) -> Arc<Metrics> {
+        self.metrics.clone()
     }
 }
 
@@ -82,7 +93,7 @@ pub fn fuse_request(
 
 #[tonic::async_trait]
 impl Fusion for FusionService {
-    #[tracing::instrument(name = "fusion", skip_all, fields(lexical = request.get_ref().lexical.len(), semantic = request.get_ref().semantic.len()))]
+    #[tracing::instrument(name = "fusion", skip_all, fields(lexical = trine_telemetry::int(request.get_ref().lexical.len()), semantic = trine_telemetry::int(request.get_ref().semantic.len()), hits = tracing::field::Empty))]
     async fn fuse(
         &self,
         request: Request<v1::FuseRequest>,
@@ -96,6 +107,8 @@ impl Fusion for FusionService {
             )));
         }
         let hits = fuse_request(&request, self.weights, limit).map_err(invalid)?;
+        tracing::Span::current().record("hits", trine_telemetry::int(hits.len()));
+        self.metrics.stage("fusion", started.elapsed());
         Ok(Response::new(v1::FuseResponse {
             hits,
             timings: vec![StageTiming {
@@ -113,6 +126,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
     let names = [<FusionServer<FusionService> as NamedService>::NAME];
+    let metrics = service.metrics();
     let routes = Routes::new(FusionServer::new(service));
-    trine_api::server::serve(routes, &names, listener, shutdown).await
+    trine_api::server::serve(routes, &names, metrics, listener, shutdown).await
 }

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use tonic::transport::Channel;
 use tonic::{Code, Request, Status};
+use tracing::{Instrument, field};
 use trine_api::v1::fusion_client::FusionClient;
 use trine_api::v1::lexical_client::LexicalClient;
 use trine_api::v1::semantic_client::SemanticClient;
@@ -21,7 +22,10 @@ use trine_api::{filter_from_wire, filter_to_wire, memory_to_wire, status};
 use trine_core::model::parse_id;
 use trine_core::{ErrorKind, Mode, Strategy};
 use trine_fusion::Weights;
-use trine_store::Store;
+use trine_store::{Metered, Store};
+use trine_telemetry::grpc::{Traced, client_span, traced};
+use trine_telemetry::metrics::COUNTS_BUDGET;
+use trine_telemetry::{Metrics, int};
 
 /// The gateway's search settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,12 +54,13 @@ impl Default for SearchConfig {
     }
 }
 
-/// The gateway's view of the internal services.
+/// The gateway's view of the internal services. Every call carries the
+/// trace context of its client span.
 #[derive(Clone)]
 pub struct Peers {
-    pub lexical: LexicalClient<Channel>,
-    pub semantic: SemanticClient<Channel>,
-    pub fusion: FusionClient<Channel>,
+    pub lexical: LexicalClient<Traced>,
+    pub semantic: SemanticClient<Traced>,
+    pub fusion: FusionClient<Traced>,
 }
 
 impl Peers {
@@ -63,9 +68,9 @@ impl Peers {
     /// peer is down, and degrades until it is back.
     pub fn lazy(lexical: Channel, semantic: Channel, fusion: Channel) -> Self {
         Self {
-            lexical: LexicalClient::new(lexical),
-            semantic: SemanticClient::new(semantic),
-            fusion: FusionClient::new(fusion),
+            lexical: LexicalClient::new(traced(lexical)),
+            semantic: SemanticClient::new(traced(semantic)),
+            fusion: FusionClient::new(traced(fusion)),
         }
     }
 }
@@ -74,8 +79,39 @@ impl Peers {
 #[derive(Clone)]
 pub struct Searcher {
     peers: Peers,
+    /// The store as given; `store` is it with each call timed.
+    raw_store: Arc<dyn Store>,
     store: Arc<dyn Store>,
     config: SearchConfig,
+    metrics: Arc<Metrics>,
+}
+
+/// Logs one structured warning when a search's counts took more than the
+/// budget's share of it; says whether they did.
+fn check_budget(share: f64, search: Duration, terms: usize, tenant: &str) -> bool {
+    let over = share > COUNTS_BUDGET;
+    if over {
+        tracing::warn!(
+            counts_share = share,
+            budget = COUNTS_BUDGET,
+            search_ms = millis(search),
+            terms,
+            tenant,
+            "search over the counts budget"
+        );
+    }
+    over
+}
+
+/// The lexical counts' time over the search's time (0 without counts).
+fn counts_share(timings: &[StageTiming], search: Duration) -> f64 {
+    let counts: f64 = timings
+        .iter()
+        .filter(|t| t.stage == "lexical.counts")
+        .map(|t| t.millis)
+        .sum();
+    let total = millis(search);
+    if total > 0.0 { counts / total } else { 0.0 }
 }
 
 fn invalid(message: impl Into<String>) -> Status {
@@ -117,11 +153,27 @@ fn with_deadline<T>(message: T, deadline: Duration) -> Request<T> {
 
 impl Searcher {
     pub fn new(peers: Peers, store: Arc<dyn Store>, config: SearchConfig) -> Self {
+        Self::with_metrics_of(peers, store, config, Metrics::new("gateway"))
+    }
+
+    fn with_metrics_of(
+        peers: Peers,
+        store: Arc<dyn Store>,
+        config: SearchConfig,
+        metrics: Arc<Metrics>,
+    ) -> Self {
         Self {
             peers,
-            store,
+            raw_store: store.clone(),
+            store: Arc::new(Metered::new(store, metrics.clone())),
             config,
+            metrics,
         }
+    }
+
+    /// The same searcher recording into `metrics` (the gateway's).
+    pub fn with_metrics(self, metrics: Arc<Metrics>) -> Self {
+        Self::with_metrics_of(self.peers, self.raw_store, self.config, metrics)
     }
 
     fn mode(&self, mode: i32) -> Result<Mode, Status> {
@@ -147,10 +199,28 @@ impl Searcher {
         }
     }
 
-    /// Answers one search.
-    #[tracing::instrument(name = "gateway.search", skip_all)]
+    /// Answers one search. The `gateway.search` span carries the tenant, the
+    /// mode, the strategy, the term count, the list sizes and the counts'
+    /// share of the search's time (the ADR's budget: at most a tenth).
+    #[tracing::instrument(
+        name = "gateway.search",
+        skip_all,
+        fields(
+            tenant = request.filters.as_ref().map(|f| f.tenant.as_str()).unwrap_or(""),
+            mode = field::Empty,
+            strategy = field::Empty,
+            terms = int(trine_core::terms(&request.query).len()),
+            limit = field::Empty,
+            lexical = field::Empty,
+            semantic = field::Empty,
+            hits = field::Empty,
+            degraded = field::Empty,
+            counts_share = field::Empty,
+        )
+    )]
     pub async fn search(&self, request: v1::SearchRequest) -> Result<v1::SearchResponse, Status> {
         let started = Instant::now();
+        let span = tracing::Span::current();
         let query = request.query.trim();
         if query.is_empty() {
             return Err(invalid("query is empty"));
@@ -170,6 +240,8 @@ impl Searcher {
         let filter =
             filter_from_wire(request.filters.as_ref(), chrono::Utc::now()).map_err(invalid)?;
         let filters = filter_to_wire(&filter);
+        span.record("mode", mode.name());
+        span.record("limit", int(limit));
 
         let mut timings: Vec<StageTiming> = Vec::new();
         let mut reasons: Vec<String> = Vec::new();
@@ -191,6 +263,7 @@ impl Searcher {
                 deadline,
                 client.candidates(with_deadline(message, deadline)),
             )
+            .instrument(client_span("trine.v1.Lexical", "Candidates"))
             .await;
             Some((result, began.elapsed()))
         };
@@ -205,7 +278,9 @@ impl Searcher {
                 filters: Some(filters.clone()),
                 cap: 0,
             };
-            let result = call(deadline, client.nearest(with_deadline(message, deadline))).await;
+            let result = call(deadline, client.nearest(with_deadline(message, deadline)))
+                .instrument(client_span("trine.v1.Semantic", "Nearest"))
+                .await;
             Some((result, began.elapsed()))
         };
         let (lexical, semantic) = tokio::join!(lexical, semantic);
@@ -254,6 +329,9 @@ impl Searcher {
             ));
         }
 
+        span.record("strategy", strategy.as_str());
+        span.record("lexical", int(lexical.len()));
+        span.record("semantic", int(semantic.len()));
         let mut lexical = lexical;
         if mode == Mode::Lexical {
             // Lexical mode answers from the lexical list only: no verbatim list.
@@ -275,6 +353,7 @@ impl Searcher {
             fusion_deadline,
             fusion.fuse(with_deadline(fuse.clone(), fusion_deadline)),
         )
+        .instrument(client_span("trine.v1.Fusion", "Fuse"))
         .await
         {
             Ok(answer) => {
@@ -302,13 +381,14 @@ impl Searcher {
         let records: HashMap<_, _> = self
             .store
             .get(&ids)
+            .instrument(tracing::info_span!("gateway.payload", ids = int(ids.len())))
             .await
             .map_err(|e| status(e.kind(), e.to_string()))?
             .into_iter()
             .filter(|m| m.tenant == filter.tenant)
             .map(|m| (m.id, m))
             .collect();
-        let hits = fused
+        let hits: Vec<v1::Hit> = fused
             .into_iter()
             .zip(ids)
             .filter_map(|(hit, id)| {
@@ -326,10 +406,30 @@ impl Searcher {
             stage: "payload".into(),
             millis: millis(began.elapsed()),
         });
+        let took = started.elapsed();
         timings.push(StageTiming {
             stage: "gateway".into(),
-            millis: millis(started.elapsed()),
+            millis: millis(took),
         });
+        let share = counts_share(&timings, took);
+        span.record("hits", int(hits.len()));
+        span.record("degraded", !reasons.is_empty());
+        span.record("counts_share", share);
+        for t in &timings {
+            if matches!(
+                t.stage.as_str(),
+                "lexical" | "semantic" | "fusion.call" | "payload" | "gateway"
+            ) {
+                self.metrics.stage(
+                    &t.stage,
+                    Duration::from_secs_f64(t.millis.max(0.0) / 1000.0),
+                );
+            }
+        }
+        if mode.uses_lexical() {
+            self.metrics.counts_share(share);
+            check_budget(share, took, trine_core::terms(query).len(), &filter.tenant);
+        }
         if !reasons.is_empty() {
             tracing::warn!(reasons = ?reasons, "degraded search");
         }
@@ -339,6 +439,79 @@ impl Searcher {
             degraded: !reasons.is_empty(),
             degraded_reasons: reasons,
             strategy,
+            counts_share: share,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timing(stage: &str, millis: f64) -> StageTiming {
+        StageTiming {
+            stage: stage.to_string(),
+            millis,
+        }
+    }
+
+    /// The warnings logged while `f` runs, as their fields' text.
+    fn warnings(f: impl FnOnce()) -> Vec<String> {
+        use std::sync::{Arc, Mutex};
+        use tracing_subscriber::layer::{Context, SubscriberExt};
+
+        #[derive(Clone, Default)]
+        struct Warnings(Arc<Mutex<Vec<String>>>);
+        struct Fields(String);
+        impl tracing::field::Visit for Fields {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                self.0 += &format!("{}={value:?} ", field.name());
+            }
+        }
+        impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Warnings {
+            fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+                if *event.metadata().level() == tracing::Level::WARN {
+                    let mut fields = Fields(String::new());
+                    event.record(&mut fields);
+                    self.0.lock().unwrap().push(fields.0);
+                }
+            }
+        }
+        let seen = Warnings::default();
+        let subscriber = tracing_subscriber::registry().with(seen.clone());
+        tracing::subscriber::with_default(subscriber, f);
+        seen.0.lock().unwrap().clone()
+    }
+
+    #[test]
+    fn a_search_over_the_budget_logs_one_structured_warning() {
+        let logged = warnings(|| {
+            assert!(!check_budget(0.1, Duration::from_millis(40), 2, "acme"));
+            assert!(check_budget(0.25, Duration::from_millis(40), 3, "acme"));
+        });
+        assert_eq!(logged.len(), 1, "{logged:?}");
+        for field in [
+            "message=search over the counts budget",
+            "counts_share=0.25",
+            "budget=0.1",
+            "search_ms=40.0",
+            "terms=3",
+            "tenant=\"acme\"",
+        ] {
+            assert!(logged[0].contains(field), "{field} in {}", logged[0]);
+        }
+    }
+
+    #[test]
+    fn the_counts_share_is_the_counts_time_over_the_search_time() {
+        let timings = [
+            timing("lexical", 30.0),
+            timing("lexical.counts", 5.0),
+            timing("lexical.read", 20.0),
+        ];
+        let share = counts_share(&timings, Duration::from_millis(50));
+        assert!((share - 0.1).abs() < 1e-12, "{share}");
+        assert_eq!(counts_share(&[], Duration::from_millis(50)), 0.0);
+        assert_eq!(counts_share(&timings, Duration::ZERO), 0.0);
     }
 }

@@ -16,6 +16,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
     let names = [<MemoryServer<MemoryService> as NamedService>::NAME];
+    let metrics = service.metrics();
     let routes = Routes::new(MemoryServer::new(service));
-    trine_api::server::serve(routes, &names, listener, shutdown).await
+    trine_api::server::serve(routes, &names, metrics, listener, shutdown).await
 }

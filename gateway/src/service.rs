@@ -7,7 +7,8 @@ use trine_api::v1::{self, memory_server};
 use trine_api::{ids_from_wire, memory_from_wire, memory_to_wire, status};
 use trine_core::ErrorKind;
 use trine_core::model::Memory;
-use trine_store::Store;
+use trine_store::{Metered, Store};
+use trine_telemetry::Metrics;
 
 use crate::search::Searcher;
 use crate::writer::{WriteError, Writer};
@@ -23,24 +24,33 @@ pub struct MemoryService {
     store: Arc<dyn Store>,
     writer: Writer,
     searcher: Option<Searcher>,
+    metrics: Arc<Metrics>,
 }
 
 impl MemoryService {
     /// A service that writes and reads; it searches once given a searcher.
     pub fn new(writer: Writer) -> Self {
+        let metrics = Metrics::new("gateway");
         Self {
-            store: writer.store().clone(),
+            store: Arc::new(Metered::new(writer.store().clone(), metrics.clone())),
             writer,
             searcher: None,
+            metrics,
         }
     }
 
-    /// Searches through the mesh.
+    /// Searches through the mesh; the searcher records into this service's
+    /// metrics.
     pub fn with_search(self, searcher: Searcher) -> Self {
         Self {
-            searcher: Some(searcher),
+            searcher: Some(searcher.with_metrics(self.metrics.clone())),
             ..self
         }
+    }
+
+    /// The service's metrics, to serve on `/metrics`.
+    pub fn metrics(&self) -> Arc<Metrics> {
+        self.metrics.clone()
     }
 
     /// The memories of `tenant` among `ids`, in the order asked.

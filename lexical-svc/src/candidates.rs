@@ -4,10 +4,12 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use futures::future::try_join_all;
+use tracing::{Instrument, field};
 use trine_core::bm25::{self, Bm25Params, CorpusStats};
 use trine_core::model::{Filter, Memory};
 use trine_core::{ErrorKind, Verbatim, terms, tokens};
 use trine_store::{Store, StoreError};
+use trine_telemetry::int;
 use uuid::Uuid;
 
 /// A failed lexical read.
@@ -84,17 +86,35 @@ pub async fn candidates(
     }
 
     // The exact counts (N and one per term) run concurrently with each other
-    // and with the all-terms read.
+    // and with the all-terms read. Each stage is a span: `lexical.counts`
+    // (one `lexical.count` child per term, carrying its count), `lexical.read`
+    // (the all-terms read, then the per-term reads), `lexical.score`.
     let term_filters: Vec<Filter> = terms
         .iter()
         .map(|t| with_terms(filter, std::slice::from_ref(t)))
         .collect();
+    let counts_span = tracing::info_span!(
+        "lexical.counts",
+        terms = int(terms.len()),
+        total = field::Empty
+    );
+    let read_span = tracing::info_span!("lexical.read", read = field::Empty);
     let counts = async {
         let started = Instant::now();
-        let per_term = try_join_all(term_filters.iter().map(|f| store.count(f)));
+        let per_term = try_join_all(terms.iter().zip(&term_filters).map(|(term, f)| {
+            let span = tracing::info_span!("lexical.count", term = %term, count = field::Empty);
+            async move {
+                let count = store.count(f).await?;
+                tracing::Span::current().record("count", int(count));
+                Ok::<_, StoreError>(count)
+            }
+            .instrument(span)
+        }));
         let (total, per_term) = tokio::try_join!(store.count(filter), per_term)?;
+        tracing::Span::current().record("total", int(total));
         Ok::<_, StoreError>((total, per_term, started.elapsed()))
-    };
+    }
+    .instrument(counts_span);
     let all_terms = async {
         let started = Instant::now();
         let memories = if terms.len() >= 2 {
@@ -105,8 +125,10 @@ pub async fn candidates(
         } else {
             Vec::new()
         };
+        tracing::Span::current().record("read", int(memories.len()));
         Ok::<_, StoreError>((memories, started))
-    };
+    }
+    .instrument(tracing::info_span!(parent: &read_span, "lexical.read.all_terms", terms = int(terms.len()), read = field::Empty));
     let ((total, per_term, counts_took), (mut read, read_started)) =
         tokio::try_join!(counts, all_terms)?;
 
@@ -121,20 +143,32 @@ pub async fn candidates(
         if count == 0 {
             continue;
         }
-        let mut offset = None;
-        while read.len() < cap {
-            let page = store
-                .scroll(&term_filters[i], cap - read.len(), offset)
-                .await?;
-            read.extend(page.memories.into_iter().filter(|m| seen.insert(m.id)));
-            match page.next_offset {
-                Some(next) => offset = Some(next),
-                None => break,
+        let span = tracing::info_span!(parent: &read_span, "lexical.read.term", term = %terms[i], count = int(count), read = field::Empty);
+        let before = read.len();
+        async {
+            let mut offset = None;
+            while read.len() < cap {
+                let page = store
+                    .scroll(&term_filters[i], cap - read.len(), offset)
+                    .await?;
+                read.extend(page.memories.into_iter().filter(|m| seen.insert(m.id)));
+                match page.next_offset {
+                    Some(next) => offset = Some(next),
+                    None => break,
+                }
             }
+            Ok::<_, StoreError>(())
         }
+        .instrument(span.clone())
+        .await?;
+        span.record("read", int(read.len() - before));
     }
+    read_span.record("read", int(read.len()));
+    drop(read_span);
     let read_took = read_started.elapsed();
 
+    let score_span = tracing::info_span!("lexical.score", candidates = int(read.len()));
+    let scoring = score_span.enter();
     let started = Instant::now();
     let stats = CorpusStats {
         n: total,
@@ -156,6 +190,7 @@ pub async fn candidates(
         .collect();
     list.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
     let score_took = started.elapsed();
+    drop(scoring);
 
     Ok(Candidates {
         list,

@@ -14,7 +14,8 @@ use trine_api::{filter_from_wire, status};
 use trine_core::model::Filter;
 use trine_core::{ErrorKind, Strategy};
 use trine_embed::Embedder;
-use trine_store::Store;
+use trine_store::{Metered, Store};
+use trine_telemetry::Metrics;
 
 use crate::readiness::{self, Ready, auto};
 use crate::{Candidates, LexicalConfig, LexicalError, strategies};
@@ -31,16 +32,25 @@ pub struct LexicalService {
     embedder: Option<Arc<dyn Embedder>>,
     config: LexicalConfig,
     probed: Arc<Mutex<Option<(Instant, Probe)>>>,
+    metrics: Arc<Metrics>,
 }
 
 impl LexicalService {
+    /// A service over `store`, with metrics of its own (store calls timed).
     pub fn new(store: Arc<dyn Store>, config: LexicalConfig) -> Self {
+        let metrics = Metrics::new("lexical-svc");
         Self {
-            store,
+            store: Arc::new(Metered::new(store, metrics.clone())),
             embedder: None,
             config,
             probed: Arc::new(Mutex::new(None)),
+            metrics,
         }
+    }
+
+    /// The service's metrics, to serve on `/metrics`.
+    pub fn metrics(&self) -> Arc<Metrics> {
+        self.metrics.clone()
     }
 
     /// Lets the `gate` strategy embed queries (it ranks by dense similarity
@@ -120,7 +130,17 @@ impl LexicalService {
 
 #[tonic::async_trait]
 impl Lexical for LexicalService {
-    #[tracing::instrument(skip_all, fields(tenant = request.get_ref().filters.as_ref().map(|f| f.tenant.as_str()).unwrap_or("")))]
+    #[tracing::instrument(
+        name = "lexical.candidates",
+        skip_all,
+        fields(
+            tenant = request.get_ref().filters.as_ref().map(|f| f.tenant.as_str()).unwrap_or(""),
+            strategy = tracing::field::Empty,
+            terms = trine_telemetry::int(trine_core::terms(&request.get_ref().query).len()),
+            cap = tracing::field::Empty,
+            candidates = tracing::field::Empty,
+        )
+    )]
     async fn candidates(
         &self,
         request: Request<v1::CandidatesRequest>,
@@ -144,12 +164,21 @@ impl Lexical for LexicalService {
             }
             cap => cap,
         };
+        let span = tracing::Span::current();
+        span.record("cap", trine_telemetry::int(cap));
+        let started = Instant::now();
         let failed = |e: LexicalError| status(e.kind(), e.to_string());
         let strategy = self.resolve(requested).await.map_err(failed)?;
+        span.record("strategy", strategy.name());
         let found = self
             .list(strategy, &request.query, &filter, cap)
             .await
             .map_err(failed)?;
+        span.record("candidates", trine_telemetry::int(found.list.len()));
+        for (stage, took) in &found.timings {
+            self.metrics.stage(stage, *took);
+        }
+        self.metrics.stage("lexical", started.elapsed());
         Ok(Response::new(v1::CandidatesResponse {
             candidates: found
                 .list
@@ -180,6 +209,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
     let names = [<LexicalServer<LexicalService> as NamedService>::NAME];
+    let metrics = service.metrics();
     let routes = Routes::new(LexicalServer::new(service));
-    trine_api::server::serve(routes, &names, listener, shutdown).await
+    trine_api::server::serve(routes, &names, metrics, listener, shutdown).await
 }

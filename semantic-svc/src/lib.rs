@@ -8,6 +8,7 @@ mod service;
 
 use std::time::{Duration, Instant};
 
+use tracing::Instrument;
 use trine_core::ErrorKind;
 use trine_core::model::Filter;
 use trine_embed::{EmbedError, Embedder};
@@ -75,13 +76,26 @@ pub async fn nearest(
     let started = Instant::now();
     let vector = embedder
         .embed(&[query.to_string()])
+        .instrument(tracing::info_span!(
+            "semantic.embed",
+            embedder = embedder.name()
+        ))
         .await?
         .into_iter()
         .next()
         .ok_or_else(|| EmbedError::Inference("no vector for the query".to_string()))?;
     let embed_took = started.elapsed();
     let started = Instant::now();
-    let hits = store.query_dense(vector, filter, cap, false).await?;
+    let span = tracing::info_span!(
+        "semantic.query",
+        cap = trine_telemetry::int(cap),
+        neighbors = tracing::field::Empty
+    );
+    let hits = store
+        .query_dense(vector, filter, cap, false)
+        .instrument(span.clone())
+        .await?;
+    span.record("neighbors", trine_telemetry::int(hits.len()));
     Ok(Nearest {
         list: hits.into_iter().map(|h| (h.id, h.score)).collect(),
         timings: vec![

@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Instant;
 
 use tokio::net::TcpListener;
 use tonic::server::NamedService;
@@ -12,7 +13,8 @@ use trine_api::v1::{self, StageTiming};
 use trine_api::{filter_from_wire, status};
 use trine_core::ErrorKind;
 use trine_embed::Embedder;
-use trine_store::Store;
+use trine_store::{Metered, Store};
+use trine_telemetry::Metrics;
 
 use crate::{SemanticConfig, nearest};
 
@@ -22,15 +24,24 @@ pub struct SemanticService {
     store: Arc<dyn Store>,
     embedder: Arc<dyn Embedder>,
     config: SemanticConfig,
+    metrics: Arc<Metrics>,
 }
 
 impl SemanticService {
+    /// A service over `store`, with metrics of its own (store calls timed).
     pub fn new(store: Arc<dyn Store>, embedder: Arc<dyn Embedder>, config: SemanticConfig) -> Self {
+        let metrics = Metrics::new("semantic-svc");
         Self {
-            store,
+            store: Arc::new(Metered::new(store, metrics.clone())),
             embedder,
             config,
+            metrics,
         }
+    }
+
+    /// The service's metrics, to serve on `/metrics`.
+    pub fn metrics(&self) -> Arc<Metrics> {
+        self.metrics.clone()
     }
 }
 
@@ -40,7 +51,14 @@ fn invalid(message: impl Into<String>) -> Status {
 
 #[tonic::async_trait]
 impl Semantic for SemanticService {
-    #[tracing::instrument(skip_all)]
+    #[tracing::instrument(
+        name = "semantic.nearest",
+        skip_all,
+        fields(
+            tenant = request.get_ref().filters.as_ref().map(|f| f.tenant.as_str()).unwrap_or(""),
+            neighbors = tracing::field::Empty,
+        )
+    )]
     async fn nearest(
         &self,
         request: Request<v1::NearestRequest>,
@@ -61,6 +79,7 @@ impl Semantic for SemanticService {
             }
             cap => cap,
         };
+        let started = Instant::now();
         let found = nearest(
             self.store.as_ref(),
             self.embedder.as_ref(),
@@ -70,6 +89,11 @@ impl Semantic for SemanticService {
         )
         .await
         .map_err(|e| status(e.kind(), e.to_string()))?;
+        tracing::Span::current().record("neighbors", trine_telemetry::int(found.list.len()));
+        for (stage, took) in &found.timings {
+            self.metrics.stage(stage, *took);
+        }
+        self.metrics.stage("semantic", started.elapsed());
         Ok(Response::new(v1::NearestResponse {
             neighbors: found
                 .list
@@ -90,7 +114,7 @@ impl Semantic for SemanticService {
         }))
     }
 
-    #[tracing::instrument(skip_all, fields(texts = request.get_ref().texts.len()))]
+    #[tracing::instrument(name = "semantic.embed_texts", skip_all, fields(texts = trine_telemetry::int(request.get_ref().texts.len())))]
     async fn embed(
         &self,
         request: Request<v1::EmbedRequest>,
@@ -126,6 +150,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
     let names = [<SemanticServer<SemanticService> as NamedService>::NAME];
+    let metrics = service.metrics();
     let routes = Routes::new(SemanticServer::new(service));
-    trine_api::server::serve(routes, &names, listener, shutdown).await
+    trine_api::server::serve(routes, &names, metrics, listener, shutdown).await
 }

@@ -21,6 +21,9 @@ pub struct Config {
     pub models: PathBuf,
     /// The tracing filter (`RUST_LOG` overrides it).
     pub log: String,
+    /// An OTLP/gRPC collector for spans (`http://localhost:4317`); unset
+    /// means `OTEL_EXPORTER_OTLP_ENDPOINT`, and neither means no export.
+    pub otlp_endpoint: Option<String>,
     /// Addresses of the internal services, for `serve --role gateway`.
     pub peers: PeersConfig,
     /// The lexical channel.
@@ -64,6 +67,7 @@ impl Default for Config {
             embedder: "minilm".to_string(),
             models: PathBuf::from("models"),
             log: "warn".to_string(),
+            otlp_endpoint: None,
             peers: PeersConfig::default(),
             lexical: LexicalSection::default(),
         }
@@ -95,6 +99,9 @@ pub struct Overrides {
     /// Log filter, e.g. info or trine=debug [default: warn]
     #[arg(long, global = true, env = "TRINE_LOG")]
     pub log: Option<String>,
+    /// OTLP/gRPC collector for spans [default: $OTEL_EXPORTER_OTLP_ENDPOINT]
+    #[arg(long, global = true, env = "TRINE_OTLP_ENDPOINT", value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
     /// lexical-svc address, for `serve --role gateway`
     #[arg(long, global = true, env = "TRINE_LEXICAL_ADDR", value_name = "ADDR")]
     pub lexical_addr: Option<String>,
@@ -154,6 +161,9 @@ impl Config {
         }
         if let Some(v) = o.log {
             config.log = v;
+        }
+        if let Some(v) = o.otlp_endpoint {
+            config.otlp_endpoint = Some(v).filter(|url| !url.is_empty());
         }
         if let Some(v) = o.lexical_addr {
             config.peers.lexical = Some(v);

@@ -59,12 +59,22 @@ pub fn main(cli: Cli) -> ExitCode {
         Ok(config) => config,
         Err(e) => return fail(&e),
     };
-    trine_telemetry::init(&trine_telemetry::Settings {
-        service: "trine".to_string(),
-        filter: config.log.clone(),
-    });
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
+        Err(e) => return fail(&e),
+    };
+    // The OTLP exporter's channel lives on the runtime: start it there, and
+    // flush it (drop the guard) before the runtime ends.
+    let telemetry = {
+        let _entered = runtime.enter();
+        trine_telemetry::init(&trine_telemetry::Settings {
+            service: service_name(&cli.command).to_string(),
+            filter: config.log.clone(),
+            otlp_endpoint: config.otlp_endpoint.clone(),
+        })
+    };
+    let telemetry = match telemetry {
+        Ok(telemetry) => telemetry,
         Err(e) => return fail(&e),
     };
     let outcome = runtime.block_on(async {
@@ -78,9 +88,21 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::SparseBackfill(args) => backfill::run(&config, args).await,
         }
     });
+    {
+        let _entered = runtime.enter();
+        drop(telemetry);
+    }
     match outcome {
         Ok(code) => code,
         Err(e) => fail(e.as_ref()),
+    }
+}
+
+/// The `service.name` of exported spans: the role a `serve` runs, else `trine`.
+fn service_name(command: &Command) -> &'static str {
+    match command {
+        Command::Serve(args) => args.role.service_name(),
+        _ => "trine",
     }
 }
 

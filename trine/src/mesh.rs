@@ -22,9 +22,39 @@ pub struct MeshConfig {
     pub lexical: LexicalConfig,
     pub semantic: SemanticConfig,
     pub search: SearchConfig,
+    /// Where to serve each service's `/metrics`: the gateway on this address,
+    /// lexical-svc, semantic-svc and fusion-svc on the next three ports (each
+    /// on a free port when the port is 0). `None`: not served.
+    pub metrics: Option<SocketAddr>,
+}
+
+/// Where each service of a mesh serves `/metrics`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricsAddrs {
+    pub gateway: SocketAddr,
+    pub lexical: SocketAddr,
+    pub semantic: SocketAddr,
+    pub fusion: SocketAddr,
 }
 
 type Served = JoinHandle<Result<(), tonic::transport::Error>>;
+type MetricsServed = JoinHandle<std::io::Result<()>>;
+
+/// Binds the `/metrics` listener of the `index`-th service (0 = gateway).
+async fn bind_metrics(base: SocketAddr, index: u16) -> Result<TcpListener, String> {
+    let mut addr = base;
+    if base.port() != 0 {
+        addr.set_port(base.port().checked_add(index).ok_or_else(|| {
+            format!(
+                "metrics port {} leaves no room for four services",
+                base.port()
+            )
+        })?);
+    }
+    TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot serve metrics on {addr}: {e}"))
+}
 
 /// A running mesh. Dropping it without [`Mesh::stop`] leaves the services
 /// running until the runtime ends.
@@ -33,8 +63,11 @@ pub struct Mesh {
     pub lexical: SocketAddr,
     pub semantic: SocketAddr,
     pub fusion: SocketAddr,
+    /// Where each service serves `/metrics`, when asked to.
+    pub metrics: Option<MetricsAddrs>,
     stop: watch::Sender<bool>,
     tasks: Vec<(&'static str, Served)>,
+    metrics_tasks: Vec<(&'static str, MetricsServed)>,
 }
 
 /// A shutdown future for one service: resolves when the mesh stops.
@@ -99,18 +132,22 @@ impl Mesh {
         );
 
         let mut tasks: Vec<(&'static str, Served)> = Vec::new();
+        let mut registries = Vec::new();
         let service = LexicalService::new(store.clone(), config.lexical.clone())
             .with_embedder(embedder.clone());
+        registries.push(("lexical", service.metrics()));
         tasks.push((
             "lexical",
             tokio::spawn(trine_lexical::run(lexical_l, service, stopped(&rx))),
         ));
         let service = SemanticService::new(store.clone(), embedder, config.semantic.clone());
+        registries.push(("semantic", service.metrics()));
         tasks.push((
             "semantic",
             tokio::spawn(trine_semantic::run(semantic_l, service, stopped(&rx))),
         ));
         let service = FusionService::new(Weights::default());
+        registries.push(("fusion", service.metrics()));
         tasks.push((
             "fusion",
             tokio::spawn(trine_fusion::run(fusion_l, service, stopped(&rx))),
@@ -129,17 +166,46 @@ impl Mesh {
             store,
             config.search.clone(),
         ));
+        registries.insert(0, ("gateway", service.metrics()));
         tasks.push((
             "gateway",
             tokio::spawn(trine_gateway::run(gateway, service, stopped(&rx))),
         ));
+
+        let mut metrics = None;
+        let mut metrics_tasks: Vec<(&'static str, MetricsServed)> = Vec::new();
+        if let Some(base) = config.metrics {
+            let mut addrs = Vec::new();
+            for (index, (name, registry)) in (0u16..).zip(registries) {
+                let listener = bind_metrics(base, index).await?;
+                addrs.push(listener.local_addr().map_err(io)?);
+                metrics_tasks.push((
+                    name,
+                    tokio::spawn(trine_telemetry::metrics::serve(
+                        listener,
+                        registry,
+                        stopped(&rx),
+                    )),
+                ));
+            }
+            if let [gateway, lexical, semantic, fusion] = addrs[..] {
+                metrics = Some(MetricsAddrs {
+                    gateway,
+                    lexical,
+                    semantic,
+                    fusion,
+                });
+            }
+        }
         Ok(Self {
             gateway: gateway_addr,
             lexical,
             semantic,
             fusion,
+            metrics,
             stop,
             tasks,
+            metrics_tasks,
         })
     }
 
@@ -152,6 +218,13 @@ impl Mesh {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => failures.push(format!("{name}: {e}")),
                 Err(e) => failures.push(format!("{name}: {e}")),
+            }
+        }
+        for (name, task) in self.metrics_tasks {
+            match task.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => failures.push(format!("{name} metrics: {e}")),
+                Err(e) => failures.push(format!("{name} metrics: {e}")),
             }
         }
         if failures.is_empty() {

@@ -120,7 +120,8 @@ async fn ask(endpoint: &str, request: SearchRequest) -> Result<v1::SearchRespons
         .map_err(|s| format!("search failed ({:?}): {}", s.code(), s.message()))
 }
 
-/// The `--json` object: `{"hits": [...], "timings": {stage: ms}, "degraded"}`.
+/// The `--json` object: `{"hits": [...], "timings": {stage: ms}, "degraded",
+/// "counts_share"}`.
 pub fn to_json(response: &v1::SearchResponse) -> Value {
     let entry = |e: &Option<v1::ListEntry>| {
         e.as_ref()
@@ -163,6 +164,7 @@ pub fn to_json(response: &v1::SearchResponse) -> Value {
         "degraded": response.degraded,
         "degraded_reasons": response.degraded_reasons,
         "strategy": response.strategy,
+        "counts_share": response.counts_share,
     })
 }
 
@@ -212,6 +214,31 @@ fn render(response: &v1::SearchResponse, explain: bool) -> String {
             .map(|t| format!("{} {:.1} ms", t.stage, t.millis))
             .collect();
         out += &format!("timings: {}\n", stages.join(", "));
+        out += &format!(
+            "counts share: {:.3} of the search (budget {})\n",
+            response.counts_share,
+            trine_telemetry::metrics::COUNTS_BUDGET
+        );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_and_explain_show_the_counts_share() {
+        let response = v1::SearchResponse {
+            counts_share: 0.25,
+            ..v1::SearchResponse::default()
+        };
+        assert_eq!(to_json(&response)["counts_share"], json!(0.25));
+        let text = render(&response, true);
+        assert!(
+            text.contains("counts share: 0.250 of the search (budget 0.1)"),
+            "{text}"
+        );
+        assert!(!render(&response, false).contains("counts share"));
+    }
 }

@@ -1,6 +1,7 @@
 //! `trine serve`: the four services in one process (`--role all`), or one
 //! role with its peers' addresses from the configuration.
 
+use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,8 +11,9 @@ use trine_fusion::{FusionService, Weights};
 use trine_gateway::{MemoryService, Peers, Searcher, Writer};
 use trine_lexical::LexicalService;
 use trine_semantic::SemanticService;
+use trine_telemetry::Metrics;
 
-use crate::mesh::{Mesh, channel, remote_embedder};
+use crate::mesh::{Mesh, MeshConfig, channel, remote_embedder};
 use crate::{CmdResult, Config, load_embedder, open_store};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -23,6 +25,19 @@ pub enum Role {
     Fusion,
 }
 
+impl Role {
+    /// The service's name, the `service.name` of its spans.
+    pub fn service_name(self) -> &'static str {
+        match self {
+            Self::All => "trine",
+            Self::Gateway => "gateway",
+            Self::Lexical => "lexical-svc",
+            Self::Semantic => "semantic-svc",
+            Self::Fusion => "fusion-svc",
+        }
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Address of this process's public service (the gateway's with --role all)
@@ -31,6 +46,40 @@ pub struct Args {
     /// Which service to run
     #[arg(long, value_enum, default_value_t = Role::All)]
     pub role: Role,
+    /// Serve Prometheus metrics on http://ADDR/metrics, or `off`. With --role
+    /// all the gateway uses ADDR and lexical-svc, semantic-svc, fusion-svc the
+    /// next three ports (port 0: a free port each)
+    #[arg(
+        long,
+        default_value = "127.0.0.1:9464",
+        env = "TRINE_METRICS",
+        value_name = "ADDR"
+    )]
+    pub metrics: String,
+}
+
+/// `off` (or empty) → no metrics; otherwise an `ip:port`.
+fn metrics_addr(raw: &str) -> Result<Option<SocketAddr>, String> {
+    match raw.trim() {
+        "" | "off" => Ok(None),
+        addr => addr.parse().map(Some).map_err(|e| {
+            format!("--metrics {addr:?}: {e}: give an ip:port such as 127.0.0.1:9464, or off")
+        }),
+    }
+}
+
+/// Serves one role's metrics until a signal, when asked to.
+async fn serve_metrics(addr: Option<SocketAddr>, metrics: Arc<Metrics>) -> Result<(), String> {
+    let Some(addr) = addr else {
+        return Ok(());
+    };
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot serve metrics on {addr}: {e}"))?;
+    let bound = listener.local_addr().map_err(|e| e.to_string())?;
+    eprintln!("metrics on http://{bound}/metrics");
+    tokio::spawn(trine_telemetry::metrics::serve(listener, metrics, signal()));
+    Ok(())
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
@@ -67,7 +116,11 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let addr = listener.local_addr()?;
-    let mesh_config = config.mesh();
+    let metrics = metrics_addr(&args.metrics)?;
+    let mesh_config = MeshConfig {
+        metrics,
+        ..config.mesh()
+    };
     match args.role {
         Role::All => {
             let store = open_store(config).await?;
@@ -80,6 +133,12 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
                 "trine serving on {addr} (lexical {}, semantic {}, fusion {}); Ctrl-C stops",
                 mesh.lexical, mesh.semantic, mesh.fusion
             );
+            if let Some(m) = mesh.metrics {
+                eprintln!(
+                    "metrics on http://{}/metrics (lexical {}, semantic {}, fusion {})",
+                    m.gateway, m.lexical, m.semantic, m.fusion
+                );
+            }
             signal().await;
             eprintln!("stopping: draining in-flight calls");
             mesh.stop().await?;
@@ -87,6 +146,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         Role::Lexical => {
             let service = LexicalService::new(open_store(config).await?, mesh_config.lexical)
                 .with_embedder(load_embedder(config).await?);
+            serve_metrics(metrics, service.metrics()).await?;
             eprintln!("lexical-svc serving on {addr}");
             trine_lexical::run(listener, service, signal()).await?;
         }
@@ -94,12 +154,15 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             let store = open_store(config).await?;
             let service =
                 SemanticService::new(store, load_embedder(config).await?, mesh_config.semantic);
+            serve_metrics(metrics, service.metrics()).await?;
             eprintln!("semantic-svc serving on {addr}");
             trine_semantic::run(listener, service, signal()).await?;
         }
         Role::Fusion => {
+            let service = FusionService::new(Weights::default());
+            serve_metrics(metrics, service.metrics()).await?;
             eprintln!("fusion-svc serving on {addr}");
-            trine_fusion::run(listener, FusionService::new(Weights::default()), signal()).await?;
+            trine_fusion::run(listener, service, signal()).await?;
         }
         Role::Gateway => {
             let p = &config.peers;
@@ -117,9 +180,25 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
                 store,
                 mesh_config.search,
             ));
+            serve_metrics(metrics, service.metrics()).await?;
             eprintln!("gateway serving on {addr}");
             trine_gateway::run(listener, service, signal()).await?;
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_addresses_parse_or_say_what_to_give() {
+        assert_eq!(metrics_addr("off").unwrap(), None);
+        assert_eq!(
+            metrics_addr("127.0.0.1:9464").unwrap(),
+            Some(SocketAddr::from(([127, 0, 0, 1], 9464)))
+        );
+        assert!(metrics_addr("localhost").unwrap_err().contains("ip:port"));
+    }
 }

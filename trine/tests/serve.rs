@@ -31,7 +31,13 @@ impl Drop for Server {
 /// drained so that it never blocks on a full pipe.
 fn serve(data: &Path) -> (Server, String) {
     let mut child = trine(data)
-        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics",
+            "127.0.0.1:0",
+        ])
         .stderr(Stdio::piped())
         .spawn()
         .expect("start trine serve");

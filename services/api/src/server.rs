@@ -1,20 +1,26 @@
 //! Serving a set of gRPC services the way every trine server does: with the
-//! health service (each named service SERVING) and reflection, until the
-//! shutdown future resolves, then draining in-flight calls.
+//! health service (each named service SERVING) and reflection, each call in a
+//! server span that continues the caller's trace and counted in the service's
+//! metrics, until the shutdown future resolves, then draining in-flight calls.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use tokio::net::TcpListener;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::service::Routes;
 use tonic::transport::Server;
 use tonic_health::ServingStatus;
+use trine_telemetry::Metrics;
+use trine_telemetry::grpc::ServerLayer;
 
 /// Serves `routes` on `listener` until `shutdown` resolves. `names` are the
-/// fully qualified service names reported SERVING by the health service.
+/// fully qualified service names reported SERVING by the health service;
+/// calls are counted in `metrics`.
 pub async fn serve(
     routes: Routes,
     names: &[&str],
+    metrics: Arc<Metrics>,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
@@ -42,6 +48,7 @@ pub async fn serve(
         }
     };
     Server::builder()
+        .layer(ServerLayer::new(metrics))
         .add_routes(routes)
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), drained)
         .await

@@ -10,6 +10,7 @@
 
 mod edge;
 mod error;
+mod metered;
 mod model;
 mod server;
 
@@ -18,6 +19,7 @@ use uuid::Uuid;
 
 pub use edge::EdgeStore;
 pub use error::{Result, StoreError};
+pub use metered::Metered;
 pub use model::*;
 pub use server::ServerStore;
 

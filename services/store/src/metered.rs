@@ -1,0 +1,146 @@
+//! A [`Store`] that times every call into a service's metrics
+//! (`trine_store_duration_seconds{op}`).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_trait::async_trait;
+use trine_telemetry::Metrics;
+use uuid::Uuid;
+
+use crate::{
+    CollectionInfo, CollectionSpec, Filter, Hit, Memory, Point, Result, ScrollPage, SparseVector,
+    Store,
+};
+
+/// Wraps a store; each call's latency is recorded under its operation.
+pub struct Metered {
+    inner: Arc<dyn Store>,
+    metrics: Arc<Metrics>,
+}
+
+impl Metered {
+    pub fn new(inner: Arc<dyn Store>, metrics: Arc<Metrics>) -> Self {
+        Self { inner, metrics }
+    }
+
+    async fn timed<T>(&self, op: &str, call: impl Future<Output = T>) -> T {
+        let started = Instant::now();
+        let out = call.await;
+        self.metrics.store(op, started.elapsed());
+        out
+    }
+}
+
+#[async_trait]
+impl Store for Metered {
+    fn backend(&self) -> &'static str {
+        self.inner.backend()
+    }
+
+    fn collection(&self) -> &str {
+        self.inner.collection()
+    }
+
+    async fn ensure_collection(&self, spec: &CollectionSpec) -> Result<CollectionInfo> {
+        self.timed("ensure_collection", self.inner.ensure_collection(spec))
+            .await
+    }
+
+    async fn info(&self) -> Result<Option<CollectionInfo>> {
+        self.timed("info", self.inner.info()).await
+    }
+
+    async fn create_text_index(&self) -> Result<bool> {
+        self.timed("create_text_index", self.inner.create_text_index())
+            .await
+    }
+
+    async fn upsert(&self, points: Vec<Point>) -> Result<()> {
+        self.timed("upsert", self.inner.upsert(points)).await
+    }
+
+    async fn delete(&self, ids: &[Uuid]) -> Result<()> {
+        self.timed("delete", self.inner.delete(ids)).await
+    }
+
+    async fn set_sparse(&self, vectors: Vec<(Uuid, SparseVector)>) -> Result<()> {
+        self.timed("set_sparse", self.inner.set_sparse(vectors))
+            .await
+    }
+
+    async fn missing_sparse(&self, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage> {
+        self.timed("missing_sparse", self.inner.missing_sparse(limit, offset))
+            .await
+    }
+
+    async fn count_missing_sparse(&self) -> Result<u64> {
+        self.timed("count_missing_sparse", self.inner.count_missing_sparse())
+            .await
+    }
+
+    async fn get(&self, ids: &[Uuid]) -> Result<Vec<Memory>> {
+        self.timed("get", self.inner.get(ids)).await
+    }
+
+    async fn count(&self, filter: &Filter) -> Result<u64> {
+        self.timed("count", self.inner.count(filter)).await
+    }
+
+    async fn scroll(
+        &self,
+        filter: &Filter,
+        limit: usize,
+        offset: Option<Uuid>,
+    ) -> Result<ScrollPage> {
+        self.timed("scroll", self.inner.scroll(filter, limit, offset))
+            .await
+    }
+
+    async fn query_dense(
+        &self,
+        vector: Vec<f32>,
+        filter: &Filter,
+        limit: usize,
+        with_payload: bool,
+    ) -> Result<Vec<Hit>> {
+        self.timed(
+            "query_dense",
+            self.inner.query_dense(vector, filter, limit, with_payload),
+        )
+        .await
+    }
+
+    async fn query_text(
+        &self,
+        query: &str,
+        filter: &Filter,
+        limit: usize,
+        with_payload: bool,
+    ) -> Result<Vec<Hit>> {
+        self.timed(
+            "query_text",
+            self.inner.query_text(query, filter, limit, with_payload),
+        )
+        .await
+    }
+
+    async fn query_sparse(
+        &self,
+        vector: SparseVector,
+        filter: &Filter,
+        limit: usize,
+        with_payload: bool,
+    ) -> Result<Vec<Hit>> {
+        self.timed(
+            "query_sparse",
+            self.inner.query_sparse(vector, filter, limit, with_payload),
+        )
+        .await
+    }
+
+    async fn optimize(&self) -> Result<()> {
+        self.timed("optimize", self.inner.optimize()).await
+    }
+}

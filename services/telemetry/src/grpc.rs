@@ -1,0 +1,210 @@
+//! W3C trace-context through gRPC: the client injects the current span's
+//! context into the request metadata ([`Propagate`]), the server extracts it
+//! and opens its span as the caller's child ([`ServerLayer`]), so one search
+//! is one trace across the four services.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use tonic::Code;
+use tonic::metadata::{MetadataKey, MetadataMap, MetadataValue};
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Channel;
+use tracing::{Instrument, Span};
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+use crate::metrics::Metrics;
+
+struct MetadataInjector<'a>(&'a mut MetadataMap);
+
+impl Injector for MetadataInjector<'_> {
+    fn set(&mut self, key: &str, value: String) {
+        if let (Ok(key), Ok(value)) = (
+            MetadataKey::from_bytes(key.as_bytes()),
+            MetadataValue::try_from(value.as_str()),
+        ) {
+            self.0.insert(key, value);
+        }
+    }
+}
+
+struct HeaderExtractor<'a>(&'a http::HeaderMap);
+
+impl Extractor for HeaderExtractor<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(|v| v.to_str().ok())
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        self.0.keys().map(http::HeaderName::as_str).collect()
+    }
+}
+
+/// Writes the current span's trace context (`traceparent`, `tracestate`)
+/// into outgoing metadata.
+pub fn inject(metadata: &mut MetadataMap) {
+    let context = Span::current().context();
+    TraceContextPropagator::new().inject_context(&context, &mut MetadataInjector(metadata));
+}
+
+/// The trace context a request carries (empty when it carries none).
+pub fn extract(headers: &http::HeaderMap) -> opentelemetry::Context {
+    TraceContextPropagator::new().extract(&HeaderExtractor(headers))
+}
+
+/// A client interceptor that injects the current span's trace context into
+/// every call.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Propagate;
+
+impl tonic::service::Interceptor for Propagate {
+    fn call(
+        &mut self,
+        mut request: tonic::Request<()>,
+    ) -> Result<tonic::Request<()>, tonic::Status> {
+        inject(request.metadata_mut());
+        Ok(request)
+    }
+}
+
+/// A channel whose calls carry the caller's trace context.
+pub type Traced = InterceptedService<Channel, Propagate>;
+
+/// Wraps a channel so that its calls carry the trace context.
+pub fn traced(channel: Channel) -> Traced {
+    InterceptedService::new(channel, Propagate)
+}
+
+/// The span of an outgoing call to `service`/`method` (e.g.
+/// `trine.v1.Lexical`, `Candidates`): enter it (or instrument the call with
+/// it) so that [`Propagate`] sends it as the callee's parent.
+pub fn client_span(service: &str, method: &str) -> Span {
+    tracing::info_span!(
+        "grpc.client",
+        otel.name = %format!("{service}/{method}"),
+        otel.kind = "client",
+        rpc.system = "grpc",
+        rpc.service = %service,
+        rpc.method = %method,
+    )
+}
+
+/// `/pkg.Service/Method` → (`pkg.Service`, `Method`).
+fn rpc_names(path: &str) -> (&str, &str) {
+    let path = path.trim_start_matches('/');
+    path.split_once('/').unwrap_or((path, ""))
+}
+
+/// The gRPC code of a response: in the headers for an error answered at once
+/// (trailers-only), otherwise OK (a unary success sends it in the trailers).
+fn code_of(headers: &http::HeaderMap) -> Code {
+    headers
+        .get("grpc-status")
+        .map_or(Code::Ok, |v| Code::from_bytes(v.as_bytes()))
+}
+
+/// The server side of every trine service: extracts the caller's trace
+/// context, runs the call inside a server span that is the caller's child,
+/// and counts the call, its code and its latency in [`Metrics`].
+#[derive(Debug, Clone)]
+pub struct ServerLayer {
+    metrics: Arc<Metrics>,
+}
+
+impl ServerLayer {
+    pub fn new(metrics: Arc<Metrics>) -> Self {
+        Self { metrics }
+    }
+}
+
+impl<S> tower_layer::Layer<S> for ServerLayer {
+    type Service = ServerTrace<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        ServerTrace {
+            inner,
+            metrics: self.metrics.clone(),
+        }
+    }
+}
+
+/// The service [`ServerLayer`] wraps around a server's routes.
+#[derive(Debug, Clone)]
+pub struct ServerTrace<S> {
+    inner: S,
+    metrics: Arc<Metrics>,
+}
+
+impl<S, ReqBody, ResBody> tower_service::Service<http::Request<ReqBody>> for ServerTrace<S>
+where
+    S: tower_service::Service<http::Request<ReqBody>, Response = http::Response<ResBody>>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<S::Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<ReqBody>) -> Self::Future {
+        let path = request.uri().path().to_string();
+        let (service, method) = rpc_names(&path);
+        let span = tracing::info_span!(
+            "grpc.server",
+            otel.name = %format!("{service}/{method}"),
+            otel.kind = "server",
+            rpc.system = "grpc",
+            rpc.service = %service,
+            rpc.method = %method,
+            rpc.grpc.status_code = tracing::field::Empty,
+        );
+        // Without an exporting layer there is no span to parent: fine.
+        let _ = span.set_parent(extract(request.headers()));
+        let started = Instant::now();
+        let metrics = self.metrics.clone();
+        let call = self.inner.call(request);
+        let recorded = span.clone();
+        Box::pin(
+            async move {
+                let result = call.await;
+                let code = match &result {
+                    Ok(response) => code_of(response.headers()),
+                    Err(_) => Code::Unknown,
+                };
+                recorded.record("rpc.grpc.status_code", code as i32);
+                metrics.rpc(&path, code, started.elapsed());
+                result
+            }
+            .instrument(span),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_names_its_service_and_method() {
+        assert_eq!(
+            rpc_names("/trine.v1.Lexical/Candidates"),
+            ("trine.v1.Lexical", "Candidates")
+        );
+        assert_eq!(rpc_names("/odd"), ("odd", ""));
+    }
+
+    #[test]
+    fn the_code_is_read_from_a_trailers_only_answer() {
+        let mut headers = http::HeaderMap::new();
+        assert_eq!(code_of(&headers), Code::Ok);
+        headers.insert("grpc-status", http::HeaderValue::from_static("3"));
+        assert_eq!(code_of(&headers), Code::InvalidArgument);
+    }
+}

@@ -1,0 +1,263 @@
+//! One service's Prometheus metrics, and the `/metrics` endpoint that serves
+//! them as text (the OpenMetrics text format, which Prometheus scrapes).
+//!
+//! - `trine_rpc_requests_total{method,code}`, `trine_rpc_errors_total{method,code}`
+//! - `trine_rpc_duration_seconds{method}` — a histogram per gRPC method
+//! - `trine_stage_duration_seconds{stage}` — a histogram per search stage
+//! - `trine_counts_share` — the lexical counts' share of each search's time
+//! - `trine_store_duration_seconds{op}` — a histogram per store call
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use tokio::net::TcpListener;
+use tonic::Code;
+
+/// The content type of the text served on `/metrics`.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// The share of a search's time the lexical counts may take (ADR 0172).
+pub const COUNTS_BUDGET: f64 = 0.1;
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CallLabels {
+    method: String,
+    code: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct MethodLabels {
+    method: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StageLabels {
+    stage: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OpLabels {
+    op: String,
+}
+
+type Histograms<L> = Family<L, Histogram, fn() -> Histogram>;
+
+/// Seconds, from 0.25 ms to about 8 s.
+fn seconds() -> Histogram {
+    Histogram::new(exponential_buckets(0.000_25, 2.0, 16))
+}
+
+/// One service's metrics.
+#[derive(Debug)]
+pub struct Metrics {
+    service: String,
+    registry: Registry,
+    requests: Family<CallLabels, Counter>,
+    errors: Family<CallLabels, Counter>,
+    rpc_seconds: Histograms<MethodLabels>,
+    stage_seconds: Histograms<StageLabels>,
+    counts_share: Histogram,
+    store_seconds: Histograms<OpLabels>,
+}
+
+impl Metrics {
+    /// Empty metrics of `service` (`gateway`, `lexical-svc`, ...).
+    pub fn new(service: &str) -> Arc<Self> {
+        let mut registry = Registry::with_prefix("trine");
+        let requests = Family::<CallLabels, Counter>::default();
+        registry.register(
+            "rpc_requests",
+            "grpc calls served, by method and code",
+            requests.clone(),
+        );
+        let errors = Family::<CallLabels, Counter>::default();
+        registry.register(
+            "rpc_errors",
+            "grpc calls that ended with a code other than ok",
+            errors.clone(),
+        );
+        let rpc_seconds = Histograms::<MethodLabels>::new_with_constructor(seconds);
+        registry.register(
+            "rpc_duration_seconds",
+            "time to answer a grpc call, by method",
+            rpc_seconds.clone(),
+        );
+        let stage_seconds = Histograms::<StageLabels>::new_with_constructor(seconds);
+        registry.register(
+            "stage_duration_seconds",
+            "time of each search stage",
+            stage_seconds.clone(),
+        );
+        let counts_share = Histogram::new([0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0]);
+        registry.register(
+            "counts_share",
+            "the lexical counts' time over the search's time; the budget is 0.1",
+            counts_share.clone(),
+        );
+        let store_seconds = Histograms::<OpLabels>::new_with_constructor(seconds);
+        registry.register(
+            "store_duration_seconds",
+            "time of each store call, by operation",
+            store_seconds.clone(),
+        );
+        Arc::new(Self {
+            service: service.to_string(),
+            registry,
+            requests,
+            errors,
+            rpc_seconds,
+            stage_seconds,
+            counts_share,
+            store_seconds,
+        })
+    }
+
+    /// The service these metrics belong to.
+    pub fn service(&self) -> &str {
+        &self.service
+    }
+
+    /// One gRPC call served.
+    pub fn rpc(&self, method: &str, code: Code, took: Duration) {
+        let labels = CallLabels {
+            method: method.to_string(),
+            code: format!("{code:?}"),
+        };
+        self.requests.get_or_create(&labels).inc();
+        if code != Code::Ok {
+            self.errors.get_or_create(&labels).inc();
+        }
+        self.rpc_seconds
+            .get_or_create(&MethodLabels {
+                method: method.to_string(),
+            })
+            .observe(took.as_secs_f64());
+    }
+
+    /// One run of a search stage (`lexical.counts`, `semantic.embed`, ...).
+    pub fn stage(&self, stage: &str, took: Duration) {
+        self.stage_seconds
+            .get_or_create(&StageLabels {
+                stage: stage.to_string(),
+            })
+            .observe(took.as_secs_f64());
+    }
+
+    /// One search's counts share.
+    pub fn counts_share(&self, share: f64) {
+        self.counts_share.observe(share);
+    }
+
+    /// One store call (`count`, `scroll`, `get`, `query_dense`, ...).
+    pub fn store(&self, op: &str, took: Duration) {
+        self.store_seconds
+            .get_or_create(&OpLabels { op: op.to_string() })
+            .observe(took.as_secs_f64());
+    }
+
+    /// The metrics as text.
+    pub fn encode(&self) -> Result<String, std::fmt::Error> {
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &self.registry)?;
+        Ok(out)
+    }
+}
+
+fn answer(metrics: &Metrics, path: &str) -> http::Response<Full<Bytes>> {
+    let (status, content_type, body) = match (path, metrics.encode()) {
+        ("/metrics", Ok(text)) => (http::StatusCode::OK, CONTENT_TYPE, text),
+        ("/metrics", Err(e)) => (
+            http::StatusCode::INTERNAL_SERVER_ERROR,
+            "text/plain",
+            format!("cannot encode the metrics: {e}\n"),
+        ),
+        _ => (
+            http::StatusCode::NOT_FOUND,
+            "text/plain",
+            "not found: metrics are on /metrics\n".to_string(),
+        ),
+    };
+    let mut response = http::Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static(content_type),
+    );
+    response
+}
+
+/// Serves `metrics` on `GET /metrics` (HTTP/1.1) on `listener` until
+/// `shutdown` resolves.
+pub async fn serve(
+    listener: TcpListener,
+    metrics: Arc<Metrics>,
+    shutdown: impl Future<Output = ()> + Send,
+) -> std::io::Result<()> {
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, _) = tokio::select! {
+            () = &mut shutdown => return Ok(()),
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    tracing::warn!(error = %e, "metrics endpoint cannot accept");
+                    continue;
+                }
+            },
+        };
+        let metrics = metrics.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |request: http::Request<_>| {
+                let response = answer(&metrics, request.uri().path());
+                async move { Ok::<_, Infallible>(response) }
+            });
+            if let Err(e) = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await
+            {
+                tracing::debug!(error = %e, "metrics connection ended");
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recorded_stage_is_in_the_text() {
+        let metrics = Metrics::new("lexical-svc");
+        metrics.stage("lexical.counts", Duration::from_millis(3));
+        metrics.rpc(
+            "/trine.v1.Lexical/Candidates",
+            Code::NotFound,
+            Duration::ZERO,
+        );
+        metrics.counts_share(0.05);
+        let text = metrics.encode().unwrap();
+        assert!(text.contains("trine_stage_duration_seconds_count{stage=\"lexical.counts\"} 1"));
+        assert!(text.contains(
+            "trine_rpc_errors_total{method=\"/trine.v1.Lexical/Candidates\",code=\"NotFound\"} 1"
+        ));
+        assert!(text.contains("trine_counts_share_count 1"));
+        assert!(text.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn only_metrics_is_served() {
+        let metrics = Metrics::new("fusion-svc");
+        assert_eq!(answer(&metrics, "/metrics").status(), http::StatusCode::OK);
+        assert_eq!(answer(&metrics, "/").status(), http::StatusCode::NOT_FOUND);
+    }
+}

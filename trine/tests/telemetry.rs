@@ -1,0 +1,505 @@
+//! Observability over the real mesh (four services on loopback ports, real
+//! gRPC, the embedded store, the hash embedder): one search is one trace with
+//! a span per stage, parent-child across every hop, and each service's
+//! `/metrics` is Prometheus text holding the stage histograms.
+#![allow(clippy::unwrap_used)] // test helpers fail loudly
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use trine::mesh::{Mesh, MeshConfig};
+use trine_api::v1::memory_client::MemoryClient;
+use trine_api::v1::{Filters, Record, SearchRequest, SearchResponse, UpsertRequest};
+use trine_embed::{Embedder, HashEmbedder};
+use trine_store::{EdgeStore, Store};
+use trine_telemetry::opentelemetry::Value;
+use trine_telemetry::opentelemetry::trace::{SpanId, SpanKind, TraceId};
+use trine_telemetry::opentelemetry_sdk::trace::SpanData;
+use trine_telemetry::{Settings, SpanCollector, Telemetry};
+
+/// One subscriber for the whole test binary, exporting into memory.
+fn collector() -> SpanCollector {
+    static INSTALLED: OnceLock<(Telemetry, SpanCollector)> = OnceLock::new();
+    INSTALLED
+        .get_or_init(|| {
+            let collector = SpanCollector::default();
+            let telemetry = trine_telemetry::init_with_exporter(
+                &Settings::new("trine-test"),
+                collector.clone(),
+            );
+            assert!(telemetry.exporting(), "no other subscriber is installed");
+            (telemetry, collector)
+        })
+        .1
+        .clone()
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    mesh: Mesh,
+    client: MemoryClient<tonic::transport::Channel>,
+}
+
+fn record(n: u32, text: &str, tenant: &str) -> Record {
+    Record {
+        id: format!("00000000-0000-4000-8000-{n:012}"),
+        text: text.to_string(),
+        tenant: tenant.to_string(),
+        source: Some(format!("notes/{n}.md")),
+        ..Record::default()
+    }
+}
+
+/// A mesh over a fresh store holding a few memories of `tenant`, with
+/// `/metrics` on free ports.
+async fn fixture(tenant: &str) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
+    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(HashEmbedder::DEFAULT_DIM));
+    trine_gateway::Writer::new(store.clone(), embedder.clone())
+        .prepare()
+        .await
+        .unwrap();
+    let config = MeshConfig {
+        metrics: Some("127.0.0.1:0".parse().unwrap()),
+        ..MeshConfig::default()
+    };
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mesh = Mesh::start(listener, store, embedder, config)
+        .await
+        .unwrap();
+    let mut client = MemoryClient::connect(format!("http://{}", mesh.gateway))
+        .await
+        .unwrap();
+    let records = vec![
+        record(1, "The billing retry policy runs every hour.", tenant),
+        record(2, "Billing invoices are sent on Mondays.", tenant),
+        record(3, "A retry budget keeps the payments queue calm.", tenant),
+        record(4, "Lunch is at noon on Fridays.", tenant),
+    ];
+    let stored = client
+        .upsert(UpsertRequest { records })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(stored.failed.is_empty(), "{:?}", stored.failed);
+    Fixture {
+        _dir: dir,
+        mesh,
+        client,
+    }
+}
+
+async fn search(f: &mut Fixture, query: &str, tenant: &str) -> SearchResponse {
+    let answer = f
+        .client
+        .search(SearchRequest {
+            query: query.to_string(),
+            filters: Some(Filters {
+                tenant: tenant.to_string(),
+                ..Filters::default()
+            }),
+            limit: 4,
+            ..SearchRequest::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!answer.degraded, "{:?}", answer.degraded_reasons);
+    assert!(!answer.hits.is_empty());
+    answer
+}
+
+fn attr(span: &SpanData, key: &str) -> Option<Value> {
+    span.attributes
+        .iter()
+        .find(|kv| kv.key.as_str() == key)
+        .map(|kv| kv.value.clone())
+}
+
+/// The spans of the trace whose `gateway.search` has `tenant`, once the
+/// gateway's server span (the root, the last to end) has been exported.
+async fn trace_of(collector: &SpanCollector, tenant: &str) -> Vec<SpanData> {
+    for _ in 0..250 {
+        let spans = collector.spans();
+        let search = spans.iter().find(|s| {
+            s.name == "gateway.search" && attr(s, "tenant") == Some(Value::from(tenant.to_string()))
+        });
+        if let Some(search) = search {
+            let trace: TraceId = search.span_context.trace_id();
+            let spans: Vec<SpanData> = spans
+                .into_iter()
+                .filter(|s| s.span_context.trace_id() == trace)
+                .collect();
+            if spans
+                .iter()
+                .any(|s| s.name == "trine.v1.Memory/Search" && s.span_kind == SpanKind::Server)
+            {
+                return spans;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("no complete trace of the search of {tenant}");
+}
+
+struct Trace(Vec<SpanData>);
+
+impl Trace {
+    fn named(&self, name: &str) -> Vec<&SpanData> {
+        self.0.iter().filter(|s| s.name == name).collect()
+    }
+
+    fn one(&self, name: &str, kind: SpanKind) -> &SpanData {
+        let found: Vec<_> = self
+            .named(name)
+            .into_iter()
+            .filter(|s| s.span_kind == kind)
+            .collect();
+        assert_eq!(
+            found.len(),
+            1,
+            "one {name} ({kind:?}) span in {:#?}",
+            self.names()
+        );
+        found[0]
+    }
+
+    fn span(&self, name: &str) -> &SpanData {
+        self.one(name, SpanKind::Internal)
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.0.iter().map(|s| s.name.to_string()).collect()
+    }
+
+    fn id(span: &SpanData) -> SpanId {
+        span.span_context.span_id()
+    }
+
+    /// `child`'s parent is `parent`.
+    fn check_parent(&self, child: &SpanData, parent: &SpanData) {
+        assert_eq!(
+            child.parent_span_id,
+            Self::id(parent),
+            "{} is a child of {}",
+            child.name,
+            parent.name
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_search_is_one_trace_with_a_span_per_stage() {
+    let collector = collector();
+    let mut f = fixture("trace-acme").await;
+    let answer = search(&mut f, "billing retry", "trace-acme").await;
+    let trace = Trace(trace_of(&collector, "trace-acme").await);
+
+    // The root: the gateway's server span, then the search.
+    let root = trace.one("trine.v1.Memory/Search", SpanKind::Server);
+    assert_eq!(
+        root.parent_span_id,
+        SpanId::INVALID,
+        "the root has no parent"
+    );
+    let search_span = trace.span("gateway.search");
+    trace.check_parent(search_span, root);
+    for (key, want) in [
+        ("tenant", Value::from("trace-acme".to_string())),
+        ("mode", Value::from("hybrid".to_string())),
+        ("strategy", Value::from("candidates".to_string())),
+        ("terms", Value::I64(2)),
+    ] {
+        assert_eq!(attr(search_span, key), Some(want), "{key}");
+    }
+    for key in ["lexical", "semantic", "hits", "limit"] {
+        assert!(attr(search_span, key).is_some(), "gateway.search has {key}");
+    }
+    let Some(Value::F64(share)) = attr(search_span, "counts_share") else {
+        panic!("gateway.search carries counts_share");
+    };
+    assert!((share - answer.counts_share).abs() < 1e-12);
+    assert!(share > 0.0 && share < 1.0, "share {share}");
+
+    // Each hop: the gateway's client span, the peer's server span as its
+    // (remote) child, the handler's span under it.
+    for (rpc, handler) in [
+        ("trine.v1.Lexical/Candidates", "lexical.candidates"),
+        ("trine.v1.Semantic/Nearest", "semantic.nearest"),
+        ("trine.v1.Fusion/Fuse", "fusion"),
+    ] {
+        let client = trace.one(rpc, SpanKind::Client);
+        trace.check_parent(client, search_span);
+        let server = trace.one(rpc, SpanKind::Server);
+        trace.check_parent(server, client);
+        assert!(
+            server.parent_span_is_remote,
+            "{rpc}: the parent came over the wire"
+        );
+        trace.check_parent(trace.span(handler), server);
+    }
+
+    // The lexical stages.
+    let candidates = trace.span("lexical.candidates");
+    let counts = trace.span("lexical.counts");
+    trace.check_parent(counts, candidates);
+    assert_eq!(attr(counts, "terms"), Some(Value::I64(2)));
+    let per_term = trace.named("lexical.count");
+    assert_eq!(per_term.len(), 2, "one count span per term");
+    let mut counted = BTreeMap::new();
+    for span in per_term {
+        trace.check_parent(span, counts);
+        let Some(Value::String(term)) = attr(span, "term") else {
+            panic!("lexical.count carries its term");
+        };
+        let Some(Value::I64(count)) = attr(span, "count") else {
+            panic!("lexical.count carries its count");
+        };
+        counted.insert(term.to_string(), count);
+    }
+    assert_eq!(
+        counted,
+        BTreeMap::from([("billing".to_string(), 2), ("retry".to_string(), 2)])
+    );
+    let read = trace.span("lexical.read");
+    trace.check_parent(read, candidates);
+    assert!(
+        attr(read, "read").is_some(),
+        "lexical.read says how many it read"
+    );
+    trace.check_parent(trace.span("lexical.read.all_terms"), read);
+    let term_reads = trace.named("lexical.read.term");
+    assert!(
+        !term_reads.is_empty(),
+        "the per-term reads: {:?}",
+        trace.names()
+    );
+    for span in term_reads {
+        trace.check_parent(span, read);
+    }
+    let score = trace.span("lexical.score");
+    trace.check_parent(score, candidates);
+    assert!(attr(score, "candidates").is_some());
+
+    // The semantic stages, fusion and the payload fetch.
+    let nearest = trace.span("semantic.nearest");
+    trace.check_parent(trace.span("semantic.embed"), nearest);
+    trace.check_parent(trace.span("semantic.query"), nearest);
+    trace.check_parent(trace.span("gateway.payload"), search_span);
+
+    f.mesh.stop().await.unwrap();
+}
+
+/// The samples of an exposition in Prometheus text (OpenMetrics) format,
+/// checking each line's grammar: `# HELP|TYPE|UNIT name ...`, `# EOF` last,
+/// and `name{label="value",...} number`, every sample of a declared family.
+fn parse_exposition(text: &str) -> Vec<(String, BTreeMap<String, String>, f64)> {
+    let mut families: Vec<String> = Vec::new();
+    let mut samples = Vec::new();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines.last(),
+        Some(&"# EOF"),
+        "the exposition ends with # EOF"
+    );
+    let is_name = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+            && !s.starts_with(|c: char| c.is_ascii_digit())
+    };
+    for line in &lines[..lines.len() - 1] {
+        if let Some(comment) = line.strip_prefix("# ") {
+            let mut parts = comment.splitn(3, ' ');
+            let (kind, name) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+            assert!(matches!(kind, "HELP" | "TYPE" | "UNIT"), "comment {line:?}");
+            assert!(is_name(name), "metric name in {line:?}");
+            if kind == "TYPE" {
+                let ty = parts.next().unwrap_or("");
+                assert!(
+                    matches!(
+                        ty,
+                        "counter"
+                            | "gauge"
+                            | "histogram"
+                            | "summary"
+                            | "info"
+                            | "unknown"
+                            | "stateset"
+                            | "gaugehistogram"
+                    ),
+                    "type in {line:?}"
+                );
+                families.push(name.to_string());
+            }
+            continue;
+        }
+        let (series, value) = line
+            .rsplit_once(' ')
+            .unwrap_or_else(|| panic!("sample {line:?}"));
+        let value: f64 = match value {
+            "+Inf" => f64::INFINITY,
+            "-Inf" => f64::NEG_INFINITY,
+            v => v.parse().unwrap_or_else(|_| panic!("value in {line:?}")),
+        };
+        let (name, labels) = match series.split_once('{') {
+            None => (series, BTreeMap::new()),
+            Some((name, rest)) => {
+                let body = rest
+                    .strip_suffix('}')
+                    .unwrap_or_else(|| panic!("labels in {line:?}"));
+                let labels = body
+                    .split("\",")
+                    .filter(|p| !p.is_empty())
+                    .map(|pair| {
+                        let (k, v) = pair
+                            .split_once("=\"")
+                            .unwrap_or_else(|| panic!("label in {line:?}"));
+                        assert!(is_name(k), "label name in {line:?}");
+                        (k.to_string(), v.trim_end_matches('"').to_string())
+                    })
+                    .collect();
+                (name, labels)
+            }
+        };
+        assert!(is_name(name), "sample name in {line:?}");
+        assert!(
+            families.iter().any(|f| name == f
+                || name
+                    .strip_prefix(f.as_str())
+                    .is_some_and(
+                        |s| ["_total", "_bucket", "_count", "_sum", "_created"].contains(&s)
+                    )),
+            "{name} belongs to a declared family ({families:?})"
+        );
+        samples.push((name.to_string(), labels, value));
+    }
+    samples
+}
+
+async fn get_metrics(addr: std::net::SocketAddr) -> String {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: trine\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).await.unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").expect("an http answer");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: application/openmetrics-text"),
+        "{head}"
+    );
+    body.to_string()
+}
+
+/// The `_count` of `family` with `label` = `value`.
+fn count_of(
+    samples: &[(String, BTreeMap<String, String>, f64)],
+    family: &str,
+    label: &str,
+    value: &str,
+) -> f64 {
+    samples
+        .iter()
+        .filter(|(name, labels, _)| {
+            *name == format!("{family}_count")
+                && labels.get(label).map(String::as_str) == Some(value)
+        })
+        .map(|(_, _, v)| *v)
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_service_serves_its_metrics_as_prometheus_text() {
+    collector();
+    let mut f = fixture("metrics-acme").await;
+    search(&mut f, "billing retry", "metrics-acme").await;
+    let addrs = f.mesh.metrics.expect("metrics are served");
+
+    let stages = "trine_stage_duration_seconds";
+    let store = "trine_store_duration_seconds";
+    let gateway = parse_exposition(&get_metrics(addrs.gateway).await);
+    for stage in ["gateway", "lexical", "semantic", "fusion.call", "payload"] {
+        assert_eq!(
+            count_of(&gateway, stages, "stage", stage),
+            1.0,
+            "gateway {stage}"
+        );
+    }
+    assert_eq!(count_of(&gateway, store, "op", "get"), 1.0);
+    assert!(
+        gateway
+            .iter()
+            .any(|(n, _, v)| n == "trine_counts_share_count" && *v == 1.0)
+    );
+    assert!(
+        gateway
+            .iter()
+            .any(|(n, l, v)| n == "trine_rpc_requests_total"
+                && l.get("method").map(String::as_str) == Some("/trine.v1.Memory/Search")
+                && l.get("code").map(String::as_str) == Some("Ok")
+                && *v == 1.0)
+    );
+    assert_eq!(
+        count_of(
+            &gateway,
+            "trine_rpc_duration_seconds",
+            "method",
+            "/trine.v1.Memory/Search"
+        ),
+        1.0
+    );
+
+    let lexical = parse_exposition(&get_metrics(addrs.lexical).await);
+    for stage in ["lexical.counts", "lexical.read", "lexical.score"] {
+        assert_eq!(
+            count_of(&lexical, stages, "stage", stage),
+            1.0,
+            "lexical {stage}"
+        );
+    }
+    assert_eq!(
+        count_of(&lexical, store, "op", "count"),
+        3.0,
+        "N and one per term"
+    );
+
+    let semantic = parse_exposition(&get_metrics(addrs.semantic).await);
+    for stage in ["semantic.embed", "semantic.query"] {
+        assert_eq!(
+            count_of(&semantic, stages, "stage", stage),
+            1.0,
+            "semantic {stage}"
+        );
+    }
+    assert_eq!(count_of(&semantic, store, "op", "query_dense"), 1.0);
+
+    let fusion = parse_exposition(&get_metrics(addrs.fusion).await);
+    assert_eq!(count_of(&fusion, stages, "stage", "fusion"), 1.0);
+
+    // A caller's error is counted by its code.
+    let bad = f
+        .client
+        .search(SearchRequest {
+            query: " ".to_string(),
+            filters: Some(Filters {
+                tenant: "metrics-acme".to_string(),
+                ..Filters::default()
+            }),
+            ..SearchRequest::default()
+        })
+        .await;
+    assert_eq!(bad.unwrap_err().code(), tonic::Code::InvalidArgument);
+    let gateway = parse_exposition(&get_metrics(addrs.gateway).await);
+    assert!(gateway.iter().any(|(n, l, v)| n == "trine_rpc_errors_total"
+        && l.get("code").map(String::as_str) == Some("InvalidArgument")
+        && *v == 1.0));
+    f.mesh.stop().await.unwrap();
+}
