@@ -10,7 +10,7 @@ use tonic::service::Routes;
 use tonic::{Request, Response, Status};
 use trine_api::v1::lexical_server::{Lexical, LexicalServer};
 use trine_api::v1::{self, StageTiming};
-use trine_api::{filter_from_wire, status};
+use trine_api::{cap_from_wire, filter_from_wire, status};
 use trine_core::model::Filter;
 use trine_core::{ErrorKind, Strategy};
 use trine_embed::Embedder;
@@ -154,16 +154,8 @@ impl Lexical for LexicalService {
         };
         let filter =
             filter_from_wire(request.filters.as_ref(), chrono::Utc::now()).map_err(invalid)?;
-        let cap = match usize::try_from(request.cap).unwrap_or(usize::MAX) {
-            0 => self.config.cap,
-            cap if cap > self.config.max_cap => {
-                return Err(invalid(format!(
-                    "cap {cap} is above the maximum {}",
-                    self.config.max_cap
-                )));
-            }
-            cap => cap,
-        };
+        let cap =
+            cap_from_wire(request.cap, self.config.cap, self.config.max_cap).map_err(invalid)?;
         let span = tracing::Span::current();
         span.record("cap", trine_telemetry::int(cap));
         let started = Instant::now();

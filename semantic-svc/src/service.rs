@@ -10,7 +10,7 @@ use tonic::service::Routes;
 use tonic::{Request, Response, Status};
 use trine_api::v1::semantic_server::{Semantic, SemanticServer};
 use trine_api::v1::{self, StageTiming};
-use trine_api::{filter_from_wire, status};
+use trine_api::{cap_from_wire, filter_from_wire, status};
 use trine_core::ErrorKind;
 use trine_embed::Embedder;
 use trine_store::{Metered, Store};
@@ -69,16 +69,8 @@ impl Semantic for SemanticService {
         }
         let filter =
             filter_from_wire(request.filters.as_ref(), chrono::Utc::now()).map_err(invalid)?;
-        let cap = match usize::try_from(request.cap).unwrap_or(usize::MAX) {
-            0 => self.config.cap,
-            cap if cap > self.config.max_cap => {
-                return Err(invalid(format!(
-                    "cap {cap} is above the maximum {}",
-                    self.config.max_cap
-                )));
-            }
-            cap => cap,
-        };
+        let cap =
+            cap_from_wire(request.cap, self.config.cap, self.config.max_cap).map_err(invalid)?;
         let started = Instant::now();
         let found = nearest(
             self.store.as_ref(),

@@ -120,6 +120,16 @@ pub fn explain_to_wire(hit: &Fused) -> v1::Explain {
     }
 }
 
+/// A request's cap on how many points a channel reads: 0 means `default`;
+/// above `max` is refused.
+pub fn cap_from_wire(requested: u32, default: usize, max: usize) -> Result<usize, String> {
+    match usize::try_from(requested).unwrap_or(usize::MAX) {
+        0 => Ok(default),
+        cap if cap > max => Err(format!("cap {cap} is above the maximum {max}")),
+        cap => Ok(cap),
+    }
+}
+
 /// Parses wire ids; the error names the first that is not a UUID.
 pub fn ids_from_wire(ids: &[String]) -> Result<Vec<Uuid>, String> {
     ids.iter().map(|id| parse_id(id)).collect()

@@ -233,21 +233,27 @@ impl ServerStore {
         })
     }
 
-    /// Which of `ids` are points of the collection.
-    async fn existing(&self, ids: &[Uuid]) -> Result<HashSet<Uuid>> {
-        if ids.is_empty() {
-            return Ok(HashSet::new());
-        }
+    /// The points with these ids, without vectors; with payload if asked.
+    async fn retrieve(&self, ids: &[Uuid], with_payload: bool) -> Result<Vec<q::RetrievedPoint>> {
         let point_ids: Vec<q::PointId> = ids.iter().copied().map(point_id).collect();
         let request = GetPointsBuilder::new(self.collection.as_str(), point_ids)
-            .with_payload(false)
+            .with_payload(with_payload)
             .with_vectors(false);
         let resp = self
             .client
             .get_points(request)
             .await
             .map_err(|e| self.err(e))?;
-        resp.result.iter().map(|p| uuid_of(p.id.as_ref())).collect()
+        Ok(resp.result)
+    }
+
+    /// Which of `ids` are points of the collection.
+    async fn existing(&self, ids: &[Uuid]) -> Result<HashSet<Uuid>> {
+        if ids.is_empty() {
+            return Ok(HashSet::new());
+        }
+        let found = self.retrieve(ids, false).await?;
+        found.iter().map(|p| uuid_of(p.id.as_ref())).collect()
     }
 
     /// Replaces the `sparse` vector of the points of `batch` that exist.
@@ -434,17 +440,9 @@ impl Store for ServerStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let point_ids: Vec<q::PointId> = ids.iter().copied().map(point_id).collect();
-        let request = GetPointsBuilder::new(self.collection.as_str(), point_ids)
-            .with_payload(true)
-            .with_vectors(false);
-        let resp = self
-            .client
-            .get_points(request)
-            .await
-            .map_err(|e| self.err(e))?;
-        let mut found = HashMap::with_capacity(resp.result.len());
-        for p in resp.result {
+        let points = self.retrieve(ids, true).await?;
+        let mut found = HashMap::with_capacity(points.len());
+        for p in points {
             let id = uuid_of(p.id.as_ref())?;
             found.insert(id, memory_from_payload(id, json_map(p.payload)));
         }
