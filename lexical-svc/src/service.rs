@@ -8,9 +8,9 @@ use tokio::net::TcpListener;
 use tonic::server::NamedService;
 use tonic::service::Routes;
 use tonic::{Request, Response, Status};
+use trine_api::v1;
 use trine_api::v1::lexical_server::{Lexical, LexicalServer};
-use trine_api::v1::{self, StageTiming};
-use trine_api::{cap_from_wire, filter_from_wire, status};
+use trine_api::{cap_from_wire, filter_from_wire, status, timings_to_wire};
 use trine_core::model::Filter;
 use trine_core::{ErrorKind, Strategy};
 use trine_embed::Embedder;
@@ -182,14 +182,7 @@ impl Lexical for LexicalService {
                 })
                 .collect(),
             strategy: strategy.name().to_string(),
-            timings: found
-                .timings
-                .iter()
-                .map(|(stage, took)| StageTiming {
-                    stage: (*stage).to_string(),
-                    millis: took.as_secs_f64() * 1000.0,
-                })
-                .collect(),
+            timings: timings_to_wire(&found.timings),
         }))
     }
 }

@@ -8,9 +8,9 @@ use tokio::net::TcpListener;
 use tonic::server::NamedService;
 use tonic::service::Routes;
 use tonic::{Request, Response, Status};
+use trine_api::v1;
 use trine_api::v1::semantic_server::{Semantic, SemanticServer};
-use trine_api::v1::{self, StageTiming};
-use trine_api::{cap_from_wire, filter_from_wire, status};
+use trine_api::{cap_from_wire, filter_from_wire, status, timings_to_wire};
 use trine_core::ErrorKind;
 use trine_embed::Embedder;
 use trine_store::{Metered, Store};
@@ -95,14 +95,7 @@ impl Semantic for SemanticService {
                     score: f64::from(*score),
                 })
                 .collect(),
-            timings: found
-                .timings
-                .iter()
-                .map(|(stage, took)| StageTiming {
-                    stage: (*stage).to_string(),
-                    millis: took.as_secs_f64() * 1000.0,
-                })
-                .collect(),
+            timings: timings_to_wire(&found.timings),
         }))
     }
 
