@@ -333,8 +333,9 @@ impl Searcher {
         span.record("lexical", int(lexical.len()));
         span.record("semantic", int(semantic.len()));
         let mut lexical = lexical;
-        if mode == Mode::Lexical {
-            // Lexical mode answers from the lexical list only: no verbatim list.
+        if mode == Mode::Lexical || request.no_verbatim {
+            // Lexical mode answers from the lexical list only: no verbatim
+            // list; and a request may leave it out.
             for candidate in &mut lexical {
                 candidate.verbatim = false;
             }

@@ -12,6 +12,8 @@ use trine_store::{Store, StoreError};
 use trine_telemetry::int;
 use uuid::Uuid;
 
+use crate::counts::Counter;
+
 /// A failed lexical read.
 #[derive(Debug, thiserror::Error)]
 pub enum LexicalError {
@@ -58,7 +60,8 @@ pub struct Candidate {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Candidates {
     pub list: Vec<Candidate>,
-    /// The exact count of each term within the filters, in query order.
+    /// The count of each term within the filters, in query order (exact,
+    /// or reused from the count cache: [`crate::CountCacheConfig`]).
     pub term_counts: Vec<(String, u64)>,
     /// Points within the filters.
     pub total: u64,
@@ -73,9 +76,11 @@ fn with_terms(filter: &Filter, terms: &[String]) -> Filter {
     }
 }
 
-/// Reads and scores at most `cap` candidates for `query` within `filter`.
+/// Reads and scores at most `cap` candidates for `query` within `filter`,
+/// counting through `counter` (exact counts, the large ones maybe cached).
 pub async fn candidates(
     store: &dyn Store,
+    counter: &Counter,
     query: &str,
     filter: &Filter,
     cap: usize,
@@ -85,8 +90,8 @@ pub async fn candidates(
         return Ok(Candidates::default());
     }
 
-    // The exact counts (N and one per term) run concurrently with each other
-    // and with the all-terms read. Each stage is a span: `lexical.counts`
+    // The exact counts (N and one per term) run concurrently with each other,
+    // with the all-terms read and with the phrase read. Each stage is a span: `lexical.counts`
     // (one `lexical.count` child per term, carrying its count), `lexical.read`
     // (the all-terms read, then the per-term reads), `lexical.score`.
     let term_filters: Vec<Filter> = terms
@@ -102,15 +107,23 @@ pub async fn candidates(
     let counts = async {
         let started = Instant::now();
         let per_term = try_join_all(terms.iter().zip(&term_filters).map(|(term, f)| {
-            let span = tracing::info_span!("lexical.count", term = %term, count = field::Empty);
+            let span = tracing::info_span!(
+                "lexical.count",
+                term = %term,
+                count = field::Empty,
+                cached = field::Empty
+            );
             async move {
-                let count = store.count(f).await?;
-                tracing::Span::current().record("count", int(count));
-                Ok::<_, StoreError>(count)
+                let count = counter.count(store, f).await?;
+                let span = tracing::Span::current();
+                span.record("count", int(count.value));
+                span.record("cached", count.cached);
+                Ok::<_, StoreError>(count.value)
             }
             .instrument(span)
         }));
-        let (total, per_term) = tokio::try_join!(store.count(filter), per_term)?;
+        let (total, per_term) = tokio::try_join!(counter.count(store, filter), per_term)?;
+        let total = total.value;
         tracing::Span::current().record("total", int(total));
         Ok::<_, StoreError>((total, per_term, started.elapsed()))
     }
@@ -129,11 +142,36 @@ pub async fn candidates(
         Ok::<_, StoreError>((memories, started))
     }
     .instrument(tracing::info_span!(parent: &read_span, "lexical.read.all_terms", terms = int(terms.len()), read = field::Empty));
-    let ((total, per_term, counts_took), (mut read, read_started)) =
-        tokio::try_join!(counts, all_terms)?;
+    // Beyond the ADR: the points holding the query as a phrase are read
+    // first, so that the cap never drops a verbatim match (the all-terms set
+    // follows point-id order and can exceed the cap).
+    let phrase = async {
+        let memories = if terms.len() >= 2 {
+            let phrase = Filter {
+                phrase: Some(query.to_string()),
+                ..filter.clone()
+            };
+            store.scroll(&phrase, cap, None).await?.memories
+        } else {
+            Vec::new()
+        };
+        tracing::Span::current().record("read", int(memories.len()));
+        Ok::<_, StoreError>(memories)
+    }
+    .instrument(
+        tracing::info_span!(parent: &read_span, "lexical.read.phrase", read = field::Empty),
+    );
+    let ((total, per_term, counts_took), (all_terms, read_started), phrase) =
+        tokio::try_join!(counts, all_terms, phrase)?;
 
     // While room is left: each term's points, rarest first.
-    let mut seen: HashSet<Uuid> = read.iter().map(|m| m.id).collect();
+    let mut seen: HashSet<Uuid> = HashSet::new();
+    let mut read: Vec<Memory> = phrase
+        .into_iter()
+        .chain(all_terms)
+        .filter(|m| seen.insert(m.id))
+        .take(cap)
+        .collect();
     let mut order: Vec<(usize, u64)> = per_term.iter().copied().enumerate().collect();
     order.sort_by_key(|&(i, count)| (count, i));
     for (i, count) in order {

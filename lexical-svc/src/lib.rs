@@ -5,6 +5,8 @@
 //! then, while room is left, each term's points, rarest term first by an
 //! exact count — scored with BM25 over exact document frequencies. Each
 //! candidate carries the verbatim flag, computed here where the text is.
+//! Counts of at least `count_cache.min_count` points are reused for up to
+//! `count_cache.ttl` ([`counts`]): the ADR's budget at 400,000 points.
 //!
 //! The other strategies of DESIGN.md §2 (`bm25`, `sparse`, `gate`, `off`,
 //! `auto`) run here too, each refused with the command that makes the
@@ -15,11 +17,13 @@
 use trine_core::Strategy;
 
 mod candidates;
+pub mod counts;
 pub mod readiness;
 mod service;
 mod strategies;
 
 pub use candidates::{Candidate, Candidates, LexicalError, candidates};
+pub use counts::{CountCacheConfig, Counter};
 pub use readiness::Ready;
 pub use service::{LexicalService, run};
 pub use strategies::with_phrase_reads;
@@ -33,6 +37,8 @@ pub struct LexicalConfig {
     pub max_cap: usize,
     /// The strategy of requests that do not name one.
     pub strategy: Strategy,
+    /// Which counts of the `candidates` strategy are reused, and how long.
+    pub count_cache: CountCacheConfig,
 }
 
 impl Default for LexicalConfig {
@@ -41,6 +47,7 @@ impl Default for LexicalConfig {
             cap: 256,
             max_cap: 4096,
             strategy: Strategy::Candidates,
+            count_cache: CountCacheConfig::default(),
         }
     }
 }

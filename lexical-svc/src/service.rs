@@ -18,7 +18,7 @@ use trine_store::{Metered, Store};
 use trine_telemetry::Metrics;
 
 use crate::readiness::{self, Ready, auto};
-use crate::{Candidates, LexicalConfig, LexicalError, strategies};
+use crate::{Candidates, Counter, LexicalConfig, LexicalError, strategies};
 
 /// How long a probe that found the requested strategy ready is trusted.
 const READY_FOR: Duration = Duration::from_secs(30);
@@ -32,6 +32,7 @@ pub struct LexicalService {
     embedder: Option<Arc<dyn Embedder>>,
     config: LexicalConfig,
     probed: Arc<Mutex<Option<(Instant, Probe)>>>,
+    counter: Arc<Counter>,
     metrics: Arc<Metrics>,
 }
 
@@ -42,6 +43,7 @@ impl LexicalService {
         Self {
             store: Arc::new(Metered::new(store, metrics.clone())),
             embedder: None,
+            counter: Arc::new(Counter::new(config.count_cache)),
             config,
             probed: Arc::new(Mutex::new(None)),
             metrics,
@@ -110,7 +112,8 @@ impl LexicalService {
     }
 
     /// The lexical list of a resolved strategy, with the phrase reads of
-    /// every strategy that reads text.
+    /// every strategy that reads text (`candidates` scores them with the
+    /// rest; the others add them after their own list).
     pub async fn list(
         &self,
         strategy: Strategy,
@@ -120,8 +123,10 @@ impl LexicalService {
     ) -> Result<Candidates, LexicalError> {
         let store = self.store.as_ref();
         let embedder = self.embedder.as_deref();
-        let found = strategies::run(strategy, store, embedder, query, filter, cap).await?;
-        if strategy == Strategy::Off {
+        let counter = self.counter.as_ref();
+        let found = strategies::run(strategy, store, counter, embedder, query, filter, cap).await?;
+        if matches!(strategy, Strategy::Off | Strategy::Candidates) {
+            // `candidates` reads the phrase points itself, before scoring.
             return Ok(found);
         }
         strategies::with_phrase_reads(store, query, filter, cap, found).await

@@ -10,7 +10,7 @@ use trine_core::{Strategy, Verbatim, gate, sparse, terms};
 use trine_embed::Embedder;
 use trine_store::Store;
 
-use crate::{Candidate, Candidates, LexicalError, candidates};
+use crate::{Candidate, Candidates, Counter, LexicalError, candidates};
 
 fn verbatim_list(query: &str, hits: Vec<Hit>) -> Vec<Candidate> {
     let verbatim = Verbatim::new(query);
@@ -31,6 +31,7 @@ fn verbatim_list(query: &str, hits: Vec<Hit>) -> Vec<Candidate> {
 pub async fn run(
     strategy: Strategy,
     store: &dyn Store,
+    counter: &Counter,
     embedder: Option<&dyn Embedder>,
     query: &str,
     filter: &Filter,
@@ -42,7 +43,7 @@ pub async fn run(
     }
     let started = Instant::now();
     let hits = match strategy {
-        Strategy::Candidates => return candidates(store, query, filter, cap).await,
+        Strategy::Candidates => return candidates(store, counter, query, filter, cap).await,
         Strategy::Off => return Ok(Candidates::default()),
         Strategy::Auto => return Err(LexicalError::Unresolved),
         Strategy::Bm25 => {

@@ -38,13 +38,21 @@ pub struct LexicalSection {
     pub strategy: String,
     /// Points the lexical channel reads at most.
     pub cap: usize,
+    /// Seconds a count of at least `count_cache_min` points is reused (the
+    /// `candidates` strategy's counts); 0 counts everything on every search.
+    pub count_cache_secs: u64,
+    /// Smaller counts are always made afresh.
+    pub count_cache_min: u64,
 }
 
 impl Default for LexicalSection {
     fn default() -> Self {
+        let cache = trine_lexical::CountCacheConfig::default();
         Self {
             strategy: "candidates".to_string(),
             cap: 256,
+            count_cache_secs: cache.ttl.as_secs(),
+            count_cache_min: cache.min_count,
         }
     }
 }
@@ -219,6 +227,10 @@ impl Config {
     pub fn mesh(&self) -> crate::mesh::MeshConfig {
         let mut mesh = crate::mesh::MeshConfig::default();
         mesh.lexical.cap = self.lexical.cap;
+        mesh.lexical.count_cache = trine_lexical::CountCacheConfig {
+            ttl: std::time::Duration::from_secs(self.lexical.count_cache_secs),
+            min_count: self.lexical.count_cache_min,
+        };
         // Validated at load.
         if let Ok(strategy) = trine_core::Strategy::parse(&self.lexical.strategy) {
             mesh.lexical.strategy = strategy;

@@ -3,11 +3,14 @@
 #![forbid(unsafe_code)]
 
 mod backfill;
+mod bench;
 pub mod config;
 mod doctor;
+mod eval;
 mod ingest;
 pub mod mesh;
 mod model;
+mod queries;
 pub mod search;
 mod serve;
 
@@ -51,6 +54,10 @@ pub enum Command {
     Search(search::Args),
     /// Give every point its sparse encoding (for the `sparse` strategy)
     SparseBackfill(backfill::Args),
+    /// Load a gateway with searches for a bounded time and print the latencies
+    Bench(bench::Args),
+    /// Rank quality of each configuration on queries with known answers
+    Eval(eval::Args),
 }
 
 /// Runs a parsed command line and says how it ended.
@@ -86,6 +93,8 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Serve(args) => serve::run(&config, args).await,
             Command::Search(args) => search::run(&config, args).await,
             Command::SparseBackfill(args) => backfill::run(&config, args).await,
+            Command::Bench(args) => bench::run(&config, args).await,
+            Command::Eval(args) => eval::run(&config, args).await,
         }
     });
     {

@@ -47,6 +47,9 @@ pub struct Args {
     /// The validity view's time (default: now)
     #[arg(long)]
     pub valid_at: Option<String>,
+    /// Leave out the verbatim list (the third list)
+    #[arg(long)]
+    pub no_verbatim: bool,
     /// Print one JSON object
     #[arg(long)]
     pub json: bool,
@@ -58,17 +61,20 @@ pub struct Args {
     pub endpoint: Option<String>,
 }
 
+/// Parses `hybrid`, `semantic` or `lexical`.
+pub fn parse_mode(raw: &str) -> Result<v1::Mode, String> {
+    match raw {
+        "hybrid" => Ok(v1::Mode::Hybrid),
+        "semantic" => Ok(v1::Mode::Semantic),
+        "lexical" => Ok(v1::Mode::Lexical),
+        other => Err(format!(
+            "unknown mode {other:?}: use hybrid, semantic or lexical"
+        )),
+    }
+}
+
 fn request(args: &Args) -> Result<SearchRequest, String> {
-    let mode = match args.mode.as_str() {
-        "hybrid" => v1::Mode::Hybrid,
-        "semantic" => v1::Mode::Semantic,
-        "lexical" => v1::Mode::Lexical,
-        other => {
-            return Err(format!(
-                "unknown mode {other:?}: use hybrid, semantic or lexical"
-            ));
-        }
-    };
+    let mode = parse_mode(&args.mode)?;
     let time = |field: &str, raw: &Option<String>| {
         parse_time(field, raw.as_deref()).map(|t| t.map(timestamp))
     };
@@ -86,6 +92,7 @@ fn request(args: &Args) -> Result<SearchRequest, String> {
         limit: args.limit,
         mode: mode as i32,
         strategy: args.strategy.clone().unwrap_or_default(),
+        no_verbatim: args.no_verbatim,
     })
 }
 

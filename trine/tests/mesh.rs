@@ -135,6 +135,11 @@ async fn fixture() -> Fixture {
     }
 }
 
+/// Every count made afresh, as DESIGN.md §1 says.
+fn no_cache() -> trine_lexical::Counter {
+    trine_lexical::Counter::new(trine_lexical::CountCacheConfig::OFF)
+}
+
 fn lists(hit: &v1::Hit) -> Vec<&str> {
     hit.matched_by.iter().map(String::as_str).collect()
 }
@@ -212,6 +217,16 @@ async fn adr_0172_validation() {
     assert_eq!(answer.hits[0].id, MEETING);
     assert_eq!(lists(&answer.hits[0]), ["lexical"]);
 
+    // Without the verbatim list the title scores as lexical #1 alone.
+    let plain = SearchRequest {
+        no_verbatim: true,
+        ..search(TITLE, "acme")
+    };
+    let answer = f.client.search(plain).await.unwrap().into_inner();
+    let hit = answer.hits.iter().find(|h| h.id == MEETING).unwrap();
+    assert_eq!(lists(hit), ["lexical"]);
+    assert!((hit.score - 1.0 / 61.0).abs() < 1e-9, "score {}", hit.score);
+
     f.mesh.stop().await.unwrap();
 }
 
@@ -281,9 +296,15 @@ async fn verbatim_rules_and_the_tenant_boundary() {
             "{query}"
         );
     }
-    let found = trine_lexical::candidates(f.store.as_ref(), TITLE, &Filter::tenant("acme"), 8)
-        .await
-        .unwrap();
+    let found = trine_lexical::candidates(
+        f.store.as_ref(),
+        &no_cache(),
+        TITLE,
+        &Filter::tenant("acme"),
+        8,
+    )
+    .await
+    .unwrap();
     assert_eq!(found.total, 32, "N counts the tenant's points only");
     assert_eq!(
         found.term_counts[0],

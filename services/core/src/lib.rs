@@ -7,6 +7,7 @@
 
 pub mod bm25;
 mod error;
+pub mod eval;
 pub mod gate;
 pub mod model;
 pub mod rrf;

@@ -24,8 +24,8 @@ use qdrant_edge as qe;
 use uuid::Uuid;
 
 use crate::{
-    CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, Filter, Hit, Memory, Point, Result,
-    SPARSE_VECTOR, ScrollPage, SparseVector, Store, StoreError, keys,
+    CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, Filter, Hit, Memory, NativeLexical,
+    Point, Result, SPARSE_VECTOR, ScrollPage, SparseVector, Store, StoreError, keys,
 };
 use schema::io;
 
@@ -556,6 +556,75 @@ impl Store for EdgeStore {
         self.with_shard(move |open, _| {
             let query = nearest(vector, SPARSE_VECTOR);
             open.query(query, filter, idf_within(corpus), limit, with_payload)
+        })
+        .await
+    }
+
+    async fn query_native_hybrid(
+        &self,
+        dense: Vec<f32>,
+        lexical: NativeLexical,
+        filter: &Filter,
+        prefetch: usize,
+        rrf_k: usize,
+        limit: usize,
+    ) -> Result<Vec<Hit>> {
+        check_limit(limit)?;
+        check_limit(prefetch)?;
+        let corpus = filter::tenant_only(filter)?;
+        let filter = filter::to_qdrant(filter)?;
+        let bm25 = matches!(lexical, NativeLexical::Bm25(_));
+        let lexical = match lexical {
+            NativeLexical::Bm25(text) => {
+                qe::TextQueryBuilder::new(filter::path(keys::TEXT)?, text).build()
+            }
+            NativeLexical::Sparse(vector) => nearest(convert::to_sparse(vector)?, SPARSE_VECTOR),
+        };
+        self.with_shard(move |open, inner| {
+            let want = open.dense_dim().unwrap_or(0);
+            if dense.len() != want {
+                return Err(StoreError::DimensionMismatch {
+                    collection: inner.name.clone(),
+                    got: dense.len(),
+                    want,
+                });
+            }
+            if bm25 && !open.text_scoring.load(Ordering::Acquire) {
+                return Err(StoreError::NoTextIndex(inner.name.clone()));
+            }
+            let dense = qe::PrefetchBuilder::new(prefetch)
+                .query(nearest(qe::VectorInternal::Dense(dense), DENSE_VECTOR))
+                .filter(filter.clone())
+                .params(qe::SearchParams {
+                    hnsw_ef: Some(prefetch.max(MIN_HNSW_EF)),
+                    ..Default::default()
+                })
+                .build();
+            let lexical = qe::PrefetchBuilder::new(prefetch)
+                .query(lexical)
+                .filter(filter.clone())
+                .params(idf_within(corpus))
+                .build();
+            let request = qe::QueryRequestBuilder::new(limit)
+                .add_prefetch(dense)
+                .add_prefetch(lexical)
+                .query(qe::ScoringQuery::Fusion(qe::Fusion::Rrf {
+                    k: rrf_k,
+                    weights: None,
+                }))
+                .filter(filter)
+                .with_payload(qe::WithPayloadInterface::Bool(false))
+                .with_vector(qe::WithVector::Bool(false))
+                .build();
+            let points = open.shard.query(request).map_err(backend)?;
+            Ok(points
+                .into_iter()
+                .map(|point| Hit {
+                    id: convert::to_uuid(point.id),
+                    score: point.score,
+                    memory: None,
+                })
+                .collect())
         })
         .await
     }

@@ -23,6 +23,15 @@ pub use metered::Metered;
 pub use model::*;
 pub use server::ServerStore;
 
+/// The lexical prefetch of [`Store::query_native_hybrid`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum NativeLexical {
+    /// Qdrant's BM25 over the text index (the text of the query).
+    Bm25(String),
+    /// The `sparse` space (the query's sparse encoding).
+    Sparse(SparseVector),
+}
+
 /// Points per write batch, for callers that stream many points.
 pub const UPSERT_BATCH: usize = 256;
 
@@ -98,6 +107,21 @@ pub trait Store: Send + Sync + 'static {
         filter: &Filter,
         limit: usize,
         with_payload: bool,
+    ) -> Result<Vec<Hit>>;
+
+    /// Qdrant's own one-call hybrid search, for comparing trine with what a
+    /// user would pick instead: a dense prefetch and a lexical prefetch
+    /// (`prefetch` points each, within the filter, IDF within the tenant)
+    /// fused by Qdrant's RRF with `rrf_k`; the `limit` best, no payload.
+    /// Qdrant ranks from 0, so trine's k = 60 is `rrf_k` = 61.
+    async fn query_native_hybrid(
+        &self,
+        dense: Vec<f32>,
+        lexical: NativeLexical,
+        filter: &Filter,
+        prefetch: usize,
+        rrf_k: usize,
+        limit: usize,
     ) -> Result<Vec<Hit>>;
 
     /// Replaces the `sparse` vector of existing points, leaving their dense

@@ -10,8 +10,8 @@ use trine_telemetry::Metrics;
 use uuid::Uuid;
 
 use crate::{
-    CollectionInfo, CollectionSpec, Filter, Hit, Memory, Point, Result, ScrollPage, SparseVector,
-    Store,
+    CollectionInfo, CollectionSpec, Filter, Hit, Memory, NativeLexical, Point, Result, ScrollPage,
+    SparseVector, Store,
 };
 
 /// Wraps a store; each call's latency is recorded under its operation.
@@ -136,6 +136,23 @@ impl Store for Metered {
         self.timed(
             "query_sparse",
             self.inner.query_sparse(vector, filter, limit, with_payload),
+        )
+        .await
+    }
+
+    async fn query_native_hybrid(
+        &self,
+        dense: Vec<f32>,
+        lexical: NativeLexical,
+        filter: &Filter,
+        prefetch: usize,
+        rrf_k: usize,
+        limit: usize,
+    ) -> Result<Vec<Hit>> {
+        self.timed(
+            "query_native_hybrid",
+            self.inner
+                .query_native_hybrid(dense, lexical, filter, prefetch, rrf_k, limit),
         )
         .await
     }

@@ -12,10 +12,11 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use qdrant_client::qdrant::{
     self as q, CountPointsBuilder, CreateCollectionBuilder, CreateFieldIndexCollectionBuilder,
     DatetimeIndexParamsBuilder, DeletePointsBuilder, GetPointsBuilder, IdfParamsBuilder,
-    KeywordIndexParamsBuilder, OptimizersConfigDiffBuilder, QueryPointsBuilder,
-    ScrollPointsBuilder, SearchParamsBuilder, SparseVectorParamsBuilder,
-    SparseVectorsConfigBuilder, TextIndexParamsBuilder, UpdateCollectionBuilder,
-    UpdatePointVectorsBuilder, UpsertPointsBuilder, VectorParamsBuilder, VectorsConfigBuilder,
+    KeywordIndexParamsBuilder, OptimizersConfigDiffBuilder, PrefetchQueryBuilder,
+    QueryPointsBuilder, RrfBuilder, ScrollPointsBuilder, SearchParamsBuilder,
+    SparseVectorParamsBuilder, SparseVectorsConfigBuilder, TextIndexParamsBuilder,
+    UpdateCollectionBuilder, UpdatePointVectorsBuilder, UpsertPointsBuilder, VectorParamsBuilder,
+    VectorsConfigBuilder,
 };
 use qdrant_client::{Payload, Qdrant, QdrantError};
 use serde_json::{Map, Value as Json};
@@ -23,9 +24,9 @@ use uuid::Uuid;
 
 use crate::model::keys;
 use crate::{
-    CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, Filter, Hit, Memory, PayloadIndex,
-    Point, Result, SPARSE_VECTOR, ScrollPage, SparseVector, Store, StoreError, TextIndexInfo,
-    UPSERT_BATCH,
+    CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, Filter, Hit, Memory, NativeLexical,
+    PayloadIndex, Point, Result, SPARSE_VECTOR, ScrollPage, SparseVector, Store, StoreError,
+    TextIndexInfo, UPSERT_BATCH,
 };
 
 /// Environment variable holding the optional Qdrant API key.
@@ -542,6 +543,64 @@ impl Store for ServerStore {
             return Ok(Vec::new());
         }
         self.run_query(request, with_payload).await
+    }
+
+    async fn query_native_hybrid(
+        &self,
+        dense: Vec<f32>,
+        lexical: NativeLexical,
+        filter: &Filter,
+        prefetch: usize,
+        rrf_k: usize,
+        limit: usize,
+    ) -> Result<Vec<Hit>> {
+        let want = self.dense_dim().await?;
+        if dense.len() != want {
+            return Err(StoreError::DimensionMismatch {
+                collection: self.collection.clone(),
+                got: dense.len(),
+                want,
+            });
+        }
+        let conditions = qdrant_filter(filter)?;
+        let lexical = match lexical {
+            NativeLexical::Bm25(text) => {
+                if text.trim().is_empty() {
+                    return Err(StoreError::invalid("text query", "it is empty"));
+                }
+                PrefetchQueryBuilder::default()
+                    .query(q::Query::new_text(text))
+                    .using(keys::TEXT)
+            }
+            NativeLexical::Sparse(vector) => {
+                check_sparse(&vector)?;
+                PrefetchQueryBuilder::default()
+                    .query(q::Query::new_nearest(q::VectorInput::new_sparse(
+                        vector.indices,
+                        vector.values,
+                    )))
+                    .using(SPARSE_VECTOR)
+            }
+        };
+        let lexical = lexical
+            .filter(conditions.clone())
+            .params(tenant_idf(&filter.tenant))
+            .limit(prefetch as u64);
+        let dense = PrefetchQueryBuilder::default()
+            .query(q::Query::new_nearest(q::VectorInput::new_dense(dense)))
+            .using(DENSE_VECTOR)
+            .filter(conditions)
+            .limit(prefetch as u64);
+        let rrf_k = u32::try_from(rrf_k)
+            .map_err(|_| StoreError::invalid("rrf k", "it is above 4,294,967,295"))?;
+        let request = self
+            .query_request(filter, limit, false)?
+            .prefetch(vec![dense.build(), lexical.build()])
+            .query(q::Query::new_rrf(RrfBuilder::with_k(rrf_k)));
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        self.run_query(request, false).await
     }
 
     async fn set_sparse(&self, vectors: Vec<(Uuid, SparseVector)>) -> Result<()> {

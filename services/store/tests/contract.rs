@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use serde_json::json;
 use trine_store::{
-    CollectionSpec, EdgeStore, EmbedderId, Filter, Memory, Point, SparseVector, Store, StoreError,
-    TextIndexInfo,
+    CollectionSpec, EdgeStore, EmbedderId, Filter, Memory, NativeLexical, Point, SparseVector,
+    Store, StoreError, TextIndexInfo,
 };
 use uuid::Uuid;
 
@@ -67,6 +67,7 @@ async fn run_contract(store: Arc<dyn Store>) {
     scroll_pages_in_ascending_id_order(store).await;
     dense_query_ranks_by_cosine(store).await;
     bm25_ranks_the_rare_term_first_with_idf_within_the_tenant(store).await;
+    native_hybrid_fuses_dense_and_lexical_with_qdrant_rrf(store).await;
     sparse_query_ranks_with_idf_within_the_tenant(store).await;
     missing_sparse_pages_every_tenant_in_id_order(store).await;
     set_sparse_fills_only_the_sparse_vector(store).await;
@@ -888,6 +889,65 @@ async fn dense_query_ranks_by_cosine(store: &dyn Store) {
         "the limit keeps the best"
     );
     assert!(top.iter().all(|h| h.memory.is_some()), "payload when asked");
+}
+
+async fn native_hybrid_fuses_dense_and_lexical_with_qdrant_rrf(store: &dyn Store) {
+    // `both` is first by cosine and by BM25; `near` only by cosine (second);
+    // `word` only holds the term; another tenant's copy of `both` is out.
+    let t = "native";
+    let point = |text: &str, dense: Vec<f32>, tenant: &str| Point {
+        memory: memory(tenant, text),
+        dense,
+        sparse: Some(trine_core::sparse::encode_text(text)),
+    };
+    let both = point("quasar quasar notes", axis(1), t);
+    let near = point(
+        "plain notes",
+        vec![0.9, 0.1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        t,
+    );
+    let word = point("quasar filler text here", axis(2), t);
+    let other = point("quasar quasar notes", axis(1), "native-other");
+    let ids = [both.memory.id, near.memory.id, word.memory.id];
+    store
+        .upsert(vec![both, near, word, other])
+        .await
+        .expect("upsert");
+    let filter = Filter::tenant(t);
+    let mut query_dense = axis(1);
+    query_dense[0] = 0.5;
+    for lexical in [
+        NativeLexical::Bm25("quasar".into()),
+        NativeLexical::Sparse(trine_core::sparse::encode_query("quasar")),
+    ] {
+        let hits = store
+            .query_native_hybrid(query_dense.clone(), lexical.clone(), &filter, 10, 61, 10)
+            .await
+            .expect("native hybrid");
+        assert_eq!(hits.len(), 3, "{lexical:?}: {hits:?}");
+        assert_eq!(hits[0].id, ids[0], "{lexical:?}: {hits:?}");
+        // Qdrant's RRF counts from 0: first in both lists with k = 61 is 2/61.
+        assert!(
+            (f64::from(hits[0].score) - 2.0 / 61.0).abs() < 1e-6,
+            "{lexical:?}: {}",
+            hits[0].score
+        );
+        assert!(hits.iter().all(|h| h.memory.is_none()));
+        let found: BTreeSet<Uuid> = hits.iter().map(|h| h.id).collect();
+        assert_eq!(found, ids.into_iter().collect(), "{lexical:?}");
+    }
+    let err = store
+        .query_native_hybrid(
+            vec![1.0],
+            NativeLexical::Bm25("quasar".into()),
+            &filter,
+            10,
+            61,
+            10,
+        )
+        .await
+        .expect_err("a wrong dimension is refused");
+    assert!(matches!(err, StoreError::DimensionMismatch { .. }), "{err}");
 }
 
 async fn bm25_ranks_the_rare_term_first_with_idf_within_the_tenant(store: &dyn Store) {

@@ -1,0 +1,146 @@
+//! Ranking quality of one query and of a set of queries (`trine eval`):
+//! success@1, success@k, reciprocal rank, nDCG@10 (binary relevance) and
+//! recall@k, from the 1-based rank of each gold id in a result list.
+
+use serde::Serialize;
+
+/// The cut-off of nDCG.
+pub const NDCG_AT: usize = 10;
+
+/// The rank (from 1) of each gold id in `ranked`; `None` when absent.
+pub fn gold_ranks<T: PartialEq>(ranked: &[T], gold: &[T]) -> Vec<Option<usize>> {
+    gold.iter()
+        .map(|g| ranked.iter().position(|r| r == g).map(|i| i + 1))
+        .collect()
+}
+
+/// One query's figures.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct QueryScore {
+    pub success_at_1: f64,
+    pub success_at_k: f64,
+    pub reciprocal_rank: f64,
+    pub ndcg_at_10: f64,
+    pub recall_at_k: f64,
+}
+
+impl QueryScore {
+    /// The figures of one query from its gold ranks. A query without gold
+    /// scores 0 everywhere.
+    pub fn of(ranks: &[Option<usize>], k: usize) -> Self {
+        if ranks.is_empty() {
+            return Self::default();
+        }
+        let found: Vec<usize> = ranks.iter().flatten().copied().collect();
+        let best = found.iter().min().copied();
+        let within = |cut: usize| found.iter().filter(|&&r| r <= cut).count();
+        let gain = |rank: usize| 1.0 / ((rank + 1) as f64).log2();
+        let dcg: f64 = found
+            .iter()
+            .filter(|&&r| r <= NDCG_AT)
+            .map(|&r| gain(r))
+            .sum();
+        let ideal: f64 = (1..=ranks.len().min(NDCG_AT)).map(gain).sum();
+        Self {
+            success_at_1: f64::from(u8::from(best == Some(1))),
+            success_at_k: f64::from(u8::from(best.is_some_and(|r| r <= k))),
+            reciprocal_rank: best.map_or(0.0, |r| 1.0 / r as f64),
+            ndcg_at_10: dcg / ideal,
+            recall_at_k: within(k) as f64 / ranks.len() as f64,
+        }
+    }
+}
+
+/// The means over a set of queries.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Aggregate {
+    pub queries: usize,
+    pub success_at_1: f64,
+    pub success_at_k: f64,
+    pub mrr: f64,
+    pub ndcg_at_10: f64,
+    pub recall_at_k: f64,
+}
+
+impl Aggregate {
+    pub fn of(scores: &[QueryScore]) -> Self {
+        if scores.is_empty() {
+            return Self::default();
+        }
+        let n = scores.len() as f64;
+        let mean = |f: fn(&QueryScore) -> f64| scores.iter().map(f).sum::<f64>() / n;
+        Self {
+            queries: scores.len(),
+            success_at_1: mean(|s| s.success_at_1),
+            success_at_k: mean(|s| s.success_at_k),
+            mrr: mean(|s| s.reciprocal_rank),
+            ndcg_at_10: mean(|s| s.ndcg_at_10),
+            recall_at_k: mean(|s| s.recall_at_k),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn ranks_of_the_gold_ids() {
+        let ranked = ["a", "b", "c"];
+        assert_eq!(
+            gold_ranks(&ranked, &["c", "x", "a"]),
+            [Some(3), None, Some(1)]
+        );
+        assert_eq!(gold_ranks::<&str>(&[], &["a"]), [None]);
+    }
+
+    #[test]
+    fn figures_of_one_query() {
+        // (gold ranks, k, s@1, s@k, RR, nDCG@10, R@k)
+        type Case<'a> = (&'a [Option<usize>], usize, f64, f64, f64, f64, f64);
+        let log = |r: f64| 1.0 / (r + 1.0).log2();
+        let cases: [Case; 7] = [
+            (&[Some(1)], 10, 1.0, 1.0, 1.0, 1.0, 1.0),
+            (&[Some(3)], 10, 0.0, 1.0, 1.0 / 3.0, log(3.0), 1.0),
+            (&[Some(12)], 10, 0.0, 0.0, 1.0 / 12.0, 0.0, 0.0),
+            (&[None], 10, 0.0, 0.0, 0.0, 0.0, 0.0),
+            (
+                &[Some(2), None],
+                5,
+                0.0,
+                1.0,
+                0.5,
+                log(2.0) / (1.0 + log(2.0)),
+                0.5,
+            ),
+            (&[Some(2), Some(1)], 1, 1.0, 1.0, 1.0, 1.0, 0.5),
+            (&[], 10, 0.0, 0.0, 0.0, 0.0, 0.0),
+        ];
+        for (ranks, k, s1, sk, rr, ndcg, recall) in cases {
+            let s = QueryScore::of(ranks, k);
+            assert!(close(s.success_at_1, s1), "{ranks:?} s@1 {s:?}");
+            assert!(close(s.success_at_k, sk), "{ranks:?} s@k {s:?}");
+            assert!(close(s.reciprocal_rank, rr), "{ranks:?} rr {s:?}");
+            assert!(close(s.ndcg_at_10, ndcg), "{ranks:?} ndcg {s:?}");
+            assert!(close(s.recall_at_k, recall), "{ranks:?} recall {s:?}");
+        }
+    }
+
+    #[test]
+    fn means_over_queries() {
+        let scores = [
+            QueryScore::of(&[Some(1)], 10),
+            QueryScore::of(&[Some(4)], 10),
+        ];
+        let a = Aggregate::of(&scores);
+        assert_eq!(a.queries, 2);
+        assert!(close(a.success_at_1, 0.5));
+        assert!(close(a.success_at_k, 1.0));
+        assert!(close(a.mrr, (1.0 + 0.25) / 2.0));
+        assert_eq!(Aggregate::of(&[]), Aggregate::default());
+    }
+}

@@ -1,0 +1,476 @@
+//! `trine bench`: a gRPC load generator against a running gateway, or the
+//! mesh in-process. Queries cycle from a file at a fixed concurrency (closed
+//! loop) or a fixed rate (open loop); it warms up, measures for a bounded
+//! time, stops by itself and prints end-to-end and per-stage percentiles (the
+//! stages from each response's timings), the counts share and errors by code.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, mpsc};
+use tonic::transport::Channel;
+use trine_api::v1::memory_client::MemoryClient;
+use trine_api::v1::{Filters, SearchRequest};
+use trine_telemetry::metrics::COUNTS_BUDGET;
+
+use crate::mesh::{Mesh, channel};
+use crate::queries::{self, Query};
+use crate::search::parse_mode;
+use crate::{CmdResult, Config, load_embedder, open_store};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Queries, one JSON object a line (`{"query", "tenant", ...}`, the `trine eval` format)
+    #[arg(long)]
+    pub queries: PathBuf,
+    /// A running gateway (e.g. http://127.0.0.1:50051); unset: the mesh in-process
+    #[arg(long)]
+    pub endpoint: Option<String>,
+    /// Requests in flight at once (with --rate: the most in flight)
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub concurrency: u16,
+    /// Requests a second (open loop) instead of back-to-back requests
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// How long to measure, e.g. 500ms, 30s, 2m
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// Load before measuring, not counted
+    #[arg(long, default_value = "3s", value_parser = parse_duration)]
+    pub warmup: Duration,
+    /// hybrid, semantic or lexical
+    #[arg(long, default_value = "hybrid")]
+    pub mode: String,
+    /// Lexical strategy (default: the configured one)
+    #[arg(long)]
+    pub strategy: Option<String>,
+    /// Hits per search
+    #[arg(long, default_value_t = 10)]
+    pub limit: u32,
+    /// Print one JSON object
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Parses `500ms`, `30s`, `2m` (a bare number is seconds).
+pub fn parse_duration(raw: &str) -> Result<Duration, String> {
+    let raw = raw.trim();
+    let split = raw
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(raw.len());
+    let (number, unit) = raw.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("{raw:?} is not a duration: use e.g. 500ms, 30s or 2m"))?;
+    let seconds = match unit {
+        "ms" => value / 1000.0,
+        "" | "s" => value,
+        "m" => value * 60.0,
+        _ => return Err(format!("{raw:?}: unknown unit {unit:?}: use ms, s or m")),
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|e| format!("{raw:?}: {e}"))
+}
+
+/// The outcome of one search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub took: Duration,
+    pub outcome: Result<Answer, tonic::Code>,
+}
+
+/// What a successful search reported about itself.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Answer {
+    /// Each stage's time in milliseconds, as the gateway reported it.
+    pub stages: Vec<(String, f64)>,
+    pub counts_share: f64,
+    pub degraded: bool,
+}
+
+/// Percentiles of one measure (nearest rank).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Summary {
+    pub n: usize,
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub mean: f64,
+    pub max: f64,
+}
+
+impl Summary {
+    /// The summary of `values` (any order); all zero when empty.
+    pub fn of(mut values: Vec<f64>) -> Self {
+        if values.is_empty() {
+            return Self::default();
+        }
+        values.sort_by(f64::total_cmp);
+        let rank = |p: f64| {
+            let i = (p * values.len() as f64).ceil() as usize;
+            values[i.clamp(1, values.len()) - 1]
+        };
+        Self {
+            n: values.len(),
+            p50: rank(0.50),
+            p95: rank(0.95),
+            p99: rank(0.99),
+            mean: values.iter().sum::<f64>() / values.len() as f64,
+            max: values[values.len() - 1],
+        }
+    }
+}
+
+/// A whole run's figures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Report {
+    pub target: String,
+    pub mode: String,
+    pub strategy: String,
+    pub concurrency: u16,
+    pub rate: Option<f64>,
+    pub seconds: f64,
+    pub requests: usize,
+    pub ok: usize,
+    /// Requests a second over the measured time.
+    pub throughput: f64,
+    /// Failed searches by gRPC code.
+    pub errors: BTreeMap<String, usize>,
+    /// Open loop: ticks dropped because `concurrency` requests were in flight.
+    pub shed: usize,
+    pub degraded: usize,
+    /// Milliseconds, as the client saw them.
+    pub end_to_end: Summary,
+    /// Milliseconds per stage, as the gateway reported them.
+    pub stages: BTreeMap<String, Summary>,
+    /// The lexical counts' share of each search's time.
+    pub counts_share: Summary,
+    /// Searches over the ADR's budget (share > 0.1).
+    pub over_budget: usize,
+}
+
+impl Report {
+    /// Folds the measured samples into figures.
+    pub fn of(samples: &[Sample], seconds: f64) -> Self {
+        let mut errors = BTreeMap::new();
+        let mut stages: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        let (mut shares, mut ok, mut degraded) = (Vec::new(), 0, 0);
+        for sample in samples {
+            match &sample.outcome {
+                Ok(answer) => {
+                    ok += 1;
+                    degraded += usize::from(answer.degraded);
+                    shares.push(answer.counts_share);
+                    for (stage, ms) in &answer.stages {
+                        stages.entry(stage.clone()).or_default().push(*ms);
+                    }
+                }
+                Err(code) => *errors.entry(format!("{code:?}")).or_insert(0) += 1,
+            }
+        }
+        let over_budget = shares.iter().filter(|s| **s > COUNTS_BUDGET).count();
+        Self {
+            seconds,
+            requests: samples.len(),
+            ok,
+            throughput: if seconds > 0.0 {
+                samples.len() as f64 / seconds
+            } else {
+                0.0
+            },
+            errors,
+            degraded,
+            end_to_end: Summary::of(
+                samples
+                    .iter()
+                    .map(|s| s.took.as_secs_f64() * 1000.0)
+                    .collect(),
+            ),
+            stages: stages
+                .into_iter()
+                .map(|(stage, ms)| (stage, Summary::of(ms)))
+                .collect(),
+            counts_share: Summary::of(shares),
+            over_budget,
+            ..Self::default()
+        }
+    }
+
+    /// The table for people.
+    pub fn render(&self) -> String {
+        let load = match self.rate {
+            Some(rate) => format!("{rate}/s, at most {} in flight", self.concurrency),
+            None => format!("concurrency {}", self.concurrency),
+        };
+        let mut out = format!(
+            "trine bench against {}: {} searches in {:.1} s ({:.1}/s), {load}, mode {}, strategy {}\n",
+            self.target, self.requests, self.seconds, self.throughput, self.mode, self.strategy
+        );
+        if self.errors.is_empty() {
+            out += "errors: none\n";
+        } else {
+            let errors: Vec<String> = self
+                .errors
+                .iter()
+                .map(|(code, n)| format!("{code} {n}"))
+                .collect();
+            out += &format!("errors: {}\n", errors.join(", "));
+        }
+        if self.shed > 0 {
+            out += &format!(
+                "shed: {} ticks (the rate outran {} in flight)\n",
+                self.shed, self.concurrency
+            );
+        }
+        if self.degraded > 0 {
+            out += &format!("degraded answers: {}\n", self.degraded);
+        }
+        out += &format!(
+            "{:<22} {:>9} {:>9} {:>9} {:>9}\n",
+            "ms", "p50", "p95", "p99", "mean"
+        );
+        let row = |name: &str, s: &Summary| {
+            format!(
+                "{name:<22} {:>9.2} {:>9.2} {:>9.2} {:>9.2}\n",
+                s.p50, s.p95, s.p99, s.mean
+            )
+        };
+        out += &row("end to end (client)", &self.end_to_end);
+        for (stage, summary) in &self.stages {
+            out += &row(stage, summary);
+        }
+        let s = &self.counts_share;
+        out += &format!(
+            "counts share: p50 {:.3}, p95 {:.3}, p99 {:.3}, max {:.3}; over the budget ({COUNTS_BUDGET}): {} of {}\n",
+            s.p50, s.p95, s.p99, s.max, self.over_budget, s.n
+        );
+        out
+    }
+}
+
+fn request(query: &Query, args: &Args, mode: i32) -> SearchRequest {
+    SearchRequest {
+        query: query.query.clone(),
+        filters: Some(Filters {
+            tenant: query.tenant.clone(),
+            ..Filters::default()
+        }),
+        limit: args.limit,
+        mode,
+        strategy: args.strategy.clone().unwrap_or_default(),
+        ..SearchRequest::default()
+    }
+}
+
+async fn search(client: &mut MemoryClient<Channel>, request: SearchRequest) -> Sample {
+    let started = Instant::now();
+    let outcome = client
+        .search(request)
+        .await
+        .map(|r| {
+            let r = r.into_inner();
+            Answer {
+                stages: r.timings.into_iter().map(|t| (t.stage, t.millis)).collect(),
+                counts_share: r.counts_share,
+                degraded: r.degraded,
+            }
+        })
+        .map_err(|s| s.code());
+    Sample {
+        took: started.elapsed(),
+        outcome,
+    }
+}
+
+/// Runs the load against `client` and returns the samples that started
+/// inside the measured window, with the ticks shed.
+async fn load(
+    client: MemoryClient<Channel>,
+    requests: Arc<Vec<SearchRequest>>,
+    args: &Args,
+) -> (Vec<Sample>, usize) {
+    let started = Instant::now();
+    let measure_from = started + args.warmup;
+    let until = measure_from + args.duration;
+    let next = Arc::new(AtomicUsize::new(0));
+    let pick = {
+        let next = next.clone();
+        let requests = requests.clone();
+        move || requests[next.fetch_add(1, Ordering::Relaxed) % requests.len()].clone()
+    };
+    let (tx, mut rx) = mpsc::unbounded_channel::<(Instant, Sample)>();
+    let mut shed = 0;
+    match args.rate {
+        None => {
+            for _ in 0..args.concurrency {
+                let (mut client, tx, pick) = (client.clone(), tx.clone(), pick.clone());
+                tokio::spawn(async move {
+                    while Instant::now() < until {
+                        let at = Instant::now();
+                        let sample = search(&mut client, pick()).await;
+                        if tx.send((at, sample)).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        }
+        Some(rate) => {
+            let in_flight = Arc::new(Semaphore::new(usize::from(args.concurrency)));
+            let mut ticks = tokio::time::interval(Duration::from_secs_f64(1.0 / rate));
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            while Instant::now() < until {
+                ticks.tick().await;
+                let Ok(permit) = in_flight.clone().try_acquire_owned() else {
+                    shed += usize::from(Instant::now() >= measure_from);
+                    continue;
+                };
+                let (mut client, tx, request) = (client.clone(), tx.clone(), pick());
+                tokio::spawn(async move {
+                    let at = Instant::now();
+                    let sample = search(&mut client, request).await;
+                    drop(permit);
+                    let _ = tx.send((at, sample));
+                });
+            }
+        }
+    }
+    drop(tx);
+    let mut samples = Vec::new();
+    while let Some((at, sample)) = rx.recv().await {
+        if at >= measure_from && at < until {
+            samples.push(sample);
+        }
+    }
+    (samples, shed)
+}
+
+pub async fn run(config: &Config, args: Args) -> CmdResult {
+    let queries = queries::load(&args.queries)?;
+    let mode = parse_mode(&args.mode)? as i32;
+    if let Some(rate) = args.rate
+        && !(rate.is_finite() && rate > 0.0)
+    {
+        return Err(
+            format!("--rate {rate}: must be a positive number of requests a second").into(),
+        );
+    }
+    let requests: Arc<Vec<SearchRequest>> =
+        Arc::new(queries.iter().map(|q| request(q, &args, mode)).collect());
+    let (target, mesh) = match &args.endpoint {
+        Some(endpoint) => (endpoint.clone(), None),
+        None => {
+            let store = open_store(config).await?;
+            let embedder = load_embedder(config).await?;
+            let listener = TcpListener::bind("127.0.0.1:0").await?;
+            let mesh = Mesh::start(listener, store, embedder, config.mesh()).await?;
+            ("the in-process mesh".to_string(), Some(mesh))
+        }
+    };
+    let address = match &mesh {
+        Some(mesh) => mesh.gateway.to_string(),
+        None => target.clone(),
+    };
+    let client = MemoryClient::new(channel(&address)?);
+    let (samples, shed) = load(client, requests, &args).await;
+    if let Some(mesh) = mesh {
+        mesh.stop().await?;
+    }
+    let report = Report {
+        target,
+        mode: args.mode.clone(),
+        strategy: args
+            .strategy
+            .clone()
+            .unwrap_or_else(|| config.lexical.strategy.clone()),
+        concurrency: args.concurrency,
+        rate: args.rate,
+        shed,
+        ..Report::of(&samples, args.duration.as_secs_f64())
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.render());
+    }
+    Ok(if report.requests > 0 && report.errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        let cases = [
+            ("500ms", Ok(Duration::from_millis(500))),
+            ("30s", Ok(Duration::from_secs(30))),
+            ("2m", Ok(Duration::from_secs(120))),
+            ("1.5", Ok(Duration::from_millis(1500))),
+            ("", Err("not a duration")),
+            ("5h", Err("unknown unit")),
+            ("ms", Err("not a duration")),
+        ];
+        for (raw, want) in cases {
+            match (parse_duration(raw), want) {
+                (Ok(got), Ok(want)) => assert_eq!(got, want, "{raw}"),
+                (Err(e), Err(want)) => assert!(e.contains(want), "{raw}: {e}"),
+                (got, want) => panic!("{raw}: {got:?}, wanted {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn percentiles_by_nearest_rank() {
+        let values: Vec<f64> = (1..=100).map(f64::from).collect();
+        let s = Summary::of(values);
+        assert_eq!(
+            (s.n, s.p50, s.p95, s.p99, s.max),
+            (100, 50.0, 95.0, 99.0, 100.0)
+        );
+        assert_eq!(s.mean, 50.5);
+        let one = Summary::of(vec![7.0]);
+        assert_eq!((one.p50, one.p99), (7.0, 7.0));
+        assert_eq!(Summary::of(Vec::new()), Summary::default());
+    }
+
+    #[test]
+    fn the_report_counts_errors_stages_and_the_budget() {
+        let ok = |share: f64, lexical: f64| Sample {
+            took: Duration::from_millis(10),
+            outcome: Ok(Answer {
+                stages: vec![("lexical".to_string(), lexical)],
+                counts_share: share,
+                degraded: share > 0.5,
+            }),
+        };
+        let samples = vec![
+            ok(0.05, 2.0),
+            ok(0.2, 4.0),
+            ok(0.9, 6.0),
+            Sample {
+                took: Duration::from_millis(1),
+                outcome: Err(tonic::Code::Unavailable),
+            },
+        ];
+        let report = Report::of(&samples, 2.0);
+        assert_eq!((report.requests, report.ok, report.degraded), (4, 3, 1));
+        assert_eq!(report.throughput, 2.0);
+        assert_eq!(report.errors.get("Unavailable"), Some(&1));
+        assert_eq!(report.over_budget, 2);
+        assert_eq!(report.counts_share.p50, 0.2);
+        assert_eq!(report.stages["lexical"].max, 6.0);
+        let table = report.render();
+        assert!(table.contains("errors: Unavailable 1"), "{table}");
+        assert!(table.contains("over the budget (0.1): 2 of 3"), "{table}");
+    }
+}
