@@ -5,8 +5,10 @@ at its size.
     python3 scripts/gen-corpus.py --out DIR                # 385,000 memories
     python3 scripts/gen-corpus.py --out DIR --n 400000     # any size >= 2,000
 
-Writes DIR/memories.jsonl (for `trine ingest`) and DIR/queries.jsonl (for
-`trine eval` and `trine bench`), then prints the measured rate of each term
+Writes DIR/memories.jsonl (for `trine ingest`), DIR/queries.jsonl (queries
+with their gold ids, for `trine eval`) and DIR/bench-queries.jsonl (1,000
+varied searches without gold, for `trine bench`: meeting titles, most of them
+not in the corpus, component-and-symptom phrases and questions), then prints the measured rate of each term
 of the planted title. Standard library only, deterministic (one seeded
 `random.Random`): the same arguments give byte-identical files.
 
@@ -40,7 +42,8 @@ PLANTED_ID = "ffffffff-ffff-4fff-bfff-ffffffffffff"  # the largest UUID
 # The fraction of memories holding each term of the title (ADR 0172).
 RATES = {"meeting": 0.003, "2026": 0.089, "11": 0.091, "09": 0.049, "58": 0.029}
 NEAR_DUPLICATES = 320
-TITLE_QUERIES = 40  # > the default lexical cap of 256
+TITLE_QUERIES = 40
+BENCH_QUERIES = 1_000  # > the default lexical cap of 256
 CREATED = "2026-11-{day:02d}T{hour:02d}:{minute:02d}:00Z"
 
 PEOPLE = ["Andrei", "Ioana", "Mara", "Dev", "Priya", "Tomas", "Lena", "Omar", "Keiko", "Sam",
@@ -219,6 +222,23 @@ class Corpus:
         return [(m, {"query": t, "kind": "title"}) for t, m in picked]
 
 
+def bench_queries(tenant: str, seed: int) -> list[dict]:
+    """Searches an agent might send, from a random of their own."""
+    r = random.Random(seed + 1)
+    out = []
+    for i in range(BENCH_QUERIES):
+        shape = r.random()
+        if shape < 0.7:
+            query = (f"Meeting {r.choice(['2024', '2025', '2026'])}-{r.randint(1, 12):02d}-"
+                     f"{r.randint(1, 28):02d} {r.randint(0, 23):02d}:{r.randint(0, 59):02d}")
+        elif shape < 0.85:
+            query = f"{r.choice(COMPONENTS)} {r.choice(ISSUES)}"
+        else:
+            query = f"what did {r.choice(PEOPLE)} say about {r.choice(TOPICS)}"
+        out.append({"qid": f"b{i + 1:04d}", "query": query, "tenant": tenant})
+    return out
+
+
 def terms(text: str) -> set[str]:
     """The lowercased alphanumeric tokens of a text (DESIGN.md §1)."""
     return {t.lower() for t in re.split(r"[^\w]|_", text) if t}
@@ -239,6 +259,9 @@ def main() -> None:
             f.write(json.dumps(m, ensure_ascii=False) + "\n")
     with open(args.out / "queries.jsonl", "w", encoding="utf-8") as f:
         for q in queries:
+            f.write(json.dumps(q, ensure_ascii=False) + "\n")
+    with open(args.out / "bench-queries.jsonl", "w", encoding="utf-8") as f:
+        for q in bench_queries(args.tenant, args.seed):
             f.write(json.dumps(q, ensure_ascii=False) + "\n")
 
     counts = dict.fromkeys(RATES, 0)

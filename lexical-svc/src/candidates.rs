@@ -77,7 +77,8 @@ fn with_terms(filter: &Filter, terms: &[String]) -> Filter {
 }
 
 /// Reads and scores at most `cap` candidates for `query` within `filter`,
-/// counting through `counter` (exact counts, the large ones maybe cached).
+/// counting through `counter` (exact counts over the same store, the large
+/// ones maybe cached).
 pub async fn candidates(
     store: &dyn Store,
     counter: &Counter,
@@ -114,7 +115,7 @@ pub async fn candidates(
                 cached = field::Empty
             );
             async move {
-                let count = counter.count(store, f).await?;
+                let count = counter.count(f).await?;
                 let span = tracing::Span::current();
                 span.record("count", int(count.value));
                 span.record("cached", count.cached);
@@ -122,7 +123,7 @@ pub async fn candidates(
             }
             .instrument(span)
         }));
-        let (total, per_term) = tokio::try_join!(counter.count(store, filter), per_term)?;
+        let (total, per_term) = tokio::try_join!(counter.count(filter), per_term)?;
         let total = total.value;
         tracing::Span::current().record("total", int(total));
         Ok::<_, StoreError>((total, per_term, started.elapsed()))

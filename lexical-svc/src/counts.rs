@@ -6,19 +6,25 @@
 //! on two cores, a rare term 0.05 ms. The large counts are the ones that
 //! recur (common terms, and N, the points within the tenant) and the ones
 //! whose small changes move BM25's IDF least. So a count of at least
-//! `min_count` is reused for up to `ttl`, per filter; smaller counts are
-//! always made afresh, so rare terms, which decide the rarest-first order and
-//! carry the IDF that matters, stay exact. A write shows in a cached count
-//! within `ttl`. `ttl = 0` counts everything on every search (DESIGN.md §1).
+//! `min_count` is kept per filter: for `ttl` it is used as it is; for a
+//! second `ttl` it is still used, while one count in the background replaces
+//! it (stale while revalidating, so that a search never waits for a count
+//! that is asked for regularly); after that it is made afresh. Smaller
+//! counts are always made afresh, so rare terms, which decide the
+//! rarest-first order and carry the IDF that matters, stay exact; a zero
+//! count is kept too (counting a term no point holds scans the tenant). A
+//! write shows in a cached count within 2 × `ttl`. `ttl = 0` counts everything on
+//! every search (DESIGN.md §1).
 //!
 //! Expiry is by time, not by write notification: the collection is written
 //! by gateways, `trine ingest` and other tools, none of which talk to every
 //! lexical-svc replica.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use chrono::{DateTime, Utc};
 use trine_core::model::Filter;
 use trine_store::{Store, StoreError};
 
@@ -29,9 +35,10 @@ const MAX_ENTRIES: usize = 65_536;
 /// The count cache's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CountCacheConfig {
-    /// How long a cached count is used; zero: no cache.
+    /// How long a cached count is used as it is (and for as long again while
+    /// it is refreshed); zero: no cache.
     pub ttl: Duration,
-    /// Only counts at least this large are cached.
+    /// Only counts at least this large are cached (and zero counts).
     pub min_count: u64,
 }
 
@@ -45,6 +52,12 @@ impl Default for CountCacheConfig {
 }
 
 impl CountCacheConfig {
+    /// Whether a count is kept: a large one, or zero (a term no point
+    /// holds costs a scan of the tenant to count, 15–20 ms at 400,000).
+    fn keeps(&self, value: u64) -> bool {
+        value >= self.min_count || value == 0
+    }
+
     /// No cache: every count is made on every search.
     pub const OFF: Self = Self {
         ttl: Duration::ZERO,
@@ -52,11 +65,20 @@ impl CountCacheConfig {
     };
 }
 
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    at: Instant,
+    value: u64,
+    refreshing: bool,
+}
+
+type Entries = Arc<Mutex<HashMap<String, Entry>>>;
+
 /// Counts through a store, reusing the large ones.
-#[derive(Debug, Default)]
 pub struct Counter {
+    store: Arc<dyn Store>,
     config: CountCacheConfig,
-    entries: Mutex<HashMap<String, (Instant, u64)>>,
+    entries: Entries,
 }
 
 /// A count and whether it came from the cache.
@@ -66,34 +88,59 @@ pub struct Count {
     pub cached: bool,
 }
 
+/// What the cache holds for a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cached {
+    Fresh(u64),
+    /// Usable; the caller that got it starts the one refresh.
+    Stale {
+        value: u64,
+        refresh: bool,
+    },
+    Missing,
+}
+
 impl Counter {
-    pub fn new(config: CountCacheConfig) -> Self {
+    pub fn new(store: Arc<dyn Store>, config: CountCacheConfig) -> Self {
         Self {
+            store,
             config,
-            entries: Mutex::default(),
+            entries: Arc::default(),
         }
     }
 
     /// The number of points within `filter`: exact, or an exact count made
-    /// less than `ttl` ago for the same filter.
-    pub async fn count(&self, store: &dyn Store, filter: &Filter) -> Result<Count, StoreError> {
+    /// recently for the same filter (see the module's documentation).
+    pub async fn count(&self, filter: &Filter) -> Result<Count, StoreError> {
         if self.config.ttl.is_zero() {
-            let value = store.count(filter).await?;
+            let value = self.store.count(filter).await?;
             return Ok(Count {
                 value,
                 cached: false,
             });
         }
-        let key = key(filter, self.config.ttl);
-        if let Some(value) = self.lookup(&key) {
-            return Ok(Count {
-                value,
-                cached: true,
-            });
+        let key = key(filter, self.config.ttl, Utc::now());
+        match lookup(&self.entries, &key, self.config.ttl) {
+            Cached::Fresh(value) => {
+                return Ok(Count {
+                    value,
+                    cached: true,
+                });
+            }
+            Cached::Stale { value, refresh } => {
+                if refresh {
+                    self.refresh(key, filter.clone());
+                }
+                return Ok(Count {
+                    value,
+                    cached: true,
+                });
+            }
+            Cached::Missing => {}
         }
-        let value = store.count(filter).await?;
-        if value >= self.config.min_count {
-            self.insert(key, value);
+        let value = self.store.count(filter).await?;
+        if self.config.keeps(value) {
+            insert(&self.entries, key, value, self.config.ttl);
         }
         Ok(Count {
             value,
@@ -101,38 +148,86 @@ impl Counter {
         })
     }
 
-    fn lookup(&self, key: &str) -> Option<u64> {
-        let entries = self.entries.lock().ok()?;
-        let (at, value) = entries.get(key)?;
-        (at.elapsed() < self.config.ttl).then_some(*value)
-    }
-
-    fn insert(&self, key: String, value: u64) {
-        let Ok(mut entries) = self.entries.lock() else {
-            return;
-        };
-        if entries.len() >= MAX_ENTRIES {
-            let ttl = self.config.ttl;
-            entries.retain(|_, (at, _)| at.elapsed() < ttl);
-            if entries.len() >= MAX_ENTRIES {
-                entries.clear();
+    /// Recounts in the background; the stale value serves meanwhile.
+    fn refresh(&self, key: String, filter: Filter) {
+        let (store, entries, config) = (self.store.clone(), self.entries.clone(), self.config);
+        tokio::spawn(async move {
+            match store.count(&filter).await {
+                Ok(value) if config.keeps(value) => {
+                    insert(&entries, key, value, config.ttl);
+                }
+                Ok(_) => {
+                    if let Ok(mut entries) = entries.lock() {
+                        entries.remove(&key);
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "refreshing a cached count failed");
+                    if let Ok(mut entries) = entries.lock()
+                        && let Some(entry) = entries.get_mut(&key)
+                    {
+                        entry.refreshing = false;
+                    }
+                }
             }
-        }
-        entries.insert(key, (Instant::now(), value));
+        });
     }
 }
 
-/// The cache key of a filter: the filter with its validity time rounded down
-/// to a whole `ttl` (a search's default validity time is "now", different on
-/// every search; within one `ttl` the validity view counts as the same).
-fn key(filter: &Filter, ttl: Duration) -> String {
+fn lookup(entries: &Entries, key: &str, ttl: Duration) -> Cached {
+    let Ok(mut entries) = entries.lock() else {
+        return Cached::Missing;
+    };
+    let Some(entry) = entries.get_mut(key) else {
+        return Cached::Missing;
+    };
+    let age = entry.at.elapsed();
+    if age < ttl {
+        Cached::Fresh(entry.value)
+    } else if age < ttl.saturating_mul(2) {
+        let refresh = !entry.refreshing;
+        entry.refreshing = true;
+        Cached::Stale {
+            value: entry.value,
+            refresh,
+        }
+    } else {
+        Cached::Missing
+    }
+}
+
+fn insert(entries: &Entries, key: String, value: u64, ttl: Duration) {
+    let Ok(mut entries) = entries.lock() else {
+        return;
+    };
+    if entries.len() >= MAX_ENTRIES {
+        entries.retain(|_, e| e.at.elapsed() < ttl.saturating_mul(2));
+        if entries.len() >= MAX_ENTRIES {
+            entries.clear();
+        }
+    }
+    let entry = Entry {
+        at: Instant::now(),
+        value,
+        refreshing: false,
+    };
+    entries.insert(key, entry);
+}
+
+/// The cache key of a filter. A search's default validity time is "now",
+/// different on every search: a validity time within `ttl` of `now` keys as
+/// "now" (the cached count is the view at the time it was made, replaced
+/// within 2 × `ttl` like any count); any other is rounded down to a whole
+/// `ttl`.
+fn key(filter: &Filter, ttl: Duration, now: DateTime<Utc>) -> String {
     let step = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX).max(1);
     let mut filter = filter.clone();
-    let valid_at = filter
-        .valid_at
-        .take()
-        .map(|t| t.timestamp_millis().div_euclid(step));
-    format!("{valid_at:?}|{filter:?}")
+    let valid_at = match filter.valid_at.take() {
+        None => "always".to_string(),
+        Some(t) if (t - now).num_milliseconds().abs() < step => "now".to_string(),
+        Some(t) => t.timestamp_millis().div_euclid(step).to_string(),
+    };
+    format!("{valid_at}|{filter:?}")
 }
 
 #[cfg(test)]
@@ -146,12 +241,14 @@ mod tests {
     }
 
     #[test]
-    fn keys_round_the_validity_time_and_keep_everything_else() {
+    fn keys_take_the_validity_time_near_now_as_now_and_keep_everything_else() {
         let ttl = Duration::from_secs(60);
+        let now = at(10_000_000).unwrap();
         let base = Filter {
             valid_at: at(120_000),
             ..Filter::tenant("acme")
         };
+        // (validity time, tenant, same key as `base`)
         let cases = [
             (at(120_000), "acme", true),
             (at(179_999), "acme", true),
@@ -165,25 +262,42 @@ mod tests {
                 valid_at,
                 ..Filter::tenant(tenant)
             };
-            assert_eq!(key(&base, ttl) == key(&other, ttl), same, "{other:?}");
+            assert_eq!(
+                key(&base, ttl, now) == key(&other, ttl, now),
+                same,
+                "{other:?}"
+            );
         }
         let with_term = Filter {
             all_terms: vec!["meeting".to_string()],
             ..base.clone()
         };
-        assert_ne!(key(&base, ttl), key(&with_term, ttl));
+        assert_ne!(key(&base, ttl, now), key(&with_term, ttl, now));
+
+        // Searches at "now", whatever minute it is, share one key.
+        let at_now = |ms: i64| Filter {
+            valid_at: at(ms),
+            ..Filter::tenant("acme")
+        };
+        let first = key(&at_now(10_000_000), ttl, now);
+        let later = at(10_059_000).unwrap();
+        assert_eq!(first, key(&at_now(10_059_000), ttl, later));
+        assert_eq!(first, key(&at_now(10_000_000 - 59_000), ttl, now));
+        assert_ne!(first, key(&at_now(10_000_000 + 61_000), ttl, now));
     }
 
     #[test]
-    fn kept_counts_expire_after_the_ttl() {
-        let counter = Counter::new(CountCacheConfig {
-            ttl: Duration::from_millis(50),
-            min_count: 10,
-        });
-        counter.insert("large".to_string(), 10);
-        assert_eq!(counter.lookup("large"), Some(10));
-        assert_eq!(counter.lookup("other"), None);
-        std::thread::sleep(Duration::from_millis(60));
-        assert_eq!(counter.lookup("large"), None);
+    fn a_count_is_fresh_then_stale_with_one_refresh_then_gone() {
+        let ttl = Duration::from_millis(40);
+        let entries = Entries::default();
+        insert(&entries, "large".to_string(), 10, ttl);
+        assert_eq!(lookup(&entries, "large", ttl), Cached::Fresh(10));
+        assert_eq!(lookup(&entries, "other", ttl), Cached::Missing);
+        std::thread::sleep(ttl);
+        let stale = |refresh| Cached::Stale { value: 10, refresh };
+        assert_eq!(lookup(&entries, "large", ttl), stale(true));
+        assert_eq!(lookup(&entries, "large", ttl), stale(false));
+        std::thread::sleep(ttl);
+        assert_eq!(lookup(&entries, "large", ttl), Cached::Missing);
     }
 }

@@ -40,10 +40,11 @@ impl LexicalService {
     /// A service over `store`, with metrics of its own (store calls timed).
     pub fn new(store: Arc<dyn Store>, config: LexicalConfig) -> Self {
         let metrics = Metrics::new("lexical-svc");
+        let store: Arc<dyn Store> = Arc::new(Metered::new(store, metrics.clone()));
         Self {
-            store: Arc::new(Metered::new(store, metrics.clone())),
+            counter: Arc::new(Counter::new(store.clone(), config.count_cache)),
+            store,
             embedder: None,
-            counter: Arc::new(Counter::new(config.count_cache)),
             config,
             probed: Arc::new(Mutex::new(None)),
             metrics,

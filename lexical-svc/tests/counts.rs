@@ -2,6 +2,7 @@
 //! The count cache over a real embedded store: large counts are reused until
 //! their time is up, small ones and other filters are counted afresh.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use trine_core::model::{CollectionSpec, EmbedderId, Filter, Memory, Point};
@@ -36,9 +37,9 @@ fn term(tenant: &str, term: &str) -> Filter {
 }
 
 #[tokio::test]
-async fn large_counts_are_reused_until_the_ttl_and_small_ones_never() {
+async fn large_counts_are_reused_refreshed_in_the_background_and_small_ones_never() {
     let dir = tempfile::tempdir().unwrap();
-    let store = EdgeStore::open(dir.path(), "counts").unwrap();
+    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "counts").unwrap());
     let spec = CollectionSpec {
         embedder: EmbedderId {
             name: "counts-test".into(),
@@ -51,33 +52,44 @@ async fn large_counts_are_reused_until_the_ttl_and_small_ones_never() {
     points.push(point("globex", "common words"));
     store.upsert(points).await.unwrap();
 
-    let ttl = Duration::from_millis(400);
-    let counter = Counter::new(CountCacheConfig { ttl, min_count: 3 });
+    let ttl = Duration::from_millis(500);
+    let counter = Counter::new(store.clone(), CountCacheConfig { ttl, min_count: 3 });
     let count = |filter: Filter| {
-        let (store, counter) = (&store, &counter);
+        let counter = &counter;
         async move {
-            let c = counter.count(store, &filter).await.unwrap();
+            let c = counter.count(&filter).await.unwrap();
             (c.value, c.cached)
         }
     };
     assert_eq!(count(term("acme", "common")).await, (5, false));
     assert_eq!(count(term("acme", "rare")).await, (1, false));
     assert_eq!(count(term("globex", "common")).await, (1, false));
+    // A term no point holds is kept too (counting it scans the tenant).
+    assert_eq!(count(term("acme", "absent")).await, (0, false));
+    assert_eq!(count(term("acme", "absent")).await, (0, true));
 
-    // Two more common points: the large count is reused, the small ones are
-    // counted again, the other tenant's count is its own.
+    // More points: the large count is reused, the small ones are counted
+    // again, the other tenant's count is its own.
     let more = vec![point("acme", "common rare"), point("globex", "common")];
     store.upsert(more).await.unwrap();
     assert_eq!(count(term("acme", "common")).await, (5, true));
     assert_eq!(count(term("acme", "rare")).await, (2, false));
     assert_eq!(count(term("globex", "common")).await, (2, false));
 
+    // After `ttl` the stale count still answers while it is recounted in
+    // the background; the next search gets the new count from the cache.
     tokio::time::sleep(ttl).await;
-    assert_eq!(count(term("acme", "common")).await, (6, false));
+    assert_eq!(count(term("acme", "common")).await, (5, true));
+    tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(count(term("acme", "common")).await, (6, true));
 
-    let off = Counter::new(CountCacheConfig::OFF);
+    // Unused for 2 × `ttl`: counted afresh.
+    store.upsert(vec![point("acme", "common")]).await.unwrap();
+    tokio::time::sleep(ttl * 2).await;
+    assert_eq!(count(term("acme", "common")).await, (7, false));
+
+    let off = Counter::new(store.clone(), CountCacheConfig::OFF);
     let filter = term("acme", "common");
-    assert!(!off.count(&store, &filter).await.unwrap().cached);
-    assert!(!off.count(&store, &filter).await.unwrap().cached);
+    assert!(!off.count(&filter).await.unwrap().cached);
+    assert!(!off.count(&filter).await.unwrap().cached);
 }

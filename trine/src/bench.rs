@@ -56,6 +56,9 @@ pub struct Args {
     /// Print one JSON object
     #[arg(long)]
     pub json: bool,
+    /// Also write the JSON object to this file
+    #[arg(long)]
+    pub save: Option<PathBuf>,
 }
 
 /// Parses `500ms`, `30s`, `2m` (a bare number is seconds).
@@ -393,8 +396,13 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         shed,
         ..Report::of(&samples, args.duration.as_secs_f64())
     };
+    let json = serde_json::to_string_pretty(&report)?;
+    if let Some(path) = &args.save {
+        std::fs::write(path, format!("{json}\n"))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        println!("{json}");
     } else {
         print!("{}", report.render());
     }

@@ -67,6 +67,9 @@ pub struct Args {
     /// Print one JSON object
     #[arg(long)]
     pub json: bool,
+    /// Also write the JSON object to this file
+    #[arg(long)]
+    pub save: Option<PathBuf>,
 }
 
 /// How one configuration answers a query.
@@ -329,8 +332,13 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         queries: queries.len(),
         configurations: reports,
     };
+    let json = serde_json::to_string_pretty(&report)?;
+    if let Some(path) = &args.save {
+        std::fs::write(path, format!("{json}\n"))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        println!("{json}");
     } else {
         print!("{}", render(&report, args.ranks));
     }

@@ -136,8 +136,8 @@ async fn fixture() -> Fixture {
 }
 
 /// Every count made afresh, as DESIGN.md §1 says.
-fn no_cache() -> trine_lexical::Counter {
-    trine_lexical::Counter::new(trine_lexical::CountCacheConfig::OFF)
+fn no_cache(store: Arc<dyn Store>) -> trine_lexical::Counter {
+    trine_lexical::Counter::new(store, trine_lexical::CountCacheConfig::OFF)
 }
 
 fn lists(hit: &v1::Hit) -> Vec<&str> {
@@ -298,7 +298,7 @@ async fn verbatim_rules_and_the_tenant_boundary() {
     }
     let found = trine_lexical::candidates(
         f.store.as_ref(),
-        &no_cache(),
+        &no_cache(f.store.clone()),
         TITLE,
         &Filter::tenant("acme"),
         8,

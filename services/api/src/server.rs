@@ -7,9 +7,9 @@ use std::future::Future;
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 use tonic::service::Routes;
 use tonic::transport::Server;
+use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
 use trine_telemetry::Metrics;
 use trine_telemetry::grpc::ServerLayer;
@@ -47,9 +47,12 @@ pub async fn serve(
                 .await;
         }
     };
+    // Without TCP_NODELAY a response of several segments waits for the
+    // peer's delayed ACK (~40 ms on Linux).
+    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     Server::builder()
         .layer(ServerLayer::new(metrics))
         .add_routes(routes)
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), drained)
+        .serve_with_incoming_shutdown(incoming, drained)
         .await
 }
