@@ -10,7 +10,13 @@ use uuid::Uuid;
 
 pub use service::{FusionService, fuse_request, run};
 
-/// Per-list weights (default 1 each).
+/// Per-list weights: lexical 1, semantic 1, verbatim 2 by default.
+///
+/// With the verbatim list at 2, a verbatim match scores more than 2/61, the
+/// most a hit that is not one can score (first in the lexical and the
+/// semantic lists): an exact match outranks every other hit whatever BM25
+/// makes of its length or term frequencies (DESIGN.md §1 says 1; trine eval
+/// on the scale corpus measured both: docs/benchmarks.md).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Weights {
     pub lexical: f64,
@@ -23,7 +29,7 @@ impl Default for Weights {
         Self {
             lexical: 1.0,
             semantic: 1.0,
-            verbatim: 1.0,
+            verbatim: 2.0,
         }
     }
 }

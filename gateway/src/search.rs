@@ -234,6 +234,19 @@ impl Searcher {
         }
         let limit = self.limit(request.limit)?;
         let mode = self.mode(request.mode)?;
+        if let Some(w) = &request.weights {
+            for (list, weight) in [
+                ("lexical", w.lexical),
+                ("semantic", w.semantic),
+                ("verbatim", w.verbatim),
+            ] {
+                if !(weight.is_finite() && weight >= 0.0) {
+                    return Err(invalid(format!(
+                        "weight of the {list} list is {weight}: give a finite number >= 0 (0: the default)"
+                    )));
+                }
+            }
+        }
         if !request.strategy.is_empty() {
             Strategy::parse(&request.strategy).map_err(invalid)?;
         }
@@ -346,7 +359,7 @@ impl Searcher {
             lexical,
             semantic,
             limit: u32::try_from(limit).unwrap_or(u32::MAX),
-            weights: None,
+            weights: request.weights,
         };
         let mut fusion = self.peers.fusion.clone();
         let fusion_deadline = self.config.fusion_deadline;

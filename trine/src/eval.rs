@@ -45,7 +45,8 @@ pub struct Args {
         default_value = "candidates,bm25,sparse,gate"
     )]
     pub strategies: Vec<String>,
-    /// Hybrid runs with the verbatim list, without it, or both: on, off
+    /// Hybrid runs with the verbatim list at the service's weight (on),
+    /// without it (off), or at a given weight (e.g. 1): comma-separated
     #[arg(long, value_delimiter = ',', default_value = "on,off")]
     pub verbatim: Vec<String>,
     /// Qdrant's one-call hybrid to compare with (comma-separated): bm25,
@@ -79,6 +80,8 @@ enum Runner {
         mode: v1::Mode,
         strategy: String,
         no_verbatim: bool,
+        /// The verbatim list's weight; `None`: the service's default.
+        verbatim_weight: Option<f64>,
     },
     Native(String),
 }
@@ -94,38 +97,45 @@ fn configurations(args: &Args) -> Result<Vec<Configuration>, String> {
     let mut out = Vec::new();
     for mode in &args.modes {
         let parsed = parse_mode(mode)?;
-        let trine = |strategy: &str, no_verbatim: bool| Runner::Trine {
+        let trine = |strategy: &str, no_verbatim: bool, verbatim_weight| Runner::Trine {
             mode: parsed,
             strategy: strategy.to_string(),
             no_verbatim,
+            verbatim_weight,
         };
         match parsed {
             v1::Mode::Semantic => out.push(Configuration {
                 name: "semantic".into(),
-                runner: trine("", false),
+                runner: trine("", false, None),
             }),
             v1::Mode::Lexical => {
                 for strategy in &args.strategies {
                     out.push(Configuration {
                         name: format!("lexical/{strategy}"),
-                        runner: trine(strategy, false),
+                        runner: trine(strategy, false, None),
                     });
                 }
             }
             _ => {
                 for strategy in &args.strategies {
                     for verbatim in &args.verbatim {
-                        let no_verbatim = match verbatim.as_str() {
-                            "on" => false,
-                            "off" => true,
-                            other => {
-                                return Err(format!("--verbatim {other:?}: use on, off or on,off"));
-                            }
+                        let (suffix, no_verbatim, weight) = match verbatim.as_str() {
+                            "on" => (String::new(), false, None),
+                            "off" => ("/no-verbatim".to_string(), true, None),
+                            other => match other.parse::<f64>() {
+                                Ok(w) if w.is_finite() && w > 0.0 => {
+                                    (format!("/verbatim-x{other}"), false, Some(w))
+                                }
+                                _ => {
+                                    return Err(format!(
+                                        "--verbatim {other:?}: use on, off or a weight (e.g. on,off,1)"
+                                    ));
+                                }
+                            },
                         };
-                        let suffix = if no_verbatim { "/no-verbatim" } else { "" };
                         out.push(Configuration {
                             name: format!("hybrid/{strategy}{suffix}"),
-                            runner: trine(strategy, no_verbatim),
+                            runner: trine(strategy, no_verbatim, weight),
                         });
                     }
                 }
@@ -216,6 +226,7 @@ async fn answer(
             mode,
             strategy,
             no_verbatim,
+            verbatim_weight,
         } => {
             let request = SearchRequest {
                 query: query.query.clone(),
@@ -227,6 +238,10 @@ async fn answer(
                 mode: *mode as i32,
                 strategy: strategy.clone(),
                 no_verbatim: *no_verbatim,
+                weights: verbatim_weight.map(|verbatim| v1::ListWeights {
+                    verbatim,
+                    ..v1::ListWeights::default()
+                }),
             };
             let response = targets
                 .client
@@ -485,9 +500,14 @@ mod tests {
             names("--modes lexical,semantic --strategies gate --native none"),
             ["lexical/gate", "semantic"]
         );
+        assert_eq!(
+            names("--strategies sparse --verbatim off,1.5 --modes hybrid --native none"),
+            ["hybrid/sparse/no-verbatim", "hybrid/sparse/verbatim-x1.5"]
+        );
         let bad = [
             ("--modes fuzzy", "unknown mode"),
             ("--verbatim maybe", "--verbatim"),
+            ("--verbatim 0", "--verbatim"),
             ("--native dbsf", "--native"),
         ];
         for (line, want) in bad {

@@ -74,9 +74,16 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     write(&writer, batch, line_no, stored).await?;
     bar.finish_and_clear();
 
+    let wrote = started.elapsed().as_secs_f64();
+    eprintln!(
+        "wrote {stored} memories in {wrote:.1} s ({:.0}/s)",
+        stored as f64 / wrote.max(1e-9)
+    );
     if !args.no_optimize && stored > 0 {
         eprintln!("building indexes …");
+        let building = Instant::now();
         store.optimize().await?;
+        eprintln!("built indexes in {:.1} s", building.elapsed().as_secs_f64());
     }
     let secs = started.elapsed().as_secs_f64();
     println!(

@@ -93,6 +93,7 @@ fn request(args: &Args) -> Result<SearchRequest, String> {
         mode: mode as i32,
         strategy: args.strategy.clone().unwrap_or_default(),
         no_verbatim: args.no_verbatim,
+        weights: None,
     })
 }
 

@@ -168,7 +168,19 @@ async fn adr_0172_validation() {
         "with the old order the meeting is not read"
     );
 
-    // The new order reads it, and the title query ranks it first with 2/61.
+    // The new order reads it, and the title query ranks it first with the
+    // ADR's 2/61 at equal weights (lexical #1 + verbatim #1)...
+    let adr_weights = SearchRequest {
+        weights: Some(v1::ListWeights {
+            verbatim: 1.0,
+            ..v1::ListWeights::default()
+        }),
+        ..search(TITLE, "acme")
+    };
+    let answer = f.client.search(adr_weights).await.unwrap().into_inner();
+    assert_eq!(answer.hits[0].id, MEETING, "hits: {:#?}", answer.hits);
+    assert!((answer.hits[0].score - 2.0 / 61.0).abs() < 1e-9);
+    // ... and with 1/61 + 2/61 at trine's default verbatim weight of 2.
     let answer = f
         .client
         .search(search(TITLE, "acme"))
@@ -179,7 +191,7 @@ async fn adr_0172_validation() {
     let first = &answer.hits[0];
     assert_eq!(first.id, MEETING, "hits: {:#?}", answer.hits);
     assert!(
-        (first.score - 2.0 / 61.0).abs() < 1e-9,
+        (first.score - 3.0 / 61.0).abs() < 1e-9,
         "score {}",
         first.score
     );
@@ -350,6 +362,16 @@ async fn bad_input_says_what_to_fix() {
                 ..search(TITLE, "acme")
             },
             "strategy",
+        ),
+        (
+            SearchRequest {
+                weights: Some(v1::ListWeights {
+                    semantic: -1.0,
+                    ..v1::ListWeights::default()
+                }),
+                ..search(TITLE, "acme")
+            },
+            "weight of the semantic list is -1",
         ),
     ];
     for (request, want) in table {

@@ -1,5 +1,6 @@
-//! `trine serve`, then `trine search --endpoint ... --json`, as a user runs
-//! them: the real binary on the bundled sample corpus.
+//! `trine serve`, then `trine search --endpoint ... --json` and `trine bench
+//! --endpoint ...`, as a user runs them: the real binary on the bundled
+//! sample corpus.
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
 
 use std::io::{BufRead, BufReader};
@@ -132,6 +133,39 @@ fn serve_then_search_finds_the_meeting_first() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--endpoint"), "{stderr}");
+
+    // `trine bench` against the server, closed and open loop: it runs for
+    // the time asked, stops by itself and reports every stage.
+    let queries = trine_testkit::workspace_dir().join("samples/queries.jsonl");
+    for load in [["--concurrency", "2"], ["--rate", "20"]] {
+        let out = trine(&data)
+            .args([
+                "bench",
+                "--endpoint",
+                &format!("http://{addr}"),
+                "--queries",
+            ])
+            .arg(&queries)
+            .args(["--duration", "1s", "--warmup", "200ms", "--json"])
+            .args(load)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{load:?}: {stderr}");
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(report["requests"].as_u64().unwrap() > 0, "{report:#}");
+        assert_eq!(report["errors"], serde_json::json!({}), "{report:#}");
+        for stage in ["gateway", "lexical.counts", "semantic.query", "fusion"] {
+            assert!(
+                report["stages"][stage]["n"].as_u64().unwrap() > 0,
+                "{stage}: {report:#}"
+            );
+        }
+        assert!(
+            report["counts_share"]["p50"].as_f64().unwrap() > 0.0,
+            "{report:#}"
+        );
+    }
 
     // SIGTERM drains and exits cleanly.
     let term = Command::new("kill")

@@ -35,11 +35,11 @@ impl QueryScore {
         let best = found.iter().min().copied();
         let within = |cut: usize| found.iter().filter(|&&r| r <= cut).count();
         let gain = |rank: usize| 1.0 / ((rank + 1) as f64).log2();
-        let dcg: f64 = found
+        // (A fold from +0.0: an empty `sum` of floats is -0.0.)
+        let dcg = found
             .iter()
             .filter(|&&r| r <= NDCG_AT)
-            .map(|&r| gain(r))
-            .sum();
+            .fold(0.0, |dcg, &r| dcg + gain(r));
         let ideal: f64 = (1..=ranks.len().min(NDCG_AT)).map(gain).sum();
         Self {
             success_at_1: f64::from(u8::from(best == Some(1))),
