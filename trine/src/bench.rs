@@ -17,8 +17,12 @@ use tokio::sync::{Semaphore, mpsc};
 use tonic::transport::Channel;
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{Filters, SearchRequest};
+use trine_core::model::Filter;
+use trine_embed::Embedder;
+use trine_store::{NativeLexical, Store};
 use trine_telemetry::metrics::COUNTS_BUDGET;
 
+use crate::eval::{NATIVE_PREFETCH, NATIVE_RRF_K};
 use crate::mesh::{Mesh, channel};
 use crate::queries::{self, Query};
 use crate::search::parse_mode;
@@ -56,6 +60,10 @@ pub struct Args {
     /// Print one JSON object
     #[arg(long)]
     pub json: bool,
+    /// Also time Qdrant's one-call hybrid (dense + `bm25` or `sparse`
+    /// prefetch, Qdrant's RRF) on the same collection, after trine's run
+    #[arg(long)]
+    pub native: Option<String>,
     /// Also write the JSON object to this file
     #[arg(long)]
     pub save: Option<PathBuf>,
@@ -155,6 +163,9 @@ pub struct Report {
     pub counts_share: Summary,
     /// Searches over the ADR's budget (share > 0.1).
     pub over_budget: usize,
+    /// The same load on Qdrant's one-call hybrid, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub native: Option<Box<Report>>,
 }
 
 impl Report {
@@ -248,10 +259,23 @@ impl Report {
             out += &row(stage, summary);
         }
         let s = &self.counts_share;
-        out += &format!(
-            "counts share: p50 {:.3}, p95 {:.3}, p99 {:.3}, max {:.3}; over the budget ({COUNTS_BUDGET}): {} of {}\n",
-            s.p50, s.p95, s.p99, s.max, self.over_budget, s.n
-        );
+        if self.mode != "native" {
+            out += &format!(
+                "counts share: p50 {:.3}, p95 {:.3}, p99 {:.3}, max {:.3}; over the budget ({COUNTS_BUDGET}): {} of {}\n",
+                s.p50, s.p95, s.p99, s.max, self.over_budget, s.n
+            );
+        }
+        if let Some(native) = &self.native {
+            out += "\n";
+            out += &native.render();
+            let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::NAN };
+            out += &format!(
+                "\ntrine / Qdrant native, end to end: p50 {:.2}x, p95 {:.2}x; throughput {:.2}x\n",
+                ratio(self.end_to_end.p50, native.end_to_end.p50),
+                ratio(self.end_to_end.p95, native.end_to_end.p95),
+                ratio(self.throughput, native.throughput),
+            );
+        }
         out
     }
 }
@@ -270,30 +294,102 @@ fn request(query: &Query, args: &Args, mode: i32) -> SearchRequest {
     }
 }
 
-async fn search(client: &mut MemoryClient<Channel>, request: SearchRequest) -> Sample {
-    let started = Instant::now();
-    let outcome = client
-        .search(request)
-        .await
-        .map(|r| {
-            let r = r.into_inner();
-            Answer {
-                stages: r.timings.into_iter().map(|t| (t.stage, t.millis)).collect(),
-                counts_share: r.counts_share,
-                degraded: r.degraded,
-            }
-        })
-        .map_err(|s| s.code());
-    Sample {
-        took: started.elapsed(),
-        outcome,
+/// What the load runs against: trine's gateway, or Qdrant's one-call
+/// hybrid on the same collection.
+#[derive(Clone)]
+enum Target {
+    Trine(MemoryClient<Channel>),
+    Native {
+        store: Arc<dyn Store>,
+        embedder: Arc<dyn Embedder>,
+        lexical: String,
+        limit: usize,
+    },
+}
+
+impl Target {
+    async fn search(&mut self, request: SearchRequest) -> Sample {
+        let started = Instant::now();
+        let outcome = match self {
+            Self::Trine(client) => client
+                .search(request)
+                .await
+                .map(|r| {
+                    let r = r.into_inner();
+                    Answer {
+                        stages: r.timings.into_iter().map(|t| (t.stage, t.millis)).collect(),
+                        counts_share: r.counts_share,
+                        degraded: r.degraded,
+                    }
+                })
+                .map_err(|s| s.code()),
+            Self::Native {
+                store,
+                embedder,
+                lexical,
+                limit,
+            } => native(store.as_ref(), embedder.as_ref(), lexical, *limit, request).await,
+        };
+        Sample {
+            took: started.elapsed(),
+            outcome,
+        }
     }
 }
 
-/// Runs the load against `client` and returns the samples that started
+/// One search as a user of Qdrant alone would make it: embed, then one Query
+/// API call (dense and lexical prefetches of trine's cap, Qdrant's RRF).
+async fn native(
+    store: &dyn Store,
+    embedder: &dyn Embedder,
+    lexical: &str,
+    limit: usize,
+    request: SearchRequest,
+) -> Result<Answer, tonic::Code> {
+    let ms = |since: Instant| since.elapsed().as_secs_f64() * 1000.0;
+    let started = Instant::now();
+    let dense = embedder
+        .embed(std::slice::from_ref(&request.query))
+        .await
+        .map_err(|_| tonic::Code::Internal)?
+        .into_iter()
+        .next()
+        .ok_or(tonic::Code::Internal)?;
+    let embedded = ms(started);
+    let lexical = match lexical {
+        "sparse" => NativeLexical::Sparse(trine_core::sparse::encode_query(&request.query)),
+        _ => NativeLexical::Bm25(trine_core::terms(&request.query).join(" ")),
+    };
+    let tenant = request.filters.map(|f| f.tenant).unwrap_or_default();
+    let filter = Filter {
+        valid_at: Some(chrono::Utc::now()),
+        ..Filter::tenant(tenant)
+    };
+    let queried = Instant::now();
+    store
+        .query_native_hybrid(
+            dense,
+            lexical,
+            &filter,
+            NATIVE_PREFETCH,
+            NATIVE_RRF_K,
+            limit,
+        )
+        .await
+        .map_err(|e| trine_api::code_of(e.kind()))?;
+    Ok(Answer {
+        stages: vec![
+            ("native.embed".to_string(), embedded),
+            ("native.query".to_string(), ms(queried)),
+        ],
+        ..Answer::default()
+    })
+}
+
+/// Runs the load against `target` and returns the samples that started
 /// inside the measured window, with the ticks shed.
 async fn load(
-    client: MemoryClient<Channel>,
+    target: Target,
     requests: Arc<Vec<SearchRequest>>,
     args: &Args,
 ) -> (Vec<Sample>, usize) {
@@ -311,11 +407,11 @@ async fn load(
     match args.rate {
         None => {
             for _ in 0..args.concurrency {
-                let (mut client, tx, pick) = (client.clone(), tx.clone(), pick.clone());
+                let (mut target, tx, pick) = (target.clone(), tx.clone(), pick.clone());
                 tokio::spawn(async move {
                     while Instant::now() < until {
                         let at = Instant::now();
-                        let sample = search(&mut client, pick()).await;
+                        let sample = target.search(pick()).await;
                         if tx.send((at, sample)).is_err() {
                             break;
                         }
@@ -333,10 +429,10 @@ async fn load(
                     shed += usize::from(Instant::now() >= measure_from);
                     continue;
                 };
-                let (mut client, tx, request) = (client.clone(), tx.clone(), pick());
+                let (mut target, tx, request) = (target.clone(), tx.clone(), pick());
                 tokio::spawn(async move {
                     let at = Instant::now();
-                    let sample = search(&mut client, request).await;
+                    let sample = target.search(request).await;
                     drop(permit);
                     let _ = tx.send((at, sample));
                 });
@@ -363,13 +459,23 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             format!("--rate {rate}: must be a positive number of requests a second").into(),
         );
     }
+    if let Some(kind) = &args.native
+        && !matches!(kind.as_str(), "bm25" | "sparse")
+    {
+        return Err(format!("--native {kind:?}: use bm25 or sparse").into());
+    }
+    if args.native.is_some() && args.endpoint.is_some() && config.qdrant.is_none() {
+        return Err("--native reads the collection itself: run without --endpoint (embedded), or give --qdrant".into());
+    }
     let requests: Arc<Vec<SearchRequest>> =
         Arc::new(queries.iter().map(|q| request(q, &args, mode)).collect());
+    let mut opened = None;
     let (target, mesh) = match &args.endpoint {
         Some(endpoint) => (endpoint.clone(), None),
         None => {
             let store = open_store(config).await?;
             let embedder = load_embedder(config).await?;
+            opened = Some((store.clone(), embedder.clone()));
             let listener = TcpListener::bind("127.0.0.1:0").await?;
             let mesh = Mesh::start(listener, store, embedder, config.mesh()).await?;
             ("the in-process mesh".to_string(), Some(mesh))
@@ -380,11 +486,11 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         None => target.clone(),
     };
     let client = MemoryClient::new(channel(&address)?);
-    let (samples, shed) = load(client, requests, &args).await;
+    let (samples, shed) = load(Target::Trine(client), requests.clone(), &args).await;
     if let Some(mesh) = mesh {
         mesh.stop().await?;
     }
-    let report = Report {
+    let mut report = Report {
         target,
         mode: args.mode.clone(),
         strategy: args
@@ -396,6 +502,28 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         shed,
         ..Report::of(&samples, args.duration.as_secs_f64())
     };
+    if let Some(lexical) = &args.native {
+        let (store, embedder) = match opened {
+            Some(opened) => opened,
+            None => (open_store(config).await?, load_embedder(config).await?),
+        };
+        let native = Target::Native {
+            store,
+            embedder,
+            lexical: lexical.clone(),
+            limit: usize::try_from(args.limit).unwrap_or(usize::MAX),
+        };
+        let (samples, shed) = load(native, requests, &args).await;
+        report.native = Some(Box::new(Report {
+            target: "Qdrant's one-call hybrid on the same collection".to_string(),
+            mode: "native".to_string(),
+            strategy: lexical.clone(),
+            concurrency: args.concurrency,
+            rate: args.rate,
+            shed,
+            ..Report::of(&samples, args.duration.as_secs_f64())
+        }));
+    }
     let json = serde_json::to_string_pretty(&report)?;
     if let Some(path) = &args.save {
         std::fs::write(path, format!("{json}\n"))
@@ -406,11 +534,14 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     } else {
         print!("{}", report.render());
     }
-    Ok(if report.requests > 0 && report.errors.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    let failed = |r: &Report| r.requests == 0 || !r.errors.is_empty();
+    Ok(
+        if failed(&report) || report.native.as_deref().is_some_and(failed) {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
 }
 
 #[cfg(test)]

@@ -29,6 +29,9 @@ use crate::{CmdResult, Config, load_embedder, open_store};
 /// Qdrant's RRF counts positions from 0: trine's k = 60 is 61 there.
 pub const NATIVE_RRF_K: usize = 61;
 
+/// Points each prefetch of Qdrant's hybrid reads: trine's channel caps.
+pub const NATIVE_PREFETCH: usize = 256;
+
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Queries with their gold ids, one JSON object a line:
@@ -60,7 +63,7 @@ pub struct Args {
     #[arg(long, default_value_t = 100)]
     pub depth: usize,
     /// Points each prefetch of Qdrant's hybrid reads (trine's channels: 256)
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = NATIVE_PREFETCH)]
     pub prefetch: usize,
     /// Also print the rank of each query's first gold id under every configuration
     #[arg(long)]

@@ -1,6 +1,7 @@
-//! The scale corpus generator and `trine eval`, as a smoke run: a small
-//! corpus of ADR 0172's shape, every configuration and Qdrant's native
-//! hybrid evaluated on it, the planted meeting's rank reported by each.
+//! The scale corpus generator, `trine eval` and in-process `trine bench`, as
+//! a smoke run: a small corpus of ADR 0172's shape, every configuration and
+//! Qdrant's native hybrid evaluated and timed on it, the planted meeting's
+//! rank reported by each.
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
 
 use std::path::Path;
@@ -84,4 +85,24 @@ fn generated_corpus_evaluated_under_every_configuration() {
     // planted title is read through the phrase index and comes first.
     assert_eq!(planted("hybrid/candidates"), 1);
     assert_eq!(planted("hybrid/bm25"), 1);
+
+    // `trine bench` in-process, then the same load on Qdrant's one-call
+    // hybrid: both bounded, both reported.
+    let out = run(trine(&data)
+        .arg("bench")
+        .arg("--queries")
+        .arg(corpus.join("bench-queries.jsonl"))
+        .args(["--duration", "1s", "--warmup", "0s", "--native", "sparse"])
+        .arg("--json"));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for r in [&report, &report["native"]] {
+        assert!(r["requests"].as_u64().unwrap() > 0, "{report:#}");
+        assert_eq!(r["errors"], serde_json::json!({}), "{report:#}");
+    }
+    assert!(
+        report["native"]["stages"]["native.query"]["n"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
 }
