@@ -9,4 +9,4 @@ cargo build -q -p trine
 trine() { cargo run -q -p trine -- "$@"; }
 trine ingest samples/memories.jsonl
 trine doctor
-trine search --tenant acme --explain "Meeting 2026-11-12 09:58"
+trine search --tenant acme --explain "Meeting 2026-11-11 09:58"

@@ -61,17 +61,17 @@ fn serve(data: &Path) -> (Server, String) {
     (Server(child), addr)
 }
 
-/// A sample meeting's title and id, from the sample's queries file. (The
-/// sample's `Meeting 2026-11-11 09:58` in acme is a long transcript among ten
-/// memories holding every term of its title; it ranks fourth there — see
-/// samples/README.md.)
+/// The headline title and its id, from the sample's queries file: in acme
+/// `Meeting 2026-11-11 09:58` is a long transcript among ten memories holding
+/// every term of its title, far down the lexical list (BM25's length
+/// normalisation); the verbatim list at its default weight puts it first.
 fn sample_title() -> (String, String) {
     let queries =
         std::fs::read_to_string(trine_testkit::workspace_dir().join("samples/queries.jsonl"))
             .expect("samples/queries.jsonl");
     for line in queries.lines() {
         let q: serde_json::Value = serde_json::from_str(line).unwrap();
-        if q["kind"] == "title" && q["tenant"] == "acme" && q["query"] == "Meeting 2026-11-12 09:58"
+        if q["kind"] == "title" && q["tenant"] == "acme" && q["query"] == "Meeting 2026-11-11 09:58"
         {
             return (
                 q["query"].as_str().unwrap().to_string(),

@@ -68,7 +68,10 @@ fn check(set: &FileDescriptorSet, message_name: &str, value: &Value, at: &str) {
             prost_types::field_descriptor_proto::Type::Enum => {
                 let name = v.as_str().unwrap_or_else(|| panic!("{at}: not a name"));
                 let values = enum_values(set, field.type_name());
-                assert!(values.iter().any(|n| n == name), "{at}: {name} not in {values:?}");
+                assert!(
+                    values.iter().any(|n| n == name),
+                    "{at}: {name} not in {values:?}"
+                );
             }
             prost_types::field_descriptor_proto::Type::String => {
                 assert!(v.is_string(), "{at}: not a string");
@@ -97,7 +100,10 @@ fn ghz_configs_match_the_served_protos() {
             .input_type()
             .to_string();
         assert!(c["insecure"].as_bool().unwrap(), "{config}: plaintext gRPC");
-        assert!(c["host"].as_str().unwrap().contains(':'), "{config}: host:port");
+        assert!(
+            c["host"].as_str().unwrap().contains(':'),
+            "{config}: host:port"
+        );
         let data_file = c["data-file"].as_str().unwrap();
         let data_name = data_file.rsplit('/').next().unwrap();
         let data = read(data_name);
@@ -105,7 +111,10 @@ fn ghz_configs_match_the_served_protos() {
         assert!(!items.is_empty(), "{data_file}: no request");
         for (i, item) in items.iter().enumerate() {
             check(&set, &input, item, &format!("{data_name}[{i}]"));
-            assert!(item["filters"]["tenant"].is_string(), "{data_name}[{i}]: a tenant");
+            assert!(
+                item["filters"]["tenant"].is_string(),
+                "{data_name}[{i}]: a tenant"
+            );
         }
         let bounded = c.get("duration").is_some() || c.get("load-max-duration").is_some();
         assert!(bounded, "{config}: a bounded run");
