@@ -44,10 +44,12 @@ def ms(x: float) -> str:
 
 def machine(work: Path) -> list[str]:
     mem = sh("sh", "-c", "free -g | awk '/Mem:/ {print $2}'")
+    commit = work / "commit.txt"
+    commit = commit.read_text(encoding="utf-8").strip() if commit.exists() else "?"
+    runs = max((p.stat().st_mtime for p in work.glob("*.json")), default=0)
     return [
-        f"- Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; commit "
-        f"`{sh('git', 'rev-parse', '--short', 'HEAD')}`"
-        + (" (with uncommitted changes)" if sh("git", "status", "--porcelain") else ""),
+        f"- Runs: {datetime.fromtimestamp(runs, timezone.utc):%Y-%m-%d %H:%M} UTC, "
+        f"trine at commit `{commit}` (a trailing + marks uncommitted changes)",
         f"- Machine: {sh('nproc')} cores ({cpu()}), {mem} GB RAM, {sh('rustc', '--version')}, "
         "dev profile (dependencies at opt-level 3)",
         "- Store: Qdrant Edge (embedded, one data directory); embedder: `static` "
@@ -77,6 +79,11 @@ def corpus_section(work: Path) -> list[str]:
             out += [line for line in ingest.read_text(encoding="utf-8").splitlines() if line.strip()]
         out.append("```")
         out.append("")
+    rate = work / "write-rate.txt"
+    if rate.exists():
+        out += ["**Writes alone** (385,000 memories into an empty directory, `--no-optimize`):", "",
+                "```"] + [line for line in rate.read_text(encoding="utf-8").splitlines()
+                          if line.startswith("wrote")] + ["```", ""]
     return out
 
 

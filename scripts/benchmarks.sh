@@ -21,6 +21,8 @@ cd "$repo"
 
 ./scripts/fetch-model.sh >&2
 cargo build --quiet --bin trine
+# The commit the runs measure (a trailing + marks uncommitted changes).
+git describe --always --dirty=+ >"$work/commit.txt"
 trine="${CARGO_TARGET_DIR:-$repo/target}/debug/trine"
 models="$repo/models"
 [[ -f "$models/static/model.safetensors" ]] ||
@@ -40,6 +42,12 @@ at() { "$trine" --data "$1/data" --embedder static --models "$models" "${@:2}"; 
 
 big="$(corpus 400000)"
 adr="$(corpus 385000)"
+
+# The write rate alone (no index build), into a scratch directory.
+rm -rf "$work/scratch"
+"$trine" --data "$work/scratch" --embedder static --models "$models" \
+  ingest "$adr/memories.jsonl" --batch 1024 --no-optimize 2>"$work/write-rate.txt" >/dev/null
+rm -rf "$work/scratch"
 
 # The counts budget at 400,000: every count made on every search, then the default.
 printf '[lexical]\ncount_cache_secs = 0\n' >"$work/no-count-cache.toml"

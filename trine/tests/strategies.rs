@@ -76,6 +76,25 @@ async fn mesh(store: Arc<dyn Store>) -> (Mesh, MemoryClient<tonic::transport::Ch
 async fn the_title_comes_first_under_every_strategy() {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
+    every_strategy(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_title_comes_first_under_every_strategy_on_a_server() {
+    let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {
+        eprintln!("skipped: strategies on a Qdrant server (set TRINE_QDRANT_URL to run it)");
+        return;
+    };
+    let collection = format!("trine_strategies_{}", uuid::Uuid::new_v4().simple());
+    let store = trine_store::ServerStore::connect(&url, &collection)
+        .await
+        .expect("connect to the qdrant server");
+    eprintln!("strategies on {url}, collection {collection}");
+    every_strategy(Arc::new(store)).await;
+}
+
+/// The same search under each strategy, through the mesh over `store`.
+async fn every_strategy(store: Arc<dyn Store>) {
     let (mesh, mut client) = mesh(store).await;
     client
         .upsert(UpsertRequest {
