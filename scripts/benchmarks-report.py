@@ -182,9 +182,9 @@ def bench_section(work: Path) -> list[str]:
         "queries, one Query API call each (embed + dense and lexical prefetches of 256 + RRF),",
         "on the same collection in the same process. Milliseconds.",
         "",
-        "| strategy | searches/s | p50 | p95 | p99 | native | native searches/s | native p50 | "
-        "native p95 | trine / native p50 |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| strategy | searches/s | p50 | p95 | p99 | counts share p50 / p95 | native | "
+        "native searches/s | native p50 | native p95 | trine / native p50 |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for strategy, path in runs:
         r = load(path)
@@ -193,7 +193,8 @@ def bench_section(work: Path) -> list[str]:
         ratio = e["p50"] / ne["p50"] if ne.get("p50") else float("nan")
         out.append(
             f"| {strategy} | {r['throughput']:.1f} | {ms(e['p50'])} | {ms(e['p95'])} | "
-            f"{ms(e['p99'])} | {n.get('strategy', '–')} | {n.get('throughput', 0):.1f} | "
+            f"{ms(e['p99'])} | {r['counts_share']['p50']:.3f} / {r['counts_share']['p95']:.3f} | "
+            f"{n.get('strategy', '–')} | {n.get('throughput', 0):.1f} | "
             f"{ms(ne.get('p50', 0))} | {ms(ne.get('p95', 0))} | {ratio:.2f}× |"
         )
     names = sorted({name for _, p in runs for name in load(p)["stages"]})
