@@ -88,13 +88,15 @@ pub fn assess(
     ]
 }
 
-/// The order in which `auto` takes the first ready strategy. Until `trine
-/// eval` has measured the strategies against each other, ADR 0172's
-/// validated `candidates` comes first.
+/// The order in which `auto` takes the first ready strategy, from `trine
+/// eval` and `trine bench` at 385,000 memories (docs/benchmarks.md): in
+/// hybrid mode all four put every title first, `candidates` with the best
+/// MRR at the lowest latency; alone, `sparse` ranks best (s@1 0.95) and
+/// `bm25` is both worse (0.71) and twice as slow; `gate` misses titles.
 pub const AUTO_ORDER: [Strategy; 5] = [
     Strategy::Candidates,
-    Strategy::Bm25,
     Strategy::Sparse,
+    Strategy::Bm25,
     Strategy::Gate,
     Strategy::Off,
 ];
@@ -221,6 +223,18 @@ mod tests {
             (
                 &[(Strategy::Candidates, no()), (Strategy::Sparse, Ready::Yes)],
                 Strategy::Sparse,
+            ),
+            (
+                &[
+                    (Strategy::Candidates, no()),
+                    (Strategy::Bm25, Ready::Yes),
+                    (Strategy::Sparse, Ready::Yes),
+                ],
+                Strategy::Sparse,
+            ),
+            (
+                &[(Strategy::Bm25, Ready::Yes), (Strategy::Gate, Ready::Yes)],
+                Strategy::Bm25,
             ),
             (
                 &[(Strategy::Candidates, no()), (Strategy::Off, Ready::Yes)],
