@@ -17,16 +17,15 @@ use tokio::sync::{Semaphore, mpsc};
 use tonic::transport::Channel;
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{Filters, SearchRequest};
-use trine_core::model::Filter;
 use trine_embed::Embedder;
-use trine_store::{NativeLexical, Store};
+use trine_store::Store;
 use trine_telemetry::metrics::COUNTS_BUDGET;
 
-use crate::eval::{NATIVE_PREFETCH, NATIVE_RRF_K};
+use crate::eval::native_search;
 use crate::mesh::{Mesh, channel};
 use crate::queries::{self, Query};
 use crate::search::parse_mode;
-use crate::{CmdResult, Config, load_embedder, open_store};
+use crate::{CmdResult, Config, load_embedder, open_store, print_report};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -337,8 +336,7 @@ impl Target {
     }
 }
 
-/// One search as a user of Qdrant alone would make it: embed, then one Query
-/// API call (dense and lexical prefetches of trine's cap, Qdrant's RRF).
+/// One search as a user of Qdrant alone would make it ([`native_search`]).
 async fn native(
     store: &dyn Store,
     embedder: &dyn Embedder,
@@ -346,41 +344,14 @@ async fn native(
     limit: usize,
     request: SearchRequest,
 ) -> Result<Answer, tonic::Code> {
-    let ms = |since: Instant| since.elapsed().as_secs_f64() * 1000.0;
-    let started = Instant::now();
-    let dense = embedder
-        .embed(std::slice::from_ref(&request.query))
-        .await
-        .map_err(|_| tonic::Code::Internal)?
-        .into_iter()
-        .next()
-        .ok_or(tonic::Code::Internal)?;
-    let embedded = ms(started);
-    let lexical = match lexical {
-        "sparse" => NativeLexical::Sparse(trine_core::sparse::encode_query(&request.query)),
-        _ => NativeLexical::Bm25(trine_core::terms(&request.query).join(" ")),
-    };
     let tenant = request.filters.map(|f| f.tenant).unwrap_or_default();
-    let filter = Filter {
-        valid_at: Some(chrono::Utc::now()),
-        ..Filter::tenant(tenant)
-    };
-    let queried = Instant::now();
-    store
-        .query_native_hybrid(
-            dense,
-            lexical,
-            &filter,
-            NATIVE_PREFETCH,
-            NATIVE_RRF_K,
-            limit,
-        )
+    let found = native_search(store, embedder, lexical, &request.query, &tenant, limit)
         .await
-        .map_err(|e| trine_api::code_of(e.kind()))?;
+        .map_err(|e| e.code())?;
     Ok(Answer {
         stages: vec![
-            ("native.embed".to_string(), embedded),
-            ("native.query".to_string(), ms(queried)),
+            ("native.embed".to_string(), found.embed_ms),
+            ("native.query".to_string(), found.query_ms),
         ],
         ..Answer::default()
     })
@@ -524,16 +495,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             ..Report::of(&samples, args.duration.as_secs_f64())
         }));
     }
-    let json = serde_json::to_string_pretty(&report)?;
-    if let Some(path) = &args.save {
-        std::fs::write(path, format!("{json}\n"))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
-    if args.json {
-        println!("{json}");
-    } else {
-        print!("{}", report.render());
-    }
+    print_report(&report, args.json, args.save.as_deref(), || report.render())?;
     let failed = |r: &Report| r.requests == 0 || !r.errors.is_empty();
     Ok(
         if failed(&report) || report.native.as_deref().is_some_and(failed) {

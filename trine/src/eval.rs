@@ -24,7 +24,7 @@ use trine_store::{NativeLexical, Store};
 use crate::mesh::{Mesh, channel};
 use crate::queries::{self, Query};
 use crate::search::parse_mode;
-use crate::{CmdResult, Config, load_embedder, open_store};
+use crate::{CmdResult, Config, load_embedder, open_store, print_report};
 
 /// Qdrant's RRF counts positions from 0: trine's k = 60 is 61 there.
 pub const NATIVE_RRF_K: usize = 61;
@@ -62,9 +62,6 @@ pub struct Args {
     /// Hits read per query (at most 100): a gold id below is "> depth"
     #[arg(long, default_value_t = 100)]
     pub depth: usize,
-    /// Points each prefetch of Qdrant's hybrid reads (trine's channels: 256)
-    #[arg(long, default_value_t = NATIVE_PREFETCH)]
-    pub prefetch: usize,
     /// Also print the rank of each query's first gold id under every configuration
     #[arg(long)]
     pub ranks: bool,
@@ -261,37 +258,75 @@ async fn answer(
             Ok(response.hits.into_iter().map(|h| h.id).collect())
         }
         Runner::Native(kind) => {
-            let dense = targets
-                .embedder
-                .embed(std::slice::from_ref(&query.query))
-                .await
-                .map_err(|e| e.to_string())?
-                .into_iter()
-                .next()
-                .ok_or("the embedder returned no vector")?;
-            let lexical = match kind.as_str() {
-                "sparse" => NativeLexical::Sparse(trine_core::sparse::encode_query(&query.query)),
-                _ => NativeLexical::Bm25(trine_core::terms(&query.query).join(" ")),
-            };
-            let filter = Filter {
-                valid_at: Some(chrono::Utc::now()),
-                ..Filter::tenant(query.tenant.clone())
-            };
-            let hits = targets
-                .store
-                .query_native_hybrid(
-                    dense,
-                    lexical,
-                    &filter,
-                    args.prefetch,
-                    NATIVE_RRF_K,
-                    args.depth,
-                )
-                .await
-                .map_err(|e| e.to_string())?;
-            Ok(hits.into_iter().map(|h| h.id.to_string()).collect())
+            let found = native_search(
+                targets.store.as_ref(),
+                targets.embedder.as_ref(),
+                kind,
+                &query.query,
+                &query.tenant,
+                args.depth,
+            )
+            .await
+            .map_err(|e| e.message().to_string())?;
+            Ok(found.ids.into_iter().map(|id| id.to_string()).collect())
         }
     }
+}
+
+/// What Qdrant's one-call hybrid answered, and how long its parts took.
+pub struct NativeFound {
+    pub ids: Vec<uuid::Uuid>,
+    pub embed_ms: f64,
+    pub query_ms: f64,
+}
+
+/// One search as a user of Qdrant alone would make it: embed the query,
+/// then one Query API call — a dense prefetch and a `bm25` (or `sparse`)
+/// prefetch of [`NATIVE_PREFETCH`] points within the tenant and the validity
+/// view at now, fused by Qdrant's RRF at [`NATIVE_RRF_K`].
+pub async fn native_search(
+    store: &dyn Store,
+    embedder: &dyn Embedder,
+    lexical: &str,
+    query: &str,
+    tenant: &str,
+    limit: usize,
+) -> Result<NativeFound, tonic::Status> {
+    let ms = |since: Instant| since.elapsed().as_secs_f64() * 1000.0;
+    let started = Instant::now();
+    let dense = embedder
+        .embed(&[query.to_string()])
+        .await
+        .map_err(|e| tonic::Status::internal(e.to_string()))?
+        .into_iter()
+        .next()
+        .ok_or_else(|| tonic::Status::internal("the embedder returned no vector"))?;
+    let embed_ms = ms(started);
+    let lexical = match lexical {
+        "sparse" => NativeLexical::Sparse(trine_core::sparse::encode_query(query)),
+        _ => NativeLexical::Bm25(trine_core::terms(query).join(" ")),
+    };
+    let filter = Filter {
+        valid_at: Some(chrono::Utc::now()),
+        ..Filter::tenant(tenant)
+    };
+    let started = Instant::now();
+    let hits = store
+        .query_native_hybrid(
+            dense,
+            lexical,
+            &filter,
+            NATIVE_PREFETCH,
+            NATIVE_RRF_K,
+            limit,
+        )
+        .await
+        .map_err(|e| trine_api::status(e.kind(), e.to_string()))?;
+    Ok(NativeFound {
+        ids: hits.into_iter().map(|h| h.id).collect(),
+        embed_ms,
+        query_ms: ms(started),
+    })
 }
 
 async fn run_configuration(
@@ -350,16 +385,9 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         queries: queries.len(),
         configurations: reports,
     };
-    let json = serde_json::to_string_pretty(&report)?;
-    if let Some(path) = &args.save {
-        std::fs::write(path, format!("{json}\n"))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
-    if args.json {
-        println!("{json}");
-    } else {
-        print!("{}", render(&report, args.ranks));
-    }
+    print_report(&report, args.json, args.save.as_deref(), || {
+        render(&report, args.ranks)
+    })?;
     Ok(if report.configurations.iter().any(|c| c.error.is_some()) {
         ExitCode::from(crate::EXIT_PARTIAL)
     } else {

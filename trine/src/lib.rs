@@ -123,6 +123,27 @@ fn fail(e: &dyn std::fmt::Display) -> ExitCode {
 /// A command's error: anything printable.
 pub type CmdResult = Result<ExitCode, Box<dyn std::error::Error + Send + Sync>>;
 
+/// Prints a report: its JSON with `--json`, else `table`; with `--save FILE`
+/// also writes the JSON there.
+fn print_report(
+    report: &impl serde::Serialize,
+    json: bool,
+    save: Option<&std::path::Path>,
+    table: impl FnOnce() -> String,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let text = serde_json::to_string_pretty(report)?;
+    if let Some(path) = save {
+        std::fs::write(path, format!("{text}\n"))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    if json {
+        println!("{text}");
+    } else {
+        print!("{}", table());
+    }
+    Ok(())
+}
+
 /// Opens the configured store: a Qdrant server when `qdrant` is set, else the
 /// embedded engine on the data directory.
 pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>, trine_store::StoreError> {

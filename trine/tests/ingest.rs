@@ -7,13 +7,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn trine(data: &Path, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_trine"));
-    cmd.arg("--data")
-        .arg(data)
-        .args(["--embedder", "hash"])
-        .args(args)
-        .env_remove("TRINE_QDRANT_URL")
-        .env_remove("TRINE_CONFIG")
+    let mut cmd = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), data);
+    cmd.args(args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());

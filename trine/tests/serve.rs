@@ -8,13 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 fn trine(data: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_trine"));
-    cmd.arg("--data")
-        .arg(data)
-        .args(["--embedder", "hash"])
-        .env_remove("TRINE_QDRANT_URL")
-        .env_remove("TRINE_CONFIG");
-    cmd
+    trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), data)
 }
 
 /// A running `trine serve`, killed if a test fails before stopping it.

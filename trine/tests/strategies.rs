@@ -3,7 +3,6 @@
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
@@ -193,13 +192,8 @@ async fn write_without_sparse(data: &Path, n: u32) {
 }
 
 fn trine(data: &Path, args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_trine"))
-        .arg("--data")
-        .arg(data)
-        .args(["--embedder", "hash"])
+    let out = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), data)
         .args(args)
-        .env_remove("TRINE_QDRANT_URL")
-        .env_remove("TRINE_CONFIG")
         .output()
         .unwrap();
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
