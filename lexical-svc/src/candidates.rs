@@ -91,10 +91,12 @@ pub async fn candidates(
         return Ok(Candidates::default());
     }
 
-    // The exact counts (N and one per term) run concurrently with each other,
-    // with the all-terms read and with the phrase read. Each stage is a span: `lexical.counts`
-    // (one `lexical.count` child per term, carrying its count), `lexical.read`
-    // (the all-terms read, then the per-term reads), `lexical.score`.
+    // The counts (N and one per term: exact, the large ones maybe from the
+    // count cache) run concurrently with each other, with the all-terms read
+    // and with the phrase read. Each stage is a span: `lexical.counts` (one
+    // `lexical.count` child per term, carrying its count and whether it was
+    // cached), `lexical.read` (the phrase and all-terms reads, then the
+    // per-term reads), `lexical.score`.
     let term_filters: Vec<Filter> = terms
         .iter()
         .map(|t| with_terms(filter, std::slice::from_ref(t)))

@@ -282,6 +282,20 @@ mod tests {
     }
 
     #[test]
+    fn the_count_cache_comes_from_the_lexical_section() {
+        let default = Config::load(&Overrides::default()).unwrap().mesh();
+        assert_eq!(
+            default.lexical.count_cache,
+            trine_lexical::CountCacheConfig::default()
+        );
+        let (_dir, o) =
+            overrides_with_file("[lexical]\ncount_cache_secs = 0\ncount_cache_min = 5\n");
+        let mesh = Config::load(&o).unwrap().mesh();
+        assert!(mesh.lexical.count_cache.ttl.is_zero());
+        assert_eq!(mesh.lexical.count_cache.min_count, 5);
+    }
+
+    #[test]
     fn bad_configs_say_what_is_wrong() {
         let table = [
             ("colour = \"red\"\n", "unknown field"),
