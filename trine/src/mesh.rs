@@ -1,6 +1,7 @@
 //! The four services wired together: all in one process (each on its own
 //! loopback port, talking real gRPC, over one shared store), or one role.
 
+use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,6 +9,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use tonic::transport::channel::Change;
 use tonic::transport::{Channel, Endpoint};
 use trine_embed::Embedder;
 use trine_fusion::{FusionService, Weights};
@@ -79,16 +81,89 @@ fn stopped(rx: &watch::Receiver<bool>) -> impl Future<Output = ()> + Send + 'sta
     }
 }
 
-/// A lazily connected channel to a peer.
-pub fn channel(addr: &str) -> Result<Channel, String> {
+/// How often a `dns://` peer's name is resolved again.
+const RESOLVE_EVERY: Duration = Duration::from_secs(5);
+
+fn endpoint(addr: &str) -> Result<Endpoint, String> {
     let url = if addr.contains("://") {
         addr.to_string()
     } else {
         format!("http://{addr}")
     };
     Endpoint::from_shared(url.clone())
-        .map(|e| e.connect_timeout(Duration::from_secs(2)).connect_lazy())
+        .map(|e| e.connect_timeout(Duration::from_secs(2)))
         .map_err(|e| format!("peer address {url:?}: {e}"))
+}
+
+/// A lazily connected channel to a peer, balancing the calls over its
+/// replicas (so that one pod does not take all traffic):
+/// - `host:port` or a URL: one peer;
+/// - `a:1,b:2,...`: these replicas, calls spread over the ready ones;
+/// - `dns://name:port`: every address the name resolves to (a Kubernetes
+///   headless service), resolved again every 5 s, replicas added and
+///   removed as they come and go. Needs a Tokio runtime.
+pub fn channel(addr: &str) -> Result<Channel, String> {
+    if let Some(target) = addr.strip_prefix("dns://") {
+        return dns_channel(target);
+    }
+    let addrs: Vec<&str> = addr.split(',').map(str::trim).collect();
+    if addrs.iter().any(|a| a.is_empty()) {
+        return Err(format!(
+            "peer address {addr:?}: an empty address in the list"
+        ));
+    }
+    match addrs.as_slice() {
+        [one] => Ok(endpoint(one)?.connect_lazy()),
+        many => {
+            let endpoints = many
+                .iter()
+                .map(|a| endpoint(a))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Channel::balance_list(endpoints.into_iter()))
+        }
+    }
+}
+
+fn dns_channel(target: &str) -> Result<Channel, String> {
+    let runtime = tokio::runtime::Handle::try_current()
+        .map_err(|_| format!("dns://{target}: resolving needs a running Tokio runtime"))?;
+    if !target
+        .rsplit_once(':')
+        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok())
+    {
+        return Err(format!("peer address dns://{target}: give dns://name:port"));
+    }
+    let (channel, changes) = Channel::balance_channel::<SocketAddr>(64);
+    let target = target.to_string();
+    runtime.spawn(async move {
+        let mut known: HashSet<SocketAddr> = HashSet::new();
+        // Ends when every clone of the channel is gone.
+        while !changes.is_closed() {
+            match tokio::net::lookup_host(target.as_str()).await {
+                Ok(found) => {
+                    let found: HashSet<SocketAddr> = found.collect();
+                    for gone in known.difference(&found) {
+                        if changes.send(Change::Remove(*gone)).await.is_err() {
+                            return;
+                        }
+                    }
+                    for new in found.difference(&known) {
+                        let Ok(endpoint) = endpoint(&new.to_string()) else {
+                            continue;
+                        };
+                        if changes.send(Change::Insert(*new, endpoint)).await.is_err() {
+                            return;
+                        }
+                    }
+                    known = found;
+                }
+                // Keep the replicas known; a later lookup may answer.
+                Err(e) => tracing::warn!(%target, error = %e, "resolving a peer failed"),
+            }
+            tokio::time::sleep(RESOLVE_EVERY).await;
+        }
+    });
+    Ok(channel)
 }
 
 /// Connects the embedder of writes to semantic-svc, waiting up to `wait` for
