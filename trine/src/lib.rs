@@ -58,6 +58,18 @@ pub enum Command {
     Bench(bench::Args),
     /// Rank quality of each configuration on queries with known answers
     Eval(eval::Args),
+    /// Ask a server's gRPC health service; exit 0 when it is SERVING (for
+    /// container health checks)
+    Health(HealthArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct HealthArgs {
+    /// The server, `host:port` or a URL
+    pub addr: String,
+    /// One service's status (e.g. trine.v1.Memory) instead of the server's
+    #[arg(long, default_value = "")]
+    pub service: String,
 }
 
 /// Runs a parsed command line and says how it ended.
@@ -95,6 +107,7 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::SparseBackfill(args) => backfill::run(&config, args).await,
             Command::Bench(args) => bench::run(&config, args).await,
             Command::Eval(args) => eval::run(&config, args).await,
+            Command::Health(args) => health(args).await,
         }
     });
     {
@@ -167,6 +180,26 @@ pub async fn load_embedder(config: &Config) -> Result<Arc<dyn Embedder>, trine_e
     tokio::task::spawn_blocking(move || trine_embed::load(kind, &models))
         .await
         .map_err(|e| trine_embed::EmbedError::Inference(e.to_string()))?
+}
+
+async fn health(args: HealthArgs) -> CmdResult {
+    use tonic_health::pb::health_check_response::ServingStatus;
+    use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+    let mut client = HealthClient::new(mesh::channel(&args.addr)?);
+    let asked = HealthCheckRequest {
+        service: args.service.clone(),
+    };
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(5), client.check(asked))
+        .await
+        .map_err(|_| format!("{}: no health answer within 5 s", args.addr))?
+        .map_err(|s| format!("{}: {:?}: {}", args.addr, s.code(), s.message()))?;
+    let status = answer.into_inner().status();
+    println!("{}", status.as_str_name());
+    Ok(if status == ServingStatus::Serving {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 async fn text_index(config: &Config) -> CmdResult {

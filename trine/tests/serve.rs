@@ -161,6 +161,25 @@ fn serve_then_search_finds_the_meeting_first() {
         );
     }
 
+    // The health check of container images: SERVING, for the server and a
+    // service it serves; an unknown service is an error.
+    let health = |extra: &[&str]| {
+        trine(&data)
+            .args(["health", &addr])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = health(&[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "SERVING");
+    assert!(health(&["--service", "trine.v1.Memory"]).status.success());
+    assert!(!health(&["--service", "no.such.Service"]).status.success());
+
     // SIGTERM drains and exits cleanly.
     let term = Command::new("kill")
         .args(["-TERM", &server.0.id().to_string()])
@@ -169,4 +188,5 @@ fn serve_then_search_finds_the_meeting_first() {
     assert!(term.success());
     let status = server.0.wait().unwrap();
     assert!(status.success(), "serve exited with {status}");
+    assert!(!health(&[]).status.success(), "nothing serves any more");
 }

@@ -1,0 +1,440 @@
+//! The Kubernetes manifests of k8s/ checked as a reviewer would: every
+//! Deployment has probes, limits and a matching Service; the ports in trine's
+//! config match the container ports; the NetworkPolicies select the right
+//! pods; the config the pods mount is one trine accepts, with the model path
+//! the images bake; graceful shutdown fits the grace period.
+#![allow(clippy::unwrap_used)] // test helpers fail loudly
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_yaml::Value;
+
+fn k8s() -> PathBuf {
+    trine_testkit::workspace_dir().join("k8s")
+}
+
+/// Every document of every YAML file of a kustomization (resources listed
+/// there, recursively), checking that each file of the directory is listed.
+fn documents(dir: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(dir.join("kustomization.yaml")).unwrap();
+    let kustomization: Value = serde_yaml::from_str(&text).unwrap();
+    let resources: Vec<&str> = kustomization["resources"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    let mut files: BTreeSet<String> = BTreeSet::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if name.ends_with(".yaml") && name != "kustomization.yaml" {
+            files.insert(name);
+        }
+    }
+    let listed: BTreeSet<String> = resources
+        .iter()
+        .filter(|r| r.ends_with(".yaml"))
+        .map(|r| r.to_string())
+        .collect();
+    assert_eq!(
+        listed,
+        files,
+        "{}: every manifest is a resource",
+        dir.display()
+    );
+    let mut docs = Vec::new();
+    for resource in resources {
+        let path = dir.join(resource);
+        if path.is_dir() {
+            docs.extend(documents(&path));
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for doc in serde_yaml::Deserializer::from_str(&text) {
+            let value = Value::deserialize(doc).unwrap();
+            if !value.is_null() {
+                docs.push(value);
+            }
+        }
+    }
+    docs
+}
+
+fn kind<'a>(docs: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    docs.iter().filter(|d| d["kind"] == kind).collect()
+}
+
+fn name(doc: &Value) -> &str {
+    doc["metadata"]["name"].as_str().unwrap()
+}
+
+fn labels(map: &Value) -> BTreeMap<String, String> {
+    map.as_mapping()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| {
+                    (
+                        k.as_str().unwrap().to_string(),
+                        v.as_str().unwrap().to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether a label selector (matchLabels and matchExpressions `In`) selects
+/// a pod with these labels.
+fn selects(selector: &Value, pod: &BTreeMap<String, String>) -> bool {
+    let labels_ok = labels(&selector["matchLabels"])
+        .iter()
+        .all(|(k, v)| pod.get(k) == Some(v));
+    let expressions_ok = selector["matchExpressions"]
+        .as_sequence()
+        .map(|exprs| {
+            exprs.iter().all(|e| {
+                assert_eq!(e["operator"], "In", "only In is used");
+                let values: Vec<&str> = e["values"]
+                    .as_sequence()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_str().unwrap())
+                    .collect();
+                pod.get(e["key"].as_str().unwrap())
+                    .is_some_and(|v| values.contains(&v.as_str()))
+            })
+        })
+        .unwrap_or(true);
+    labels_ok && expressions_ok
+}
+
+fn pod_labels(workload: &Value) -> BTreeMap<String, String> {
+    labels(&workload["spec"]["template"]["metadata"]["labels"])
+}
+
+/// The named container ports of a workload: name → number.
+fn container_ports(workload: &Value) -> BTreeMap<String, u64> {
+    workload["spec"]["template"]["spec"]["containers"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["ports"].as_sequence().unwrap().iter())
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().to_string(),
+                p["containerPort"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The value after `flag` in a container's args.
+fn arg<'a>(container: &'a Value, flag: &str) -> Option<&'a str> {
+    let args: Vec<&str> = container["args"]
+        .as_sequence()?
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let i = args.iter().position(|a| *a == flag)?;
+    args.get(i + 1).copied()
+}
+
+/// The pod the workload named `name` runs, by its Deployment or StatefulSet.
+fn workload<'a>(docs: &'a [Value], name_: &str) -> &'a Value {
+    docs.iter()
+        .find(|d| (d["kind"] == "Deployment" || d["kind"] == "StatefulSet") && name(d) == name_)
+        .unwrap_or_else(|| panic!("no workload {name_}"))
+}
+
+#[test]
+fn deployments_have_probes_limits_and_a_matching_service() {
+    let docs = documents(&k8s().join("base"));
+    let deployments = kind(&docs, "Deployment");
+    assert_eq!(deployments.len(), 4, "gateway, lexical, semantic, fusion");
+    let services = kind(&docs, "Service");
+    for d in &deployments {
+        let pod = pod_labels(d);
+        assert!(
+            selects(&d["spec"]["selector"], &pod),
+            "{}: its selector selects its pods",
+            name(d)
+        );
+        let ports = container_ports(d);
+        for c in d["spec"]["template"]["spec"]["containers"]
+            .as_sequence()
+            .unwrap()
+        {
+            for probe in ["readinessProbe", "livenessProbe"] {
+                let port = c[probe]["grpc"]["port"].as_u64();
+                assert_eq!(
+                    port,
+                    ports.get("grpc").copied(),
+                    "{}: a gRPC health {probe} on the grpc port",
+                    name(d)
+                );
+            }
+            for bound in ["requests", "limits"] {
+                for resource in ["cpu", "memory"] {
+                    assert!(
+                        !c["resources"][bound][resource].is_null(),
+                        "{}: {bound}.{resource}",
+                        name(d)
+                    );
+                }
+            }
+            // The address it listens on is the grpc container port.
+            let listen = arg(c, "--listen").unwrap();
+            let port: u64 = listen.rsplit(':').next().unwrap().parse().unwrap();
+            assert_eq!(Some(port), ports.get("grpc").copied(), "{}", name(d));
+            let metrics = arg(c, "--metrics").unwrap();
+            let port: u64 = metrics.rsplit(':').next().unwrap().parse().unwrap();
+            assert_eq!(Some(port), ports.get("metrics").copied(), "{}", name(d));
+            assert_eq!(arg(c, "--role"), Some(c["name"].as_str().unwrap()));
+        }
+        let service = services
+            .iter()
+            .find(|s| name(s) == name(d))
+            .unwrap_or_else(|| panic!("{}: a Service of the same name", name(d)));
+        let selector = labels(&service["spec"]["selector"]);
+        assert!(
+            !selector.is_empty() && selector.iter().all(|(k, v)| pod.get(k) == Some(v)),
+            "{}: the Service selects the Deployment's pods",
+            name(d)
+        );
+        for p in service["spec"]["ports"].as_sequence().unwrap() {
+            let target = p["targetPort"].as_str().unwrap();
+            assert!(
+                ports.contains_key(target),
+                "{}: service port {target} is a container port",
+                name(d)
+            );
+        }
+        // Graceful shutdown: the preStop pause fits well inside the grace
+        // period, leaving the drain time.
+        let spec = &d["spec"]["template"]["spec"];
+        let grace = spec["terminationGracePeriodSeconds"].as_u64().unwrap();
+        let pause = spec["containers"][0]["lifecycle"]["preStop"]["sleep"]["seconds"]
+            .as_u64()
+            .unwrap();
+        assert!(
+            pause + 20 <= grace,
+            "{}: {pause} s pause, {grace} s grace",
+            name(d)
+        );
+        assert_eq!(spec["securityContext"]["runAsNonRoot"], true, "{}", name(d));
+    }
+    // Internal services are headless: the gateway balances over their pods.
+    for internal in ["lexical-svc", "semantic-svc", "fusion-svc"] {
+        let s = services.iter().find(|s| name(s) == internal).unwrap();
+        assert_eq!(s["spec"]["clusterIP"], "None", "{internal} is headless");
+    }
+    let scaled: BTreeSet<&str> = kind(&docs, "HorizontalPodAutoscaler")
+        .iter()
+        .map(|h| {
+            let target = h["spec"]["scaleTargetRef"]["name"].as_str().unwrap();
+            workload(&docs, target);
+            target
+        })
+        .collect();
+    assert_eq!(
+        scaled,
+        BTreeSet::from(["gateway", "lexical-svc", "semantic-svc"])
+    );
+    for d in deployments.iter().chain(kind(&docs, "StatefulSet").iter()) {
+        let pod = pod_labels(d);
+        assert!(
+            kind(&docs, "PodDisruptionBudget")
+                .iter()
+                .any(|p| selects(&p["spec"]["selector"], &pod)),
+            "{}: a PodDisruptionBudget",
+            name(d)
+        );
+    }
+}
+
+#[test]
+fn the_config_is_trines_and_its_peers_and_model_path_exist() {
+    let docs = documents(&k8s().join("base"));
+    let config_map = kind(&docs, "ConfigMap")
+        .into_iter()
+        .find(|c| name(c) == "trine-config")
+        .unwrap();
+    let toml_text = config_map["data"]["trine.toml"].as_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("trine.toml");
+    std::fs::write(&path, toml_text).unwrap();
+    let config = trine::Config::load(&trine::Overrides {
+        config: Some(path),
+        ..trine::Overrides::default()
+    })
+    .unwrap();
+
+    // Each peer is dns://<service>:<port> of a Service and its grpc port.
+    let services = kind(&docs, "Service");
+    for (role, peer) in [
+        ("lexical", &config.peers.lexical),
+        ("semantic", &config.peers.semantic),
+        ("fusion", &config.peers.fusion),
+    ] {
+        let peer = peer.as_deref().unwrap();
+        let target = peer.strip_prefix("dns://").unwrap();
+        let (host, port) = target.rsplit_once(':').unwrap();
+        let port: u64 = port.parse().unwrap();
+        let service = services.iter().find(|s| name(s) == host).unwrap();
+        let grpc = service["spec"]["ports"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "grpc")
+            .unwrap();
+        assert_eq!(grpc["port"].as_u64(), Some(port), "{role}");
+        assert_eq!(
+            container_ports(workload(&docs, host)).get("grpc"),
+            Some(&port),
+            "{role}: the pods listen where the peer points"
+        );
+    }
+    // The Qdrant URL is the qdrant Service's gRPC port.
+    let url = config.qdrant.as_deref().unwrap();
+    let qdrant = services.iter().find(|s| name(s) == "qdrant").unwrap();
+    let grpc = qdrant["spec"]["ports"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "grpc")
+        .unwrap();
+    assert_eq!(
+        url,
+        format!("http://qdrant:{}", grpc["port"].as_u64().unwrap())
+    );
+
+    // The roles that embed run the images that bake the model where the
+    // config says it is.
+    let dockerfile =
+        std::fs::read_to_string(trine_testkit::workspace_dir().join("deploy/Dockerfile")).unwrap();
+    let models = config.models.to_str().unwrap();
+    for (deployment, stage) in [("lexical-svc", "lexical"), ("semantic-svc", "semantic")] {
+        let image =
+            workload(&docs, deployment)["spec"]["template"]["spec"]["containers"][0]["image"]
+                .as_str()
+                .unwrap();
+        assert!(
+            image.starts_with(&format!("trine/{stage}")),
+            "{deployment}: {image}"
+        );
+        let section = dockerfile
+            .split("\nFROM ")
+            .find(|s| s.contains(&format!(" AS {stage}\n")))
+            .unwrap_or_else(|| panic!("a `{stage}` stage in deploy/Dockerfile"));
+        assert!(
+            section.contains(&format!(" {models}/all-MiniLM-L6-v2")),
+            "the {stage} image bakes the model into {models}"
+        );
+    }
+}
+
+#[test]
+fn network_policies_select_the_right_pods() {
+    let docs = documents(&k8s().join("base"));
+    let policies = kind(&docs, "NetworkPolicy");
+    let pods: BTreeMap<&str, BTreeMap<String, String>> = [
+        "gateway",
+        "lexical-svc",
+        "semantic-svc",
+        "fusion-svc",
+        "qdrant",
+    ]
+    .into_iter()
+    .map(|w| (w, pod_labels(workload(&docs, w))))
+    .collect();
+
+    // Which pods may reach `to` on its port named `port`, by the policies
+    // that select `to` (no policy selecting it: everyone).
+    let allowed = |to: &str, port: &str| -> BTreeSet<&str> {
+        let selecting: Vec<&&Value> = policies
+            .iter()
+            .filter(|p| selects(&p["spec"]["podSelector"], &pods[to]))
+            .collect();
+        if selecting.is_empty() {
+            return pods.keys().copied().collect();
+        }
+        let mut from = BTreeSet::new();
+        for policy in selecting {
+            for rule in policy["spec"]["ingress"].as_sequence().unwrap() {
+                let port_ok = rule["ports"]
+                    .as_sequence()
+                    .is_none_or(|ports| ports.iter().any(|p| p["port"] == port));
+                if !port_ok {
+                    continue;
+                }
+                match rule["from"].as_sequence() {
+                    None => from.extend(pods.keys().copied()),
+                    Some(peers) => {
+                        for (pod, labels) in &pods {
+                            if peers.iter().any(|p| selects(&p["podSelector"], labels)) {
+                                from.insert(*pod);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        from
+    };
+    for internal in ["lexical-svc", "semantic-svc", "fusion-svc"] {
+        assert_eq!(
+            allowed(internal, "grpc"),
+            BTreeSet::from(["gateway"]),
+            "{internal}"
+        );
+        assert_eq!(
+            allowed(internal, "metrics").len(),
+            pods.len(),
+            "{internal} scraped"
+        );
+    }
+    for port in ["grpc", "http"] {
+        assert_eq!(
+            allowed("qdrant", port),
+            BTreeSet::from(["gateway", "lexical-svc", "semantic-svc"]),
+            "qdrant {port}"
+        );
+    }
+    assert_eq!(allowed("qdrant", "p2p"), BTreeSet::from(["qdrant"]));
+    assert_eq!(allowed("gateway", "grpc").len(), pods.len());
+}
+
+#[test]
+fn the_overlay_builds_on_the_base() {
+    let overlay = k8s().join("overlays/production");
+    let text = std::fs::read_to_string(overlay.join("kustomization.yaml")).unwrap();
+    let kustomization: Value = serde_yaml::from_str(&text).unwrap();
+    assert_eq!(kustomization["resources"][0], "../../base");
+    let base = documents(&k8s().join("base"));
+    let images: BTreeSet<String> = kind(&base, "Deployment")
+        .iter()
+        .map(|d| {
+            let image = d["spec"]["template"]["spec"]["containers"][0]["image"]
+                .as_str()
+                .unwrap();
+            image.split(':').next().unwrap().to_string()
+        })
+        .collect();
+    let pinned: BTreeSet<String> = kustomization["images"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|i| i["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(pinned, images, "the overlay pins every trine image");
+    for patch in kustomization["patches"].as_sequence().unwrap() {
+        let target = &patch["target"];
+        assert!(
+            base.iter()
+                .any(|d| d["kind"] == target["kind"] && name(d) == target["name"].as_str().unwrap()),
+            "patch target {target:?} exists in the base"
+        );
+    }
+}
