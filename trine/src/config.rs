@@ -28,6 +28,10 @@ pub struct Config {
     pub peers: PeersConfig,
     /// The lexical channel.
     pub lexical: LexicalSection,
+    /// Shards of a collection trine creates on a Qdrant server (a cluster).
+    pub shards: Option<u32>,
+    /// Copies of each shard across the cluster's nodes.
+    pub replication_factor: Option<u32>,
 }
 
 /// `[lexical]`: the strategy of searches that do not name one, and the cap.
@@ -78,6 +82,8 @@ impl Default for Config {
             otlp_endpoint: None,
             peers: PeersConfig::default(),
             lexical: LexicalSection::default(),
+            shards: None,
+            replication_factor: None,
         }
     }
 }
@@ -215,6 +221,11 @@ impl Config {
         trine_embed::EmbedderKind::parse(&self.embedder)
             .map_err(|e| ConfigError::Invalid(e.to_string()))?;
         trine_core::Strategy::parse(&self.lexical.strategy).map_err(ConfigError::Invalid)?;
+        if self.shards == Some(0) || self.replication_factor == Some(0) {
+            return Err(ConfigError::Invalid(
+                "shards and replication_factor must be at least 1 (or left out)".to_string(),
+            ));
+        }
         if self.lexical.cap == 0 {
             return Err(ConfigError::Invalid(
                 "lexical.cap must be at least 1".to_string(),
@@ -306,6 +317,8 @@ mod tests {
                 "unknown lexical strategy",
             ),
             ("[lexical]\ncap = 0\n", "lexical.cap"),
+            ("shards = 0\n", "at least 1"),
+            ("replication_factor = 0\n", "at least 1"),
         ];
         for (toml, want) in table {
             let (_dir, o) = overrides_with_file(toml);

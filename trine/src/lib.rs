@@ -161,7 +161,17 @@ fn print_report(
 /// embedded engine on the data directory.
 pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>, trine_store::StoreError> {
     Ok(match &config.qdrant {
-        Some(url) => Arc::new(ServerStore::connect(url, &config.collection).await?),
+        Some(url) => {
+            let layout = trine_store::Layout {
+                shards: config.shards,
+                replication_factor: config.replication_factor,
+            };
+            Arc::new(
+                ServerStore::connect(url, &config.collection)
+                    .await?
+                    .with_layout(layout),
+            )
+        }
         None => {
             let data = config.data.clone();
             let collection = config.collection.clone();

@@ -44,11 +44,21 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 const OPTIMIZE_WAIT: Duration = Duration::from_secs(60 * 60);
 const OPTIMIZE_POLL: Duration = Duration::from_secs(2);
 
+/// How a collection trine creates is spread over a Qdrant cluster; `None`
+/// leaves Qdrant's default (one shard, no replica). A collection that exists
+/// keeps its layout.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Layout {
+    pub shards: Option<u32>,
+    pub replication_factor: Option<u32>,
+}
+
 /// A trine collection on a Qdrant server.
 pub struct ServerStore {
     client: Qdrant,
     url: String,
     collection: String,
+    layout: Layout,
     /// Dimension of the `dense` vector once known; 0 when not yet read.
     dense_dim: AtomicUsize,
 }
@@ -102,8 +112,14 @@ impl ServerStore {
             client,
             url: url.to_string(),
             collection: collection.to_string(),
+            layout: Layout::default(),
             dense_dim: AtomicUsize::new(0),
         })
+    }
+
+    /// Creates the collection with `layout` when it does not exist yet.
+    pub fn with_layout(self, layout: Layout) -> Self {
+        Self { layout, ..self }
     }
 
     /// The store error of a failed client call on this collection.
@@ -144,20 +160,7 @@ impl ServerStore {
     }
 
     async fn create_collection(&self, spec: &CollectionSpec) -> Result<()> {
-        let mut vectors = VectorsConfigBuilder::default();
-        vectors.add_named_vector_params(
-            DENSE_VECTOR,
-            VectorParamsBuilder::new(spec.embedder.dim as u64, q::Distance::Cosine),
-        );
-        let mut sparse = SparseVectorsConfigBuilder::default();
-        sparse.add_named_vector_params(
-            SPARSE_VECTOR,
-            SparseVectorParamsBuilder::default().modifier(q::Modifier::Idf),
-        );
-        let request = CreateCollectionBuilder::new(self.collection.as_str())
-            .vectors_config(vectors)
-            .sparse_vectors_config(sparse)
-            .metadata(embedder_metadata(&spec.embedder));
+        let request = create_request(&self.collection, spec, self.layout);
         self.client
             .create_collection(request)
             .await
@@ -696,6 +699,36 @@ mod code {
 }
 
 /// The store error of a failed client call.
+/// The request that creates a trine collection: the named dense and sparse
+/// (IDF) vectors, the embedder in the metadata, the cluster layout.
+fn create_request(
+    collection: &str,
+    spec: &CollectionSpec,
+    layout: Layout,
+) -> CreateCollectionBuilder {
+    let mut vectors = VectorsConfigBuilder::default();
+    vectors.add_named_vector_params(
+        DENSE_VECTOR,
+        VectorParamsBuilder::new(spec.embedder.dim as u64, q::Distance::Cosine),
+    );
+    let mut sparse = SparseVectorsConfigBuilder::default();
+    sparse.add_named_vector_params(
+        SPARSE_VECTOR,
+        SparseVectorParamsBuilder::default().modifier(q::Modifier::Idf),
+    );
+    let mut request = CreateCollectionBuilder::new(collection)
+        .vectors_config(vectors)
+        .sparse_vectors_config(sparse)
+        .metadata(embedder_metadata(&spec.embedder));
+    if let Some(shards) = layout.shards {
+        request = request.shard_number(shards);
+    }
+    if let Some(factor) = layout.replication_factor {
+        request = request.replication_factor(factor);
+    }
+    request
+}
+
 fn client_error(e: QdrantError, url: &str, collection: &str) -> StoreError {
     match e {
         QdrantError::ResponseError { status }
@@ -1547,6 +1580,26 @@ mod tests {
             };
             assert_eq!(memory_from_payload(id, map), want);
         }
+    }
+
+    #[test]
+    fn a_new_collection_takes_the_layout() {
+        let spec = CollectionSpec {
+            embedder: EmbedderId {
+                name: "m".into(),
+                dim: 4,
+            },
+        };
+        let plain = create_request("c", &spec, Layout::default()).build();
+        assert_eq!((plain.shard_number, plain.replication_factor), (None, None));
+        let layout = Layout {
+            shards: Some(3),
+            replication_factor: Some(2),
+        };
+        let spread = create_request("c", &spec, layout).build();
+        assert_eq!(spread.shard_number, Some(3));
+        assert_eq!(spread.replication_factor, Some(2));
+        assert_eq!(spread.collection_name, "c");
     }
 
     #[test]
