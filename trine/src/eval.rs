@@ -52,6 +52,10 @@ pub struct Args {
     /// without it (off), or at a given weight (e.g. 1): comma-separated
     #[arg(long, value_delimiter = ',', default_value = "on,off")]
     pub verbatim: Vec<String>,
+    /// Hybrid runs at these list weights too, LEXICAL:SEMANTIC:VERBATIM
+    /// (comma-separated, e.g. 1:2:2,0.5:1:2)
+    #[arg(long, value_delimiter = ',')]
+    pub weights: Vec<String>,
     /// Qdrant's one-call hybrid to compare with (comma-separated): bm25,
     /// sparse, or none
     #[arg(long, value_delimiter = ',', default_value = "bm25,sparse")]
@@ -80,8 +84,8 @@ enum Runner {
         mode: v1::Mode,
         strategy: String,
         no_verbatim: bool,
-        /// The verbatim list's weight; `None`: the service's default.
-        verbatim_weight: Option<f64>,
+        /// The lists' weights; `None`: the service's defaults.
+        weights: Option<v1::ListWeights>,
     },
     Native(String),
 }
@@ -92,16 +96,36 @@ struct Configuration {
     runner: Runner,
 }
 
+/// `LEXICAL:SEMANTIC:VERBATIM` list weights, each > 0.
+fn parse_weights(raw: &str) -> Result<v1::ListWeights, String> {
+    let bad =
+        || format!("--weights {raw:?}: give LEXICAL:SEMANTIC:VERBATIM, each > 0 (e.g. 1:2:2)");
+    let parts: Vec<f64> = raw
+        .split(':')
+        .map(|p| p.parse::<f64>().map_err(|_| bad()))
+        .collect::<Result<_, _>>()?;
+    match parts.as_slice() {
+        [lexical, semantic, verbatim] if parts.iter().all(|w| w.is_finite() && *w > 0.0) => {
+            Ok(v1::ListWeights {
+                lexical: *lexical,
+                semantic: *semantic,
+                verbatim: *verbatim,
+            })
+        }
+        _ => Err(bad()),
+    }
+}
+
 /// The configurations the arguments ask for, in a stable order.
 fn configurations(args: &Args) -> Result<Vec<Configuration>, String> {
     let mut out = Vec::new();
     for mode in &args.modes {
         let parsed = parse_mode(mode)?;
-        let trine = |strategy: &str, no_verbatim: bool, verbatim_weight| Runner::Trine {
+        let trine = |strategy: &str, no_verbatim: bool, weights| Runner::Trine {
             mode: parsed,
             strategy: strategy.to_string(),
             no_verbatim,
-            verbatim_weight,
+            weights,
         };
         match parsed {
             v1::Mode::Semantic => out.push(Configuration {
@@ -124,7 +148,11 @@ fn configurations(args: &Args) -> Result<Vec<Configuration>, String> {
                             "off" => ("/no-verbatim".to_string(), true, None),
                             other => match other.parse::<f64>() {
                                 Ok(w) if w.is_finite() && w > 0.0 => {
-                                    (format!("/verbatim-x{other}"), false, Some(w))
+                                    let weights = v1::ListWeights {
+                                        verbatim: w,
+                                        ..v1::ListWeights::default()
+                                    };
+                                    (format!("/verbatim-x{other}"), false, Some(weights))
                                 }
                                 _ => {
                                     return Err(format!(
@@ -136,6 +164,12 @@ fn configurations(args: &Args) -> Result<Vec<Configuration>, String> {
                         out.push(Configuration {
                             name: format!("hybrid/{strategy}{suffix}"),
                             runner: trine(strategy, no_verbatim, weight),
+                        });
+                    }
+                    for triple in &args.weights {
+                        out.push(Configuration {
+                            name: format!("hybrid/{strategy}/w{triple}"),
+                            runner: trine(strategy, false, Some(parse_weights(triple)?)),
                         });
                     }
                 }
@@ -226,7 +260,7 @@ async fn answer(
             mode,
             strategy,
             no_verbatim,
-            verbatim_weight,
+            weights,
         } => {
             let request = SearchRequest {
                 query: query.query.clone(),
@@ -238,10 +272,7 @@ async fn answer(
                 mode: *mode as i32,
                 strategy: strategy.clone(),
                 no_verbatim: *no_verbatim,
-                weights: verbatim_weight.map(|verbatim| v1::ListWeights {
-                    verbatim,
-                    ..v1::ListWeights::default()
-                }),
+                weights: *weights,
             };
             let response = targets
                 .client
@@ -535,10 +566,21 @@ mod tests {
             names("--strategies sparse --verbatim off,1.5 --modes hybrid --native none"),
             ["hybrid/sparse/no-verbatim", "hybrid/sparse/verbatim-x1.5"]
         );
+        let configs = configurations(&args(
+            "--strategies bm25 --verbatim on --weights 1:2:2 --modes hybrid --native none",
+        ))
+        .unwrap();
+        assert_eq!(configs[1].name, "hybrid/bm25/w1:2:2");
+        let Runner::Trine { weights, .. } = &configs[1].runner else {
+            panic!("{configs:?}")
+        };
+        assert_eq!(weights.unwrap().semantic, 2.0);
         let bad = [
             ("--modes fuzzy", "unknown mode"),
             ("--verbatim maybe", "--verbatim"),
             ("--verbatim 0", "--verbatim"),
+            ("--weights 1:2", "LEXICAL:SEMANTIC:VERBATIM"),
+            ("--weights 1:0:2", "each > 0"),
             ("--native dbsf", "--native"),
         ];
         for (line, want) in bad {
