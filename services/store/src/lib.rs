@@ -12,6 +12,7 @@ mod edge;
 mod error;
 mod metered;
 mod model;
+pub mod payload;
 mod server;
 
 use async_trait::async_trait;

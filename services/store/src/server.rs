@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use qdrant_client::qdrant::{
     self as q, CountPointsBuilder, CreateCollectionBuilder, CreateFieldIndexCollectionBuilder,
     DatetimeIndexParamsBuilder, DeletePointsBuilder, GetPointsBuilder, IdfParamsBuilder,
@@ -23,6 +23,7 @@ use serde_json::{Map, Value as Json};
 use uuid::Uuid;
 
 use crate::model::keys;
+use crate::payload;
 use crate::{
     CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, Filter, Hit, Memory, NativeLexical,
     PayloadIndex, Point, Result, SPARSE_VECTOR, ScrollPage, SparseVector, Store, StoreError,
@@ -224,7 +225,7 @@ impl ServerStore {
             .into_iter()
             .map(|p| {
                 let id = uuid_of(p.id.as_ref())?;
-                Ok(memory_from_payload(id, json_map(p.payload)))
+                Ok(payload::to_memory(id, json_map(p.payload)))
             })
             .collect::<Result<Vec<_>>>()?;
         let next_offset = match resp.next_page_offset {
@@ -448,7 +449,7 @@ impl Store for ServerStore {
         let mut found = HashMap::with_capacity(points.len());
         for p in points {
             let id = uuid_of(p.id.as_ref())?;
-            found.insert(id, memory_from_payload(id, json_map(p.payload)));
+            found.insert(id, payload::to_memory(id, json_map(p.payload)));
         }
         Ok(ids.iter().filter_map(|id| found.get(id).cloned()).collect())
     }
@@ -969,74 +970,15 @@ fn point_struct(point: Point) -> q::PointStruct {
     if let Some(s) = point.sparse {
         vectors = vectors.add_vector(SPARSE_VECTOR, q::Vector::new_sparse(s.indices, s.values));
     }
-    q::PointStruct::new(id, vectors, Payload::from(memory_payload(point.memory)))
+    q::PointStruct::new(
+        id,
+        vectors,
+        Payload::from(payload::to_payload(&point.memory)),
+    )
 }
 
 /// The payload of a memory: `model::keys`, datetimes as RFC 3339 UTC strings,
 /// metadata as a JSON object, absent options omitted.
-fn memory_payload(m: Memory) -> Map<String, Json> {
-    let mut p = Map::new();
-    p.insert(keys::TEXT.into(), Json::String(m.text));
-    p.insert(keys::TENANT.into(), Json::String(m.tenant));
-    let strings = [
-        (keys::SOURCE, m.source),
-        (keys::PROJECT, m.project),
-        (keys::KIND, m.kind),
-    ];
-    for (key, value) in strings {
-        if let Some(value) = value {
-            p.insert(key.into(), Json::String(value));
-        }
-    }
-    let times = [
-        (keys::CREATED_AT, m.created_at),
-        (keys::VALID_FROM, m.valid_from),
-        (keys::VALID_UNTIL, m.valid_until),
-    ];
-    for (key, value) in times {
-        if let Some(t) = value {
-            p.insert(key.into(), Json::String(rfc3339(t)));
-        }
-    }
-    if let Some(metadata) = m.metadata {
-        p.insert(keys::METADATA.into(), Json::Object(metadata));
-    }
-    p
-}
-
-/// The memory of a payload. Missing or mistyped optional keys read as `None`;
-/// a missing text or tenant reads as empty.
-fn memory_from_payload(id: Uuid, mut p: Map<String, Json>) -> Memory {
-    let mut string = |key: &str| match p.remove(key) {
-        Some(Json::String(s)) => Some(s),
-        _ => None,
-    };
-    let text = string(keys::TEXT).unwrap_or_default();
-    let tenant = string(keys::TENANT).unwrap_or_default();
-    let source = string(keys::SOURCE);
-    let project = string(keys::PROJECT);
-    let kind = string(keys::KIND);
-    let created_at = string(keys::CREATED_AT).and_then(|s| parse_time(&s));
-    let valid_from = string(keys::VALID_FROM).and_then(|s| parse_time(&s));
-    let valid_until = string(keys::VALID_UNTIL).and_then(|s| parse_time(&s));
-    let metadata = match p.remove(keys::METADATA) {
-        Some(Json::Object(m)) => Some(m),
-        _ => None,
-    };
-    Memory {
-        id,
-        text,
-        source,
-        tenant,
-        project,
-        kind,
-        created_at,
-        valid_from,
-        valid_until,
-        metadata,
-    }
-}
-
 fn json_map(payload: HashMap<String, q::Value>) -> Map<String, Json> {
     payload
         .into_iter()
@@ -1044,19 +986,9 @@ fn json_map(payload: HashMap<String, q::Value>) -> Map<String, Json> {
         .collect()
 }
 
-fn rfc3339(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::AutoSi, true)
-}
-
-fn parse_time(s: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(s)
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
-}
-
 fn scored_hit(p: q::ScoredPoint, with_payload: bool) -> Result<Hit> {
     let id = uuid_of(p.id.as_ref())?;
-    let memory = with_payload.then(|| memory_from_payload(id, json_map(p.payload)));
+    let memory = with_payload.then(|| payload::to_memory(id, json_map(p.payload)));
     Ok(Hit {
         id,
         score: p.score,
@@ -1499,20 +1431,20 @@ mod tests {
             },
         ];
         for m in cases {
-            let qdrant: HashMap<String, q::Value> = Payload::from(memory_payload(m.clone())).into();
-            assert_eq!(memory_from_payload(m.id, json_map(qdrant)), m);
+            let qdrant: HashMap<String, q::Value> = Payload::from(payload::to_payload(&m)).into();
+            assert_eq!(payload::to_memory(m.id, json_map(qdrant)), m);
         }
     }
 
     #[test]
     fn payload_layout() {
-        let p = memory_payload(full_memory());
+        let p = payload::to_payload(&full_memory());
         assert_eq!(p[keys::CREATED_AT], json!("2026-11-11T09:58:00Z"));
         assert_eq!(p[keys::VALID_FROM], json!("2026-01-01T00:00:00.123456789Z"));
         assert_eq!(p[keys::TENANT], json!("acme"));
         assert!(p[keys::METADATA].is_object());
 
-        let minimal = memory_payload(Memory {
+        let minimal = payload::to_payload(&Memory {
             metadata: None,
             source: None,
             valid_until: None,
@@ -1578,7 +1510,7 @@ mod tests {
             let Json::Object(map) = payload else {
                 panic!("test payload must be an object")
             };
-            assert_eq!(memory_from_payload(id, map), want);
+            assert_eq!(payload::to_memory(id, map), want);
         }
     }
 
