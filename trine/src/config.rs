@@ -28,6 +28,9 @@ pub struct Config {
     pub peers: PeersConfig,
     /// The lexical channel.
     pub lexical: LexicalSection,
+    /// Where each field of a memory lives in the payload, and how times are
+    /// written: a collection another tool wrote is searched as it is.
+    pub payload: PayloadSection,
     /// Shards of a collection trine creates on a Qdrant server (a cluster).
     pub shards: Option<u32>,
     /// Copies of each shard across the cluster's nodes.
@@ -61,6 +64,62 @@ impl Default for LexicalSection {
     }
 }
 
+/// `[payload]`: the payload key of each field, and the time format
+/// (`rfc3339`, `unix_seconds` or `unix_millis`); trine's own by default.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PayloadSection {
+    pub text: String,
+    pub source: String,
+    pub tenant: String,
+    pub project: String,
+    pub kind: String,
+    pub created_at: String,
+    pub valid_from: String,
+    pub valid_until: String,
+    pub metadata: String,
+    pub time_format: String,
+}
+
+impl Default for PayloadSection {
+    fn default() -> Self {
+        let trine = trine_store::PayloadSchema::default();
+        Self {
+            text: trine.text,
+            source: trine.source,
+            tenant: trine.tenant,
+            project: trine.project,
+            kind: trine.kind,
+            created_at: trine.created_at,
+            valid_from: trine.valid_from,
+            valid_until: trine.valid_until,
+            metadata: trine.metadata,
+            time_format: trine.time_format.name().to_string(),
+        }
+    }
+}
+
+impl PayloadSection {
+    /// The store's payload schema, or what is wrong with the section.
+    pub fn schema(&self) -> Result<trine_store::PayloadSchema, String> {
+        let schema = trine_store::PayloadSchema {
+            text: self.text.clone(),
+            source: self.source.clone(),
+            tenant: self.tenant.clone(),
+            project: self.project.clone(),
+            kind: self.kind.clone(),
+            created_at: self.created_at.clone(),
+            valid_from: self.valid_from.clone(),
+            valid_until: self.valid_until.clone(),
+            metadata: self.metadata.clone(),
+            time_format: trine_store::TimeFormat::parse(&self.time_format)
+                .map_err(|e| format!("payload.time_format: {e}"))?,
+        };
+        schema.validate().map_err(|e| format!("[payload]: {e}"))?;
+        Ok(schema)
+    }
+}
+
 /// Where a gateway finds the internal services (`host:port` or a URL).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -82,6 +141,7 @@ impl Default for Config {
             otlp_endpoint: None,
             peers: PeersConfig::default(),
             lexical: LexicalSection::default(),
+            payload: PayloadSection::default(),
             shards: None,
             replication_factor: None,
         }
@@ -221,6 +281,7 @@ impl Config {
         trine_embed::EmbedderKind::parse(&self.embedder)
             .map_err(|e| ConfigError::Invalid(e.to_string()))?;
         trine_core::Strategy::parse(&self.lexical.strategy).map_err(ConfigError::Invalid)?;
+        self.payload.schema().map_err(ConfigError::Invalid)?;
         if self.shards == Some(0) || self.replication_factor == Some(0) {
             return Err(ConfigError::Invalid(
                 "shards and replication_factor must be at least 1 (or left out)".to_string(),
@@ -307,6 +368,23 @@ mod tests {
     }
 
     #[test]
+    fn the_payload_section_gives_the_stores_schema() {
+        let (_dir, o) = overrides_with_file(
+            "[payload]\ntext = \"content\"\ncreated_at = \"ts\"\ntime_format = \"unix_seconds\"\n",
+        );
+        let schema = Config::load(&o).unwrap().payload.schema().unwrap();
+        assert_eq!(schema.text, "content");
+        assert_eq!(schema.created_at, "ts");
+        assert_eq!(schema.tenant, "tenant");
+        assert_eq!(schema.time_format, trine_store::TimeFormat::UnixSeconds);
+        let trine = Config::load(&Overrides::default())
+            .unwrap()
+            .payload
+            .schema();
+        assert_eq!(trine.unwrap(), trine_store::PayloadSchema::default());
+    }
+
+    #[test]
     fn bad_configs_say_what_is_wrong() {
         let table = [
             ("colour = \"red\"\n", "unknown field"),
@@ -318,6 +396,12 @@ mod tests {
             ),
             ("[lexical]\ncap = 0\n", "lexical.cap"),
             ("shards = 0\n", "at least 1"),
+            (
+                "[payload]\ntime_format = \"epoch\"\n",
+                "payload.time_format",
+            ),
+            ("[payload]\ntext = \"tenant\"\n", "given to two fields"),
+            ("[payload]\ncolour = \"x\"\n", "unknown field"),
             ("replication_factor = 0\n", "at least 1"),
         ];
         for (toml, want) in table {

@@ -4,8 +4,9 @@
 use std::process::ExitCode;
 
 use serde::Serialize;
-use trine_core::model::{CollectionInfo, keys};
+use trine_core::model::CollectionInfo;
 use trine_lexical::Ready;
+use trine_store::{PayloadSchema, TimeFormat};
 
 use crate::{CmdResult, Config, open_store};
 
@@ -44,17 +45,23 @@ pub struct StrategyReport {
     pub missing: Option<String>,
 }
 
-/// Payload indexes trine expects, with their kinds.
-const EXPECTED_INDEXES: &[(&str, &str)] = &[
-    (keys::TEXT, "text"),
-    (keys::TENANT, "keyword"),
-    (keys::PROJECT, "keyword"),
-    (keys::KIND, "keyword"),
-    (keys::SOURCE, "keyword"),
-    (keys::CREATED_AT, "datetime"),
-    (keys::VALID_FROM, "datetime"),
-    (keys::VALID_UNTIL, "datetime"),
-];
+/// Payload indexes trine expects in the configured layout, with their kinds.
+fn expected_indexes(layout: &PayloadSchema) -> [(&str, &'static str); 8] {
+    let time = match layout.time_format {
+        TimeFormat::Rfc3339 => "datetime",
+        TimeFormat::UnixSeconds | TimeFormat::UnixMillis => "float",
+    };
+    [
+        (&layout.text, "text"),
+        (&layout.tenant, "keyword"),
+        (&layout.project, "keyword"),
+        (&layout.kind, "keyword"),
+        (&layout.source, "keyword"),
+        (&layout.created_at, time),
+        (&layout.valid_from, time),
+        (&layout.valid_until, time),
+    ]
+}
 
 pub async fn run(config: &Config, args: Args) -> CmdResult {
     let store = open_store(config).await?;
@@ -135,13 +142,15 @@ fn problems(config: &Config, info: Option<&CollectionInfo>) -> Vec<String> {
         Some(_) => {}
         None => out.push("no embedder recorded: the collection was not made by trine".to_string()),
     }
-    for (field, kind) in EXPECTED_INDEXES {
+    // Validated when the configuration loaded.
+    let layout = config.payload.schema().unwrap_or_default();
+    for (field, kind) in expected_indexes(&layout) {
         let present = info
             .payload_indexes
             .iter()
-            .any(|i| i.field == *field && i.kind == *kind);
+            .any(|i| i.field == field && i.kind == kind);
         if !present {
-            let fix = if *kind == "text" {
+            let fix = if kind == "text" {
                 "run `trine text-index`"
             } else {
                 "re-create the collection with `trine ingest`"

@@ -160,6 +160,10 @@ fn print_report(
 /// Opens the configured store: a Qdrant server when `qdrant` is set, else the
 /// embedded engine on the data directory.
 pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>, trine_store::StoreError> {
+    let schema = config
+        .payload
+        .schema()
+        .map_err(|why| trine_store::StoreError::invalid("payload schema", why))?;
     Ok(match &config.qdrant {
         Some(url) => {
             let layout = trine_store::Layout {
@@ -169,15 +173,18 @@ pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>, trine_store::
             Arc::new(
                 ServerStore::connect(url, &config.collection)
                     .await?
-                    .with_layout(layout),
+                    .with_layout(layout)
+                    .with_schema(schema)?,
             )
         }
         None => {
             let data = config.data.clone();
             let collection = config.collection.clone();
-            let store = tokio::task::spawn_blocking(move || EdgeStore::open(&data, &collection))
-                .await
-                .map_err(|e| trine_store::StoreError::Backend(e.to_string()))??;
+            let store = tokio::task::spawn_blocking(move || {
+                EdgeStore::open_with(&data, &collection, schema)
+            })
+            .await
+            .map_err(|e| trine_store::StoreError::Backend(e.to_string()))??;
             Arc::new(store)
         }
     })

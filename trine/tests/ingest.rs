@@ -181,3 +181,48 @@ fn another_embedder_is_refused_with_the_fix() {
         text(&out.stdout)
     );
 }
+
+#[test]
+fn another_layout_is_written_read_and_checked_as_configured() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let config = dir.path().join("layout.toml");
+    std::fs::write(
+        &config,
+        "[payload]\ntext = \"content\"\ntenant = \"owner\"\ncreated_at = \"ts\"\ntime_format = \"unix_seconds\"\n",
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let input = concat!(
+        "{\"text\": \"quarterly billing review\", \"tenant\": \"acme\", \"created_at\": \"2026-11-11T09:58:00Z\"}\n",
+        "{\"text\": \"standup notes\", \"tenant\": \"acme\", \"created_at\": \"2025-01-01T00:00:00Z\"}\n",
+    );
+    let out = trine(&data, &["--config", config, "ingest", "-"], Some(input));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    // Doctor checks the configured layout's indexes: nothing missing.
+    let out = trine(&data, &["--config", config, "doctor", "--json"], None);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["problems"], serde_json::json!([]), "{report:#}");
+
+    // Searches read it back through the layout, time filters included.
+    let search = |extra: &[&str]| {
+        let mut args = vec!["--config", config, "search", "--tenant", "acme", "--json"];
+        args.extend_from_slice(extra);
+        args.push("billing review");
+        let out = trine(&data, &args, None);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let answer = search(&[]);
+    assert_eq!(answer["hits"][0]["text"], "quarterly billing review");
+    let answer = search(&["--created-from", "2026-01-01T00:00:00Z"]);
+    let hits = answer["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 1, "{answer:#}");
+
+    // Under trine's own layout the same data has none of the fields it needs.
+    let out = trine(&data, &["doctor", "--json"], None);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let problems = report["problems"].to_string();
+    assert!(problems.contains("no text index on `text`"), "{problems}");
+}

@@ -78,6 +78,25 @@ async fn the_title_comes_first_under_every_strategy() {
     every_strategy(store).await;
 }
 
+/// A collection in another tool's layout (its own keys, Unix-second
+/// times), searched as it is under every strategy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_title_comes_first_under_every_strategy_in_another_layout() {
+    let layout = trine_store::PayloadSchema {
+        text: "body".into(),
+        source: "origin".into(),
+        tenant: "owner".into(),
+        created_at: "ts".into(),
+        valid_from: "from_ts".into(),
+        valid_until: "until_ts".into(),
+        time_format: trine_store::TimeFormat::UnixSeconds,
+        ..trine_store::PayloadSchema::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = EdgeStore::open_with(dir.path(), "memories", layout).unwrap();
+    every_strategy(Arc::new(store)).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_title_comes_first_under_every_strategy_on_a_server() {
     let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {

@@ -25,7 +25,7 @@ use uuid::Uuid;
 
 use crate::{
     CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, Filter, Hit, Memory, NativeLexical,
-    Point, Result, SPARSE_VECTOR, ScrollPage, SparseVector, Store, StoreError, keys,
+    PayloadSchema, Point, Result, SPARSE_VECTOR, ScrollPage, SparseVector, Store, StoreError,
 };
 use schema::io;
 
@@ -45,6 +45,7 @@ pub struct EdgeStore {
 
 struct Inner {
     name: String,
+    schema: Arc<PayloadSchema>,
     /// `<data_dir>/<collection>`.
     dir: PathBuf,
     state: Mutex<State>,
@@ -61,6 +62,7 @@ struct State {
 /// An open shard.
 struct Open {
     shard: qe::EdgeShard,
+    schema: Arc<PayloadSchema>,
     /// The text index scores with BM25: `query_text` may run.
     text_scoring: AtomicBool,
 }
@@ -72,18 +74,29 @@ impl EdgeStore {
     /// directory) until [`Store::ensure_collection`]. Blocking: loading a
     /// large shard takes seconds.
     pub fn open(data_dir: &Path, collection: &str) -> Result<Self> {
+        Self::open_with(data_dir, collection, PayloadSchema::default())
+    }
+
+    /// [`EdgeStore::open`] with the payload layout `schema` (where each field
+    /// lives, how times are written) instead of trine's own.
+    pub fn open_with(data_dir: &Path, collection: &str, schema: PayloadSchema) -> Result<Self> {
         check_name(collection)?;
+        schema
+            .validate()
+            .map_err(|why| StoreError::invalid("payload schema", why))?;
+        let schema = Arc::new(schema);
         let dir = data_dir.join(collection);
         let mut state = State::default();
         if dir.is_dir() {
             state.lock = Some(lock(&dir)?);
             if dir.join(SHARD_DIR).is_dir() {
-                state.open = Some(Arc::new(Open::load(&dir)?));
+                state.open = Some(Arc::new(Open::load(&dir, schema.clone())?));
             }
         }
         Ok(Self {
             inner: Arc::new(Inner {
                 name: collection.to_string(),
+                schema,
                 dir,
                 state: Mutex::new(state),
             }),
@@ -130,9 +143,9 @@ impl Inner {
                 state.lock = Some(lock(&self.dir)?);
             }
             if !self.dir.join(SHARD_DIR).is_dir() {
-                create_shard(&self.dir, spec)?;
+                create_shard(&self.dir, spec, &self.schema)?;
             }
-            let open = Arc::new(Open::load(&self.dir)?);
+            let open = Arc::new(Open::load(&self.dir, self.schema.clone())?);
             state.open = Some(open.clone());
             open
         };
@@ -185,14 +198,14 @@ impl Inner {
             points,
             segments: info.segments_count,
             payload_indexes: schema::payload_index_list(&info),
-            text_index: schema::text_index_info(&info),
+            text_index: schema::text_index_info(&info, &self.schema),
         })
     }
 }
 
 /// Creates a complete shard in `shard.tmp/`, records the embedder, then
 /// renames it to `shard/`. A crash leaves either no `shard/` or a whole one.
-fn create_shard(dir: &Path, spec: &CollectionSpec) -> Result<()> {
+fn create_shard(dir: &Path, spec: &CollectionSpec, layout: &PayloadSchema) -> Result<()> {
     if spec.embedder.dim == 0 {
         return Err(StoreError::invalid(
             "collection spec",
@@ -205,7 +218,7 @@ fn create_shard(dir: &Path, spec: &CollectionSpec) -> Result<()> {
     }
     {
         let shard = qe::EdgeShard::new(&tmp, schema::new_config(spec)).map_err(backend)?;
-        for (key, params) in schema::payload_indexes() {
+        for (key, params) in schema::payload_indexes(layout) {
             shard
                 .update(schema::create_index(key, params)?)
                 .map_err(backend)?;
@@ -219,13 +232,14 @@ fn create_shard(dir: &Path, spec: &CollectionSpec) -> Result<()> {
 }
 
 impl Open {
-    fn load(dir: &Path) -> Result<Self> {
+    fn load(dir: &Path, layout: Arc<PayloadSchema>) -> Result<Self> {
         let shard = qe::EdgeShard::load(&dir.join(SHARD_DIR), Some(schema::load_config()))
             .map_err(backend)?;
         let info = shard.info().map_err(backend)?;
-        let scoring = schema::text_index_info(&info).is_some_and(|t| t.scoring);
+        let scoring = schema::text_index_info(&info, &layout).is_some_and(|t| t.scoring);
         Ok(Self {
             shard,
+            schema: layout,
             text_scoring: AtomicBool::new(scoring),
         })
     }
@@ -267,7 +281,9 @@ impl Open {
         let (records, next) = self.shard.scroll(request).map_err(backend)?;
         let memories = records
             .into_iter()
-            .map(|record| convert::to_memory(convert::to_uuid(record.id), record.payload))
+            .map(|record| {
+                convert::to_memory(convert::to_uuid(record.id), record.payload, &self.schema)
+            })
             .collect();
         Ok(ScrollPage {
             memories,
@@ -361,7 +377,8 @@ impl Open {
                 Hit {
                     id,
                     score: point.score,
-                    memory: with_payload.then(|| convert::to_memory(id, point.payload)),
+                    memory: with_payload
+                        .then(|| convert::to_memory(id, point.payload, &self.schema)),
                 }
             })
             .collect())
@@ -402,10 +419,13 @@ impl Store for EdgeStore {
     async fn create_text_index(&self) -> Result<bool> {
         self.with_shard(|open, _| {
             let info = open.shard.info().map_err(backend)?;
-            if schema::text_index_info(&info).is_some() {
+            if schema::text_index_info(&info, &open.schema).is_some() {
                 return Ok(false);
             }
-            open.write(schema::create_index(keys::TEXT, schema::text_index())?)?;
+            open.write(schema::create_index(
+                &open.schema.text,
+                schema::text_index(),
+            )?)?;
             open.text_scoring.store(true, Ordering::Release);
             Ok(true)
         })
@@ -430,7 +450,7 @@ impl Store for EdgeStore {
                         want,
                     });
                 }
-                batch.push(convert::to_point(point)?);
+                batch.push(convert::to_point(point, &open.schema)?);
             }
             open.write(qe::UpdateOperation::PointOperation(
                 qe::PointOperations::UpsertPoints(qe::PointInsertOperations::PointsList(batch)),
@@ -467,7 +487,7 @@ impl Store for EdgeStore {
                 .into_iter()
                 .map(|record| {
                     let id = convert::to_uuid(record.id);
-                    (id, convert::to_memory(id, record.payload))
+                    (id, convert::to_memory(id, record.payload, &open.schema))
                 })
                 .collect();
             Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
@@ -476,7 +496,7 @@ impl Store for EdgeStore {
     }
 
     async fn count(&self, filter: &Filter) -> Result<u64> {
-        let filter = filter::to_qdrant(filter)?;
+        let filter = filter::to_qdrant(filter, &self.inner.schema)?;
         self.with_shard(move |open, _| open.count(Some(filter)))
             .await
     }
@@ -488,7 +508,7 @@ impl Store for EdgeStore {
         offset: Option<Uuid>,
     ) -> Result<ScrollPage> {
         check_limit(limit)?;
-        let filter = filter::to_qdrant(filter)?;
+        let filter = filter::to_qdrant(filter, &self.inner.schema)?;
         self.with_shard(move |open, _| open.scroll(filter, limit, offset))
             .await
     }
@@ -501,7 +521,7 @@ impl Store for EdgeStore {
         with_payload: bool,
     ) -> Result<Vec<Hit>> {
         check_limit(limit)?;
-        let filter = filter::to_qdrant(filter)?;
+        let filter = filter::to_qdrant(filter, &self.inner.schema)?;
         self.with_shard(move |open, inner| {
             let want = open.dense_dim().unwrap_or(0);
             if vector.len() != want {
@@ -529,14 +549,14 @@ impl Store for EdgeStore {
         with_payload: bool,
     ) -> Result<Vec<Hit>> {
         check_limit(limit)?;
-        let corpus = filter::tenant_only(filter)?;
-        let filter = filter::to_qdrant(filter)?;
+        let corpus = filter::tenant_only(filter, &self.inner.schema)?;
+        let filter = filter::to_qdrant(filter, &self.inner.schema)?;
         let query = query.to_string();
         self.with_shard(move |open, inner| {
             if !open.text_scoring.load(Ordering::Acquire) {
                 return Err(StoreError::NoTextIndex(inner.name.clone()));
             }
-            let text = qe::TextQueryBuilder::new(filter::path(keys::TEXT)?, query).build();
+            let text = qe::TextQueryBuilder::new(filter::path(&inner.schema.text)?, query).build();
             open.query(text, filter, idf_within(corpus), limit, with_payload)
         })
         .await
@@ -550,8 +570,8 @@ impl Store for EdgeStore {
         with_payload: bool,
     ) -> Result<Vec<Hit>> {
         check_limit(limit)?;
-        let corpus = filter::tenant_only(filter)?;
-        let filter = filter::to_qdrant(filter)?;
+        let corpus = filter::tenant_only(filter, &self.inner.schema)?;
+        let filter = filter::to_qdrant(filter, &self.inner.schema)?;
         let vector = convert::to_sparse(vector)?;
         self.with_shard(move |open, _| {
             let query = nearest(vector, SPARSE_VECTOR);
@@ -571,12 +591,12 @@ impl Store for EdgeStore {
     ) -> Result<Vec<Hit>> {
         check_limit(limit)?;
         check_limit(prefetch)?;
-        let corpus = filter::tenant_only(filter)?;
-        let filter = filter::to_qdrant(filter)?;
+        let corpus = filter::tenant_only(filter, &self.inner.schema)?;
+        let filter = filter::to_qdrant(filter, &self.inner.schema)?;
         let bm25 = matches!(lexical, NativeLexical::Bm25(_));
         let lexical = match lexical {
             NativeLexical::Bm25(text) => {
-                qe::TextQueryBuilder::new(filter::path(keys::TEXT)?, text).build()
+                qe::TextQueryBuilder::new(filter::path(&self.inner.schema.text)?, text).build()
             }
             NativeLexical::Sparse(vector) => nearest(convert::to_sparse(vector)?, SPARSE_VECTOR),
         };

@@ -1,81 +1,222 @@
 //! A memory as a Qdrant payload, and back: the one layout both stores write
-//! and read. The payload holds the keys of [`keys`]: times as RFC 3339
-//! strings in UTC (`Z`), the metadata as a JSON object, absent options left
-//! out. Reading is tolerant: a missing or malformed optional key reads as
-//! `None`.
+//! and read. Where each field lives is a [`PayloadSchema`] (trine's own keys
+//! by default, or those of a collection another tool wrote), and how times
+//! are written is its [`TimeFormat`] (RFC 3339 strings in UTC by default).
+//! The metadata is a JSON object; absent options are left out. Reading is
+//! tolerant: a missing or malformed optional key reads as `None`.
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::{Memory, keys};
 
-/// The payload of a memory. The id is the point id, not a payload key.
-pub fn to_payload(memory: &Memory) -> Map<String, Value> {
-    let mut payload = Map::new();
-    payload.insert(keys::TEXT.into(), memory.text.clone().into());
-    payload.insert(keys::TENANT.into(), memory.tenant.clone().into());
-    let strings = [
-        (keys::SOURCE, &memory.source),
-        (keys::PROJECT, &memory.project),
-        (keys::KIND, &memory.kind),
-    ];
-    for (key, value) in strings {
-        if let Some(value) = value {
-            payload.insert(key.into(), value.clone().into());
-        }
-    }
-    let times = [
-        (keys::CREATED_AT, memory.created_at),
-        (keys::VALID_FROM, memory.valid_from),
-        (keys::VALID_UNTIL, memory.valid_until),
-    ];
-    for (key, value) in times {
-        if let Some(value) = value {
-            payload.insert(key.into(), time_to_string(value).into());
-        }
-    }
-    if let Some(metadata) = &memory.metadata {
-        payload.insert(keys::METADATA.into(), Value::Object(metadata.clone()));
-    }
-    payload
+/// How a collection writes its times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TimeFormat {
+    /// RFC 3339 strings (trine writes UTC, `Z`); datetime indexes and ranges.
+    #[default]
+    Rfc3339,
+    /// Seconds since the Unix epoch, as numbers; integer indexes and ranges.
+    UnixSeconds,
+    /// Milliseconds since the Unix epoch, as numbers.
+    UnixMillis,
 }
 
-/// A time as the payload holds it: RFC 3339, UTC, `Z`.
-pub fn time_to_string(time: DateTime<Utc>) -> String {
-    time.to_rfc3339_opts(SecondsFormat::AutoSi, true)
-}
+impl TimeFormat {
+    pub fn parse(raw: &str) -> Result<Self, String> {
+        match raw {
+            "rfc3339" => Ok(Self::Rfc3339),
+            "unix_seconds" => Ok(Self::UnixSeconds),
+            "unix_millis" => Ok(Self::UnixMillis),
+            other => Err(format!(
+                "unknown time format {other:?}: use rfc3339, unix_seconds or unix_millis"
+            )),
+        }
+    }
 
-/// The memory of a payload read back. Missing keys read as empty (text,
-/// tenant) or `None`; a mistyped optional key, or a time that is not RFC
-/// 3339, reads as `None` (with a warning for the time).
-pub fn to_memory(id: Uuid, payload: Map<String, Value>) -> Memory {
-    let string = |key: &str| payload.get(key).and_then(Value::as_str).map(str::to_string);
-    let time = |key: &str| {
-        let raw = payload.get(key).and_then(Value::as_str)?;
-        match DateTime::parse_from_rfc3339(raw) {
-            Ok(time) => Some(time.with_timezone(&Utc)),
-            Err(e) => {
-                tracing::warn!(%id, key, raw, error = %e, "payload time is not rfc 3339, read as absent");
-                None
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Rfc3339 => "rfc3339",
+            Self::UnixSeconds => "unix_seconds",
+            Self::UnixMillis => "unix_millis",
+        }
+    }
+
+    /// A time as the payload holds it (Unix seconds drop the fraction).
+    pub fn write(self, time: DateTime<Utc>) -> Value {
+        match self {
+            Self::Rfc3339 => time_to_string(time).into(),
+            Self::UnixSeconds => time.timestamp().into(),
+            Self::UnixMillis => time.timestamp_millis().into(),
+        }
+    }
+
+    /// The number a range condition compares, for the Unix formats.
+    pub fn number(self, time: DateTime<Utc>) -> f64 {
+        match self {
+            Self::UnixMillis => time.timestamp_millis() as f64,
+            Self::Rfc3339 | Self::UnixSeconds => time.timestamp() as f64,
+        }
+    }
+
+    /// A payload value as a time, or `None` when it is not one in this format.
+    pub fn read(self, value: &Value) -> Option<DateTime<Utc>> {
+        match self {
+            Self::Rfc3339 => DateTime::parse_from_rfc3339(value.as_str()?)
+                .ok()
+                .map(|t| t.with_timezone(&Utc)),
+            Self::UnixSeconds | Self::UnixMillis => {
+                let n = value.as_f64()?;
+                let millis = if self == Self::UnixSeconds {
+                    n * 1000.0
+                } else {
+                    n
+                };
+                if !millis.is_finite() || millis.abs() > 8.64e15 {
+                    return None;
+                }
+                Utc.timestamp_millis_opt(millis.round() as i64).single()
             }
         }
-    };
-    Memory {
-        id,
-        text: string(keys::TEXT).unwrap_or_default(),
-        source: string(keys::SOURCE),
-        tenant: string(keys::TENANT).unwrap_or_default(),
-        project: string(keys::PROJECT),
-        kind: string(keys::KIND),
-        created_at: time(keys::CREATED_AT),
-        valid_from: time(keys::VALID_FROM),
-        valid_until: time(keys::VALID_UNTIL),
-        metadata: payload
-            .get(keys::METADATA)
-            .and_then(Value::as_object)
-            .cloned(),
     }
+}
+
+/// Where a collection keeps each field of a memory, and how it writes times.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PayloadSchema {
+    pub text: String,
+    pub source: String,
+    pub tenant: String,
+    pub project: String,
+    pub kind: String,
+    pub created_at: String,
+    pub valid_from: String,
+    pub valid_until: String,
+    pub metadata: String,
+    pub time_format: TimeFormat,
+}
+
+impl Default for PayloadSchema {
+    /// trine's own layout ([`keys`], RFC 3339).
+    fn default() -> Self {
+        Self {
+            text: keys::TEXT.into(),
+            source: keys::SOURCE.into(),
+            tenant: keys::TENANT.into(),
+            project: keys::PROJECT.into(),
+            kind: keys::KIND.into(),
+            created_at: keys::CREATED_AT.into(),
+            valid_from: keys::VALID_FROM.into(),
+            valid_until: keys::VALID_UNTIL.into(),
+            metadata: keys::METADATA.into(),
+            time_format: TimeFormat::Rfc3339,
+        }
+    }
+}
+
+impl PayloadSchema {
+    /// Every key with its field's name.
+    pub fn keys(&self) -> [(&'static str, &str); 9] {
+        [
+            ("text", &self.text),
+            ("source", &self.source),
+            ("tenant", &self.tenant),
+            ("project", &self.project),
+            ("kind", &self.kind),
+            ("created_at", &self.created_at),
+            ("valid_from", &self.valid_from),
+            ("valid_until", &self.valid_until),
+            ("metadata", &self.metadata),
+        ]
+    }
+
+    /// Every key is a plain, non-empty payload key, and no two fields share one.
+    pub fn validate(&self) -> Result<(), String> {
+        let mut seen = std::collections::HashSet::new();
+        for (field, key) in self.keys() {
+            let plain = !key.is_empty()
+                && key
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '.');
+            if !plain {
+                return Err(format!(
+                    "payload key of {field} is {key:?}: give letters, digits, _, - or . (dots for nested keys)"
+                ));
+            }
+            if !seen.insert(key) {
+                return Err(format!("payload key {key:?} is given to two fields"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The payload of a memory. The id is the point id, not a payload key.
+    pub fn to_payload(&self, memory: &Memory) -> Map<String, Value> {
+        let mut payload = Map::new();
+        payload.insert(self.text.clone(), memory.text.clone().into());
+        payload.insert(self.tenant.clone(), memory.tenant.clone().into());
+        let strings = [
+            (&self.source, &memory.source),
+            (&self.project, &memory.project),
+            (&self.kind, &memory.kind),
+        ];
+        for (key, value) in strings {
+            if let Some(value) = value {
+                payload.insert(key.clone(), value.clone().into());
+            }
+        }
+        let times = [
+            (&self.created_at, memory.created_at),
+            (&self.valid_from, memory.valid_from),
+            (&self.valid_until, memory.valid_until),
+        ];
+        for (key, value) in times {
+            if let Some(value) = value {
+                payload.insert(key.clone(), self.time_format.write(value));
+            }
+        }
+        if let Some(metadata) = &memory.metadata {
+            payload.insert(self.metadata.clone(), Value::Object(metadata.clone()));
+        }
+        payload
+    }
+
+    /// The memory of a payload read back. Missing keys read as empty (text,
+    /// tenant) or `None`; a mistyped optional key, or a time not in the
+    /// schema's format, reads as `None` (with a warning for the time).
+    pub fn to_memory(&self, id: Uuid, payload: Map<String, Value>) -> Memory {
+        let string = |key: &str| payload.get(key).and_then(Value::as_str).map(str::to_string);
+        let time = |key: &str| {
+            let raw = payload.get(key)?;
+            let time = self.time_format.read(raw);
+            if time.is_none() {
+                let format = self.time_format.name();
+                tracing::warn!(%id, key, %raw, format, "payload time is not in the collection's format, read as absent");
+            }
+            time
+        };
+        Memory {
+            id,
+            text: string(&self.text).unwrap_or_default(),
+            source: string(&self.source),
+            tenant: string(&self.tenant).unwrap_or_default(),
+            project: string(&self.project),
+            kind: string(&self.kind),
+            created_at: time(&self.created_at),
+            valid_from: time(&self.valid_from),
+            valid_until: time(&self.valid_until),
+            metadata: payload
+                .get(&self.metadata)
+                .and_then(Value::as_object)
+                .cloned(),
+        }
+    }
+}
+
+/// A time as trine writes it: RFC 3339, UTC, `Z`.
+pub fn time_to_string(time: DateTime<Utc>) -> String {
+    time.to_rfc3339_opts(SecondsFormat::AutoSi, true)
 }
 
 #[cfg(test)]
@@ -106,10 +247,13 @@ mod tests {
     #[test]
     fn a_memory_round_trips_through_its_payload() {
         let memory = full();
-        let payload = to_payload(&memory);
+        let payload = PayloadSchema::default().to_payload(&memory);
         assert_eq!(payload[keys::CREATED_AT], "2026-11-11T09:58:00Z");
         assert_eq!(payload[keys::VALID_FROM], "2026-01-01T00:00:00.500Z");
-        assert_eq!(to_memory(memory.id, payload), memory);
+        assert_eq!(
+            PayloadSchema::default().to_memory(memory.id, payload),
+            memory
+        );
     }
 
     #[test]
@@ -124,11 +268,14 @@ mod tests {
             metadata: None,
             ..full()
         };
-        let payload = to_payload(&memory);
+        let payload = PayloadSchema::default().to_payload(&memory);
         let mut keys: Vec<&str> = payload.keys().map(String::as_str).collect();
         keys.sort_unstable();
         assert_eq!(keys, ["tenant", "text"]);
-        assert_eq!(to_memory(memory.id, payload), memory);
+        assert_eq!(
+            PayloadSchema::default().to_memory(memory.id, payload),
+            memory
+        );
     }
 
     #[test]
@@ -137,11 +284,112 @@ mod tests {
         payload.insert(keys::TEXT.into(), "hello".into());
         payload.insert(keys::CREATED_AT.into(), "yesterday".into());
         payload.insert(keys::METADATA.into(), Value::from(3));
-        let memory = to_memory(Uuid::from_u128(1), payload);
+        let memory = PayloadSchema::default().to_memory(Uuid::from_u128(1), payload);
         assert_eq!(memory.text, "hello");
         assert_eq!(memory.tenant, "");
         assert_eq!(memory.created_at, None);
         assert_eq!(memory.metadata, None);
-        assert_eq!(to_memory(Uuid::from_u128(1), Map::new()).text, "");
+        assert_eq!(
+            PayloadSchema::default()
+                .to_memory(Uuid::from_u128(1), Map::new())
+                .text,
+            ""
+        );
+    }
+
+    #[test]
+    fn another_tools_layout_round_trips() {
+        let schema = PayloadSchema {
+            text: "content".into(),
+            source: "url".into(),
+            created_at: "ts".into(),
+            time_format: TimeFormat::UnixSeconds,
+            ..PayloadSchema::default()
+        };
+        let memory = Memory {
+            valid_from: Some(ts("2026-01-01T00:00:00Z")),
+            ..full()
+        };
+        let payload = schema.to_payload(&memory);
+        assert_eq!(payload["content"], memory.text.as_str());
+        assert_eq!(payload["url"], "git/a.md");
+        assert_eq!(payload["ts"], 1_794_391_080_i64);
+        assert!(!payload.contains_key("text") && !payload.contains_key("created_at"));
+        assert_eq!(schema.to_memory(memory.id, payload), memory);
+    }
+
+    #[test]
+    fn time_formats_write_and_read() {
+        let t = ts("2026-11-11T09:58:00.250Z");
+        // (format, written, read back)
+        let cases = [
+            (
+                TimeFormat::Rfc3339,
+                Value::from("2026-11-11T09:58:00.250Z"),
+                t,
+            ),
+            (
+                TimeFormat::UnixSeconds,
+                Value::from(1_794_391_080_i64),
+                ts("2026-11-11T09:58:00Z"),
+            ),
+            (
+                TimeFormat::UnixMillis,
+                Value::from(1_794_391_080_250_i64),
+                t,
+            ),
+        ];
+        for (format, written, read) in cases {
+            assert_eq!(format.write(t), written, "{format:?}");
+            assert_eq!(format.read(&written), Some(read), "{format:?}");
+            assert_eq!(TimeFormat::parse(format.name()), Ok(format));
+        }
+        assert_eq!(
+            TimeFormat::UnixSeconds.read(&Value::from(1.5e9)),
+            Some(ts("2017-07-14T02:40:00Z"))
+        );
+        assert_eq!(
+            TimeFormat::UnixSeconds.read(&Value::from("1500000000")),
+            None
+        );
+        assert_eq!(TimeFormat::Rfc3339.read(&Value::from(1)), None);
+        assert_eq!(TimeFormat::UnixMillis.read(&Value::from(1e300)), None);
+        assert!(
+            TimeFormat::parse("epoch")
+                .unwrap_err()
+                .contains("unix_seconds")
+        );
+    }
+
+    #[test]
+    fn schemas_are_validated() {
+        assert_eq!(PayloadSchema::default().validate(), Ok(()));
+        let cases = [
+            (
+                PayloadSchema {
+                    text: String::new(),
+                    ..PayloadSchema::default()
+                },
+                "payload key of text",
+            ),
+            (
+                PayloadSchema {
+                    source: "a b".into(),
+                    ..PayloadSchema::default()
+                },
+                "payload key of source",
+            ),
+            (
+                PayloadSchema {
+                    kind: "text".into(),
+                    ..PayloadSchema::default()
+                },
+                "given to two fields",
+            ),
+        ];
+        for (schema, want) in cases {
+            let err = schema.validate().unwrap_err();
+            assert!(err.contains(want), "{err}");
+        }
     }
 }

@@ -11,8 +11,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use qdrant_client::qdrant::{
     self as q, CountPointsBuilder, CreateCollectionBuilder, CreateFieldIndexCollectionBuilder,
-    DatetimeIndexParamsBuilder, DeletePointsBuilder, GetPointsBuilder, IdfParamsBuilder,
-    KeywordIndexParamsBuilder, OptimizersConfigDiffBuilder, PrefetchQueryBuilder,
+    DatetimeIndexParamsBuilder, DeletePointsBuilder, FloatIndexParamsBuilder, GetPointsBuilder,
+    IdfParamsBuilder, KeywordIndexParamsBuilder, OptimizersConfigDiffBuilder, PrefetchQueryBuilder,
     QueryPointsBuilder, RrfBuilder, ScrollPointsBuilder, SearchParamsBuilder,
     SparseVectorParamsBuilder, SparseVectorsConfigBuilder, TextIndexParamsBuilder,
     UpdateCollectionBuilder, UpdatePointVectorsBuilder, UpsertPointsBuilder, VectorParamsBuilder,
@@ -22,12 +22,10 @@ use qdrant_client::{Payload, Qdrant, QdrantError};
 use serde_json::{Map, Value as Json};
 use uuid::Uuid;
 
-use crate::model::keys;
-use crate::payload;
 use crate::{
     CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, Filter, Hit, Memory, NativeLexical,
-    PayloadIndex, Point, Result, SPARSE_VECTOR, ScrollPage, SparseVector, Store, StoreError,
-    TextIndexInfo, UPSERT_BATCH,
+    PayloadIndex, PayloadSchema, Point, Result, SPARSE_VECTOR, ScrollPage, SparseVector, Store,
+    StoreError, TextIndexInfo, TimeFormat, UPSERT_BATCH,
 };
 
 /// Environment variable holding the optional Qdrant API key.
@@ -60,6 +58,7 @@ pub struct ServerStore {
     url: String,
     collection: String,
     layout: Layout,
+    schema: PayloadSchema,
     /// Dimension of the `dense` vector once known; 0 when not yet read.
     dense_dim: AtomicUsize,
 }
@@ -114,6 +113,7 @@ impl ServerStore {
             url: url.to_string(),
             collection: collection.to_string(),
             layout: Layout::default(),
+            schema: PayloadSchema::default(),
             dense_dim: AtomicUsize::new(0),
         })
     }
@@ -121,6 +121,16 @@ impl ServerStore {
     /// Creates the collection with `layout` when it does not exist yet.
     pub fn with_layout(self, layout: Layout) -> Self {
         Self { layout, ..self }
+    }
+
+    /// Reads and writes the payload with `schema` (where each field lives,
+    /// how times are written) instead of trine's own layout: a collection
+    /// another tool wrote is searched as it is.
+    pub fn with_schema(self, schema: PayloadSchema) -> Result<Self> {
+        schema
+            .validate()
+            .map_err(|why| StoreError::invalid("payload schema", why))?;
+        Ok(Self { schema, ..self })
     }
 
     /// The store error of a failed client call on this collection.
@@ -225,7 +235,7 @@ impl ServerStore {
             .into_iter()
             .map(|p| {
                 let id = uuid_of(p.id.as_ref())?;
-                Ok(payload::to_memory(id, json_map(p.payload)))
+                Ok(self.schema.to_memory(id, json_map(p.payload)))
             })
             .collect::<Result<Vec<_>>>()?;
         let next_offset = match resp.next_page_offset {
@@ -299,7 +309,7 @@ impl ServerStore {
         let resp = self.client.query(request).await.map_err(|e| self.err(e))?;
         resp.result
             .into_iter()
-            .map(|p| scored_hit(p, with_payload))
+            .map(|p| scored_hit(p, with_payload, &self.schema))
             .collect()
     }
 
@@ -311,7 +321,7 @@ impl ServerStore {
         with_payload: bool,
     ) -> Result<QueryPointsBuilder> {
         Ok(QueryPointsBuilder::new(self.collection.as_str())
-            .filter(qdrant_filter(filter)?)
+            .filter(qdrant_filter(filter, &self.schema)?)
             .limit(limit as u64)
             .with_payload(with_payload))
     }
@@ -348,7 +358,7 @@ impl Store for ServerStore {
             }
         };
         check_embedder(&self.collection, &info, &spec.embedder)?;
-        for (field, kind) in INDEXES {
+        for (field, kind) in indexes(&self.schema) {
             if !info.payload_schema.contains_key(field) {
                 self.create_index(field, kind).await?;
             }
@@ -369,12 +379,18 @@ impl Store for ServerStore {
             .map_err(|e| self.err(e))?
             .result
             .map_or(0, |r| r.count);
-        Ok(Some(describe(&self.collection, &info, points)))
+        Ok(Some(describe(
+            &self.collection,
+            &info,
+            points,
+            &self.schema,
+        )))
     }
 
     async fn create_text_index(&self) -> Result<bool> {
         let info = self.raw_info().await?.ok_or_else(|| self.no_collection())?;
-        if let Some(schema) = info.payload_schema.get(keys::TEXT) {
+        let text = self.schema.text.as_str();
+        if let Some(schema) = info.payload_schema.get(text) {
             if schema.data_type == q::PayloadSchemaType::Text as i32 {
                 return Ok(false);
             }
@@ -383,13 +399,13 @@ impl Store for ServerStore {
                 format!(
                     "field `{}` of collection `{}` already has a {} index; creating the \
                      full-text index would replace it: drop that index first",
-                    keys::TEXT,
+                    text,
                     self.collection,
                     schema_kind(schema.data_type)
                 ),
             ));
         }
-        self.create_index(keys::TEXT, IndexKind::Text).await?;
+        self.create_index(text, IndexKind::Text).await?;
         Ok(true)
     }
 
@@ -402,7 +418,9 @@ impl Store for ServerStore {
             check_point(&self.collection, point, want)?;
         }
         let total = points.len();
-        let mut structs = points.into_iter().map(point_struct);
+        let mut structs = points
+            .into_iter()
+            .map(|point| point_struct(point, &self.schema));
         let mut written = 0;
         loop {
             let batch: Vec<q::PointStruct> = structs.by_ref().take(UPSERT_BATCH).collect();
@@ -449,13 +467,14 @@ impl Store for ServerStore {
         let mut found = HashMap::with_capacity(points.len());
         for p in points {
             let id = uuid_of(p.id.as_ref())?;
-            found.insert(id, payload::to_memory(id, json_map(p.payload)));
+            found.insert(id, self.schema.to_memory(id, json_map(p.payload)));
         }
         Ok(ids.iter().filter_map(|id| found.get(id).cloned()).collect())
     }
 
     async fn count(&self, filter: &Filter) -> Result<u64> {
-        self.count_filtered(qdrant_filter(filter)?).await
+        self.count_filtered(qdrant_filter(filter, &self.schema)?)
+            .await
     }
 
     async fn scroll(
@@ -464,7 +483,7 @@ impl Store for ServerStore {
         limit: usize,
         offset: Option<Uuid>,
     ) -> Result<ScrollPage> {
-        self.scroll_filtered(qdrant_filter(filter)?, limit, offset)
+        self.scroll_filtered(qdrant_filter(filter, &self.schema)?, limit, offset)
             .await
     }
 
@@ -506,8 +525,8 @@ impl Store for ServerStore {
         let request = self
             .query_request(filter, limit, with_payload)?
             .query(q::Query::new_text(query))
-            .using(keys::TEXT)
-            .params(tenant_idf(&filter.tenant));
+            .using(self.schema.text.as_str())
+            .params(tenant_idf(&self.schema, &filter.tenant));
         if limit == 0 {
             return Ok(Vec::new());
         }
@@ -516,7 +535,9 @@ impl Store for ServerStore {
             Err(err @ (StoreError::Invalid { .. } | StoreError::Backend(_))) => {
                 // A refused BM25 query most likely means no scored text index: say so.
                 match self.raw_info().await {
-                    Ok(Some(info)) if !text_index_of(&info).is_some_and(|t| t.scoring) => {
+                    Ok(Some(info))
+                        if !text_index_of(&info, &self.schema).is_some_and(|t| t.scoring) =>
+                    {
                         Err(StoreError::NoTextIndex(self.collection.clone()))
                     }
                     _ => Err(err),
@@ -542,7 +563,7 @@ impl Store for ServerStore {
                 vector.values,
             )))
             .using(SPARSE_VECTOR)
-            .params(tenant_idf(&filter.tenant));
+            .params(tenant_idf(&self.schema, &filter.tenant));
         if limit == 0 || empty {
             return Ok(Vec::new());
         }
@@ -566,7 +587,7 @@ impl Store for ServerStore {
                 want,
             });
         }
-        let conditions = qdrant_filter(filter)?;
+        let conditions = qdrant_filter(filter, &self.schema)?;
         let lexical = match lexical {
             NativeLexical::Bm25(text) => {
                 if text.trim().is_empty() {
@@ -574,7 +595,7 @@ impl Store for ServerStore {
                 }
                 PrefetchQueryBuilder::default()
                     .query(q::Query::new_text(text))
-                    .using(keys::TEXT)
+                    .using(self.schema.text.as_str())
             }
             NativeLexical::Sparse(vector) => {
                 check_sparse(&vector)?;
@@ -588,7 +609,7 @@ impl Store for ServerStore {
         };
         let lexical = lexical
             .filter(conditions.clone())
-            .params(tenant_idf(&filter.tenant))
+            .params(tenant_idf(&self.schema, &filter.tenant))
             .limit(prefetch as u64);
         let dense = PrefetchQueryBuilder::default()
             .query(q::Query::new_nearest(q::VectorInput::new_dense(dense)))
@@ -788,41 +809,45 @@ fn no_dense_vector(collection: &str) -> StoreError {
 
 /// The Qdrant filter of a read. The tenant is always a `must`; an empty
 /// `any_terms` gate and blank terms or phrases are refused.
-fn qdrant_filter(f: &Filter) -> Result<q::Filter> {
-    let mut must = vec![keyword(keys::TENANT, &f.tenant)];
+fn qdrant_filter(f: &Filter, layout: &PayloadSchema) -> Result<q::Filter> {
+    let mut must = vec![keyword(&layout.tenant, &f.tenant)];
     if !f.projects.is_empty() {
-        must.push(any_keyword(keys::PROJECT, &f.projects));
+        must.push(any_keyword(&layout.project, &f.projects));
     }
     if !f.kinds.is_empty() {
-        must.push(any_keyword(keys::KIND, &f.kinds));
+        must.push(any_keyword(&layout.kind, &f.kinds));
     }
     if let Some(prefix) = &f.source_prefix {
-        must.push(q::Condition::matches_prefix(keys::SOURCE, prefix.clone()));
+        must.push(q::Condition::matches_prefix(
+            layout.source.as_str(),
+            prefix.clone(),
+        ));
     }
+    let format = layout.time_format;
     if f.created_from.is_some() || f.created_until.is_some() {
-        let range = q::DatetimeRange {
-            gte: f.created_from.map(timestamp),
-            lt: f.created_until.map(timestamp),
-            ..Default::default()
+        let range = Bounds {
+            gte: f.created_from,
+            lt: f.created_until,
+            ..Bounds::default()
         };
-        must.push(q::Condition::datetime_range(keys::CREATED_AT, range));
+        must.push(time_range(&layout.created_at, range, format));
     }
     if let Some(at) = f.valid_at {
         // (valid_from absent OR valid_from <= T) AND (valid_until absent OR valid_until > T)
-        let from = q::DatetimeRange {
-            lte: Some(timestamp(at)),
-            ..Default::default()
+        let from = Bounds {
+            lte: Some(at),
+            ..Bounds::default()
         };
-        let until = q::DatetimeRange {
-            gt: Some(timestamp(at)),
-            ..Default::default()
+        let until = Bounds {
+            gt: Some(at),
+            ..Bounds::default()
         };
-        must.push(open_or(keys::VALID_FROM, from));
-        must.push(open_or(keys::VALID_UNTIL, until));
+        must.push(open_or(&layout.valid_from, from, format));
+        must.push(open_or(&layout.valid_until, until, format));
     }
     for term in &f.all_terms {
         must.push(q::Condition::matches_text(
-            keys::TEXT,
+            layout.text.as_str(),
             non_blank("all_terms term", term)?,
         ));
     }
@@ -838,7 +863,7 @@ fn qdrant_filter(f: &Filter) -> Result<q::Filter> {
             .iter()
             .map(|t| {
                 Ok(q::Condition::matches_text(
-                    keys::TEXT,
+                    layout.text.as_str(),
                     non_blank("any_terms term", t)?,
                 ))
             })
@@ -847,7 +872,7 @@ fn qdrant_filter(f: &Filter) -> Result<q::Filter> {
     }
     if let Some(phrase) = &f.phrase {
         must.push(q::Condition::matches_phrase(
-            keys::TEXT,
+            layout.text.as_str(),
             non_blank("phrase", phrase)?,
         ));
     }
@@ -855,9 +880,9 @@ fn qdrant_filter(f: &Filter) -> Result<q::Filter> {
 }
 
 /// The search params restricting IDF statistics to the tenant's points.
-fn tenant_idf(tenant: &str) -> SearchParamsBuilder {
-    SearchParamsBuilder::default()
-        .idf(IdfParamsBuilder::new().corpus(q::Filter::must([keyword(keys::TENANT, tenant)])))
+fn tenant_idf(layout: &PayloadSchema, tenant: &str) -> SearchParamsBuilder {
+    let corpus = q::Filter::must([keyword(&layout.tenant, tenant)]);
+    SearchParamsBuilder::default().idf(IdfParamsBuilder::new().corpus(corpus))
 }
 
 fn keyword(key: &str, value: &str) -> q::Condition {
@@ -871,13 +896,46 @@ fn any_keyword(key: &str, values: &[String]) -> q::Condition {
     q::Condition::matches(key, q::r#match::MatchValue::Keywords(strings))
 }
 
+/// The bounds of a time condition.
+#[derive(Default)]
+struct Bounds {
+    gte: Option<DateTime<Utc>>,
+    gt: Option<DateTime<Utc>>,
+    lt: Option<DateTime<Utc>>,
+    lte: Option<DateTime<Utc>>,
+}
+
+/// A range over times as the collection writes them: a datetime range on
+/// RFC 3339 strings, a numeric range on Unix numbers.
+fn time_range(key: &str, b: Bounds, format: TimeFormat) -> q::Condition {
+    match format {
+        TimeFormat::Rfc3339 => q::Condition::datetime_range(
+            key,
+            q::DatetimeRange {
+                gte: b.gte.map(timestamp),
+                gt: b.gt.map(timestamp),
+                lt: b.lt.map(timestamp),
+                lte: b.lte.map(timestamp),
+            },
+        ),
+        TimeFormat::UnixSeconds | TimeFormat::UnixMillis => {
+            let n = |t: Option<DateTime<Utc>>| t.map(|t| format.number(t));
+            q::Condition::range(
+                key,
+                q::Range {
+                    gte: n(b.gte),
+                    gt: n(b.gt),
+                    lt: n(b.lt),
+                    lte: n(b.lte),
+                },
+            )
+        }
+    }
+}
+
 /// `key` is absent, or within `range`.
-fn open_or(key: &str, range: q::DatetimeRange) -> q::Condition {
-    q::Filter::should([
-        q::Condition::is_empty(key),
-        q::Condition::datetime_range(key, range),
-    ])
-    .into()
+fn open_or(key: &str, range: Bounds, format: TimeFormat) -> q::Condition {
+    q::Filter::should([q::Condition::is_empty(key), time_range(key, range, format)]).into()
 }
 
 fn non_blank(what: &'static str, s: &str) -> Result<String> {
@@ -963,18 +1021,14 @@ fn no_sparse() -> q::Filter {
     q::Filter::must_not([q::Condition::has_vector(SPARSE_VECTOR)])
 }
 
-fn point_struct(point: Point) -> q::PointStruct {
+fn point_struct(point: Point, layout: &PayloadSchema) -> q::PointStruct {
     let id = point_id(point.memory.id);
     let mut vectors =
         q::NamedVectors::default().add_vector(DENSE_VECTOR, q::Vector::new_dense(point.dense));
     if let Some(s) = point.sparse {
         vectors = vectors.add_vector(SPARSE_VECTOR, q::Vector::new_sparse(s.indices, s.values));
     }
-    q::PointStruct::new(
-        id,
-        vectors,
-        Payload::from(payload::to_payload(&point.memory)),
-    )
+    q::PointStruct::new(id, vectors, Payload::from(layout.to_payload(&point.memory)))
 }
 
 /// The payload of a memory: `model::keys`, datetimes as RFC 3339 UTC strings,
@@ -986,9 +1040,9 @@ fn json_map(payload: HashMap<String, q::Value>) -> Map<String, Json> {
         .collect()
 }
 
-fn scored_hit(p: q::ScoredPoint, with_payload: bool) -> Result<Hit> {
+fn scored_hit(p: q::ScoredPoint, with_payload: bool, layout: &PayloadSchema) -> Result<Hit> {
     let id = uuid_of(p.id.as_ref())?;
-    let memory = with_payload.then(|| payload::to_memory(id, json_map(p.payload)));
+    let memory = with_payload.then(|| layout.to_memory(id, json_map(p.payload)));
     Ok(Hit {
         id,
         score: p.score,
@@ -1010,18 +1064,28 @@ enum IndexKind {
     /// Keyword with prefix matching.
     KeywordPrefix,
     Datetime,
+    /// Unix times.
+    Number,
 }
 
-const INDEXES: [(&str, IndexKind); 8] = [
-    (keys::TEXT, IndexKind::Text),
-    (keys::TENANT, IndexKind::Tenant),
-    (keys::PROJECT, IndexKind::Keyword),
-    (keys::KIND, IndexKind::Keyword),
-    (keys::SOURCE, IndexKind::KeywordPrefix),
-    (keys::CREATED_AT, IndexKind::Datetime),
-    (keys::VALID_FROM, IndexKind::Datetime),
-    (keys::VALID_UNTIL, IndexKind::Datetime),
-];
+/// Every payload index of a trine collection, on the keys of `layout`; times
+/// get a datetime index, or a float index when they are Unix numbers.
+fn indexes(layout: &PayloadSchema) -> [(&str, IndexKind); 8] {
+    let time = match layout.time_format {
+        TimeFormat::Rfc3339 => IndexKind::Datetime,
+        TimeFormat::UnixSeconds | TimeFormat::UnixMillis => IndexKind::Number,
+    };
+    [
+        (&layout.text, IndexKind::Text),
+        (&layout.tenant, IndexKind::Tenant),
+        (&layout.project, IndexKind::Keyword),
+        (&layout.kind, IndexKind::Keyword),
+        (&layout.source, IndexKind::KeywordPrefix),
+        (&layout.created_at, time),
+        (&layout.valid_from, time),
+        (&layout.valid_until, time),
+    ]
+}
 
 /// The field type and index params of an index kind. Text and time indexes
 /// build no extra HNSW links (DESIGN.md §8: that halves optimize time).
@@ -1058,6 +1122,13 @@ fn index_params(kind: IndexKind) -> (q::FieldType, q::payload_index_params::Inde
         IndexKind::Datetime => (
             q::FieldType::Datetime,
             DatetimeIndexParamsBuilder::default()
+                .enable_hnsw(false)
+                .build()
+                .into(),
+        ),
+        IndexKind::Number => (
+            q::FieldType::Float,
+            FloatIndexParamsBuilder::default()
                 .enable_hnsw(false)
                 .build()
                 .into(),
@@ -1129,8 +1200,8 @@ fn sparse_idf_of(info: &q::CollectionInfo) -> bool {
 }
 
 /// The full-text index on the text field, if there is one.
-fn text_index_of(info: &q::CollectionInfo) -> Option<TextIndexInfo> {
-    let schema = info.payload_schema.get(keys::TEXT)?;
+fn text_index_of(info: &q::CollectionInfo, layout: &PayloadSchema) -> Option<TextIndexInfo> {
+    let schema = info.payload_schema.get(&layout.text)?;
     if schema.data_type != q::PayloadSchemaType::Text as i32 {
         return None;
     }
@@ -1172,7 +1243,12 @@ fn schema_kind(data_type: i32) -> &'static str {
 }
 
 /// What `trine doctor` reports of a server collection holding `points` points.
-fn describe(name: &str, info: &q::CollectionInfo, points: u64) -> CollectionInfo {
+fn describe(
+    name: &str,
+    info: &q::CollectionInfo,
+    points: u64,
+    layout: &PayloadSchema,
+) -> CollectionInfo {
     let mut payload_indexes: Vec<PayloadIndex> = info
         .payload_schema
         .iter()
@@ -1191,13 +1267,15 @@ fn describe(name: &str, info: &q::CollectionInfo, points: u64) -> CollectionInfo
         points,
         segments: usize::try_from(info.segments_count).unwrap_or(usize::MAX),
         payload_indexes,
-        text_index: text_index_of(info),
+        text_index: text_index_of(info, layout),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::keys;
+    use crate::payload::PayloadSchema;
     use chrono::TimeZone;
     use serde_json::json;
 
@@ -1340,7 +1418,8 @@ mod tests {
             ),
         ];
         for (name, filter, must) in cases {
-            let got = qdrant_filter(&filter).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let got = qdrant_filter(&filter, &PayloadSchema::default())
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(got, q::Filter::must(must), "{name}");
         }
     }
@@ -1378,7 +1457,7 @@ mod tests {
             ),
         ];
         for (name, filter) in cases {
-            match qdrant_filter(&filter) {
+            match qdrant_filter(&filter, &PayloadSchema::default()) {
                 Err(StoreError::Invalid { .. }) => {}
                 other => panic!("{name}: expected invalid, got {other:?}"),
             }
@@ -1387,7 +1466,7 @@ mod tests {
 
     #[test]
     fn idf_corpus_is_the_tenant() {
-        let params: q::SearchParams = tenant_idf("acme").build();
+        let params: q::SearchParams = tenant_idf(&PayloadSchema::default(), "acme").build();
         let corpus = params.idf.and_then(|i| i.corpus);
         assert_eq!(corpus, Some(q::Filter::must([tenant_cond()])));
     }
@@ -1431,20 +1510,24 @@ mod tests {
             },
         ];
         for m in cases {
-            let qdrant: HashMap<String, q::Value> = Payload::from(payload::to_payload(&m)).into();
-            assert_eq!(payload::to_memory(m.id, json_map(qdrant)), m);
+            let qdrant: HashMap<String, q::Value> =
+                Payload::from(PayloadSchema::default().to_payload(&m)).into();
+            assert_eq!(
+                PayloadSchema::default().to_memory(m.id, json_map(qdrant)),
+                m
+            );
         }
     }
 
     #[test]
     fn payload_layout() {
-        let p = payload::to_payload(&full_memory());
+        let p = PayloadSchema::default().to_payload(&full_memory());
         assert_eq!(p[keys::CREATED_AT], json!("2026-11-11T09:58:00Z"));
         assert_eq!(p[keys::VALID_FROM], json!("2026-01-01T00:00:00.123456789Z"));
         assert_eq!(p[keys::TENANT], json!("acme"));
         assert!(p[keys::METADATA].is_object());
 
-        let minimal = payload::to_payload(&Memory {
+        let minimal = PayloadSchema::default().to_payload(&Memory {
             metadata: None,
             source: None,
             valid_until: None,
@@ -1510,7 +1593,7 @@ mod tests {
             let Json::Object(map) = payload else {
                 panic!("test payload must be an object")
             };
-            assert_eq!(payload::to_memory(id, map), want);
+            assert_eq!(PayloadSchema::default().to_memory(id, map), want);
         }
     }
 
@@ -1684,10 +1767,24 @@ mod tests {
             index_params(IndexKind::Datetime),
             (q::FieldType::Datetime, P::DatetimeIndexParams(_))
         ));
-        let fields: Vec<&str> = INDEXES.iter().map(|(f, _)| *f).collect();
+        assert!(matches!(
+            index_params(IndexKind::Number),
+            (q::FieldType::Float, P::FloatIndexParams(_))
+        ));
+        let trine = PayloadSchema::default();
+        let fields: Vec<&str> = indexes(&trine).iter().map(|(f, _)| *f).collect();
         for key in [keys::TEXT, keys::TENANT, keys::SOURCE, keys::VALID_UNTIL] {
             assert!(fields.contains(&key));
         }
+        let other = PayloadSchema {
+            text: "content".into(),
+            created_at: "ts".into(),
+            time_format: TimeFormat::UnixMillis,
+            ..PayloadSchema::default()
+        };
+        let other = indexes(&other);
+        assert_eq!(other[0], ("content", IndexKind::Text));
+        assert!(other.contains(&("ts", IndexKind::Number)));
     }
 
     fn server_info(
@@ -1766,7 +1863,7 @@ mod tests {
     fn describes_a_collection() {
         let minilm = embedder("minilm", 384);
         let info = server_info(embedder_metadata(&minilm), 384, true);
-        let got = describe("mem", &info, 42);
+        let got = describe("mem", &info, 42, &PayloadSchema::default());
         assert_eq!(got.name, "mem");
         assert_eq!(got.backend, "server");
         assert_eq!(got.embedder, Some(minilm));
@@ -1788,7 +1885,12 @@ mod tests {
                 scoring: true,
             })
         );
-        let unscored = describe("mem", &server_info(HashMap::new(), 8, false), 0);
+        let unscored = describe(
+            "mem",
+            &server_info(HashMap::new(), 8, false),
+            0,
+            &PayloadSchema::default(),
+        );
         assert_eq!(unscored.embedder, None);
         assert_eq!(unscored.text_index.map(|t| t.scoring), Some(false));
     }

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use serde_json::json;
 use trine_store::{
-    CollectionSpec, EdgeStore, EmbedderId, Filter, Memory, NativeLexical, Point, SparseVector,
-    Store, StoreError, TextIndexInfo,
+    CollectionSpec, EdgeStore, EmbedderId, Filter, Memory, NativeLexical, PayloadSchema, Point,
+    SparseVector, Store, StoreError, TextIndexInfo, TimeFormat,
 };
 use uuid::Uuid;
 
@@ -29,8 +29,33 @@ async fn contract_on_edge() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = EdgeStore::open(dir.path(), "contract").expect("open edge store");
     let started = Instant::now();
-    run_contract(Arc::new(store)).await;
+    run_contract(Arc::new(store), &PayloadSchema::default()).await;
     eprintln!("contract suite on edge: {:?}", started.elapsed());
+}
+
+/// The layout of a collection another tool wrote: its own keys, times as
+/// Unix milliseconds.
+fn another_tools_layout() -> PayloadSchema {
+    PayloadSchema {
+        text: "content".into(),
+        source: "url".into(),
+        tenant: "user_id".into(),
+        project: "workspace".into(),
+        kind: "type".into(),
+        created_at: "ts".into(),
+        valid_from: "start_ms".into(),
+        valid_until: "end_ms".into(),
+        metadata: "extra".into(),
+        time_format: TimeFormat::UnixMillis,
+    }
+}
+
+#[tokio::test]
+async fn contract_on_edge_with_another_tools_layout() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = EdgeStore::open_with(dir.path(), "contract", another_tools_layout())
+        .expect("open edge store");
+    run_contract(Arc::new(store), &another_tools_layout()).await;
 }
 
 #[tokio::test]
@@ -44,15 +69,32 @@ async fn contract_on_server() {
         .await
         .expect("connect to the qdrant server");
     eprintln!("contract suite on {url}, collection {collection}");
-    run_contract(Arc::new(store)).await;
+    run_contract(Arc::new(store), &PayloadSchema::default()).await;
+}
+
+#[tokio::test]
+async fn contract_on_server_with_another_tools_layout() {
+    let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {
+        eprintln!(
+            "skipped: contract suite on a Qdrant server with another tool's layout (set TRINE_QDRANT_URL to run it)"
+        );
+        return;
+    };
+    let collection = format!("trine_contract_layout_{}", Uuid::new_v4().simple());
+    let store = trine_store::ServerStore::connect(&url, &collection)
+        .await
+        .expect("connect to the qdrant server")
+        .with_schema(another_tools_layout())
+        .expect("a valid layout");
+    run_contract(Arc::new(store), &another_tools_layout()).await;
 }
 
 /// The whole contract, in order: the collection does not exist, is created,
 /// then each check works in its own tenant; last, optimize keeps answers.
-async fn run_contract(store: Arc<dyn Store>) {
+async fn run_contract(store: Arc<dyn Store>, layout: &PayloadSchema) {
     let store = store.as_ref();
     missing_collection_reads_as_absent(store).await;
-    ensure_is_idempotent_and_refuses_another_embedder(store).await;
+    ensure_is_idempotent_and_refuses_another_embedder(store, layout).await;
     text_index_reports_phrase_and_scoring(store).await;
     every_field_round_trips(store).await;
     get_keeps_the_order_asked_and_leaves_out_missing(store).await;
@@ -218,7 +260,10 @@ async fn missing_collection_reads_as_absent(store: &dyn Store) {
     );
 }
 
-async fn ensure_is_idempotent_and_refuses_another_embedder(store: &dyn Store) {
+async fn ensure_is_idempotent_and_refuses_another_embedder(
+    store: &dyn Store,
+    layout: &PayloadSchema,
+) {
     let first = store
         .ensure_collection(&spec())
         .await
@@ -246,15 +291,19 @@ async fn ensure_is_idempotent_and_refuses_another_embedder(store: &dyn Store) {
         .iter()
         .map(|i| (i.field.clone(), i.kind.clone()))
         .collect();
+    let time = match layout.time_format {
+        TimeFormat::Rfc3339 => "datetime",
+        TimeFormat::UnixSeconds | TimeFormat::UnixMillis => "float",
+    };
     let want = [
-        ("text", "text"),
-        ("tenant", "keyword"),
-        ("project", "keyword"),
-        ("kind", "keyword"),
-        ("source", "keyword"),
-        ("created_at", "datetime"),
-        ("valid_from", "datetime"),
-        ("valid_until", "datetime"),
+        (&layout.text, "text"),
+        (&layout.tenant, "keyword"),
+        (&layout.project, "keyword"),
+        (&layout.kind, "keyword"),
+        (&layout.source, "keyword"),
+        (&layout.created_at, time),
+        (&layout.valid_from, time),
+        (&layout.valid_until, time),
     ];
     for (field, kind) in want {
         assert!(

@@ -6,12 +6,11 @@ use std::collections::HashMap;
 use qdrant_edge as qe;
 use uuid::Uuid;
 
-use crate::{
-    DENSE_VECTOR, Memory, Point, Result, SPARSE_VECTOR, SparseVector, StoreError, payload,
-};
+use crate::payload::PayloadSchema;
+use crate::{DENSE_VECTOR, Memory, Point, Result, SPARSE_VECTOR, SparseVector, StoreError};
 
 /// A point as Edge stores it. The caller has checked the dense dimension.
-pub(super) fn to_point(point: Point) -> Result<qe::PointStructPersisted> {
+pub(super) fn to_point(point: Point, schema: &PayloadSchema) -> Result<qe::PointStructPersisted> {
     let Point {
         memory,
         dense,
@@ -24,7 +23,7 @@ pub(super) fn to_point(point: Point) -> Result<qe::PointStructPersisted> {
     Ok(qe::PointStructPersisted {
         id: qe::PointId::Uuid(memory.id),
         vector: qe::VectorStructInternal::Named(vectors).into(),
-        payload: Some(qe::Payload(payload::to_payload(&memory))),
+        payload: Some(qe::Payload(schema.to_payload(&memory))),
     })
 }
 
@@ -36,9 +35,9 @@ pub(super) fn to_sparse(sparse: SparseVector) -> Result<qe::VectorInternal> {
         .map_err(|e| StoreError::invalid("sparse vector", e.to_string()))
 }
 
-/// The memory of a point read back ([`crate::payload::to_memory`]).
-pub(super) fn to_memory(id: Uuid, payload: Option<qe::Payload>) -> Memory {
-    payload::to_memory(id, payload.map(|p| p.0).unwrap_or_default())
+/// The memory of a point read back ([`PayloadSchema::to_memory`]).
+pub(super) fn to_memory(id: Uuid, payload: Option<qe::Payload>, schema: &PayloadSchema) -> Memory {
+    schema.to_memory(id, payload.map(|p| p.0).unwrap_or_default())
 }
 
 /// A point id as a memory id. trine writes UUIDs; a numeric id of a

@@ -3,44 +3,44 @@
 
 use chrono::{DateTime, Utc};
 use qdrant_edge as qe;
+use qe::external::ordered_float::OrderedFloat;
 use qe::{Condition, FieldCondition, IsEmptyCondition, IsNullCondition, Match, MatchPhrase, Range};
 
-use crate::{Filter, Result, StoreError, keys};
+use crate::{Filter, PayloadSchema, Result, StoreError, TimeFormat};
 
 /// The Qdrant filter of a read. The tenant is required; an empty `any_terms`
 /// gate, an empty term or an empty phrase are refused rather than read as
 /// "no condition".
-pub(super) fn to_qdrant(filter: &Filter) -> Result<qe::Filter> {
+pub(super) fn to_qdrant(filter: &Filter, layout: &PayloadSchema) -> Result<qe::Filter> {
     if filter.tenant.trim().is_empty() {
         return Err(StoreError::invalid(
             "filter",
             "the tenant is required on every read",
         ));
     }
-    let mut must = vec![field(keys::TENANT, keyword(&filter.tenant))?];
+    let mut must = vec![field(&layout.tenant, keyword(&filter.tenant))?];
     if !filter.projects.is_empty() {
-        must.push(field(keys::PROJECT, any_of(&filter.projects))?);
+        must.push(field(&layout.project, any_of(&filter.projects))?);
     }
     if !filter.kinds.is_empty() {
-        must.push(field(keys::KIND, any_of(&filter.kinds))?);
+        must.push(field(&layout.kind, any_of(&filter.kinds))?);
     }
     if let Some(prefix) = &filter.source_prefix {
-        must.push(field(keys::SOURCE, Match::new_prefix(prefix))?);
+        must.push(field(&layout.source, Match::new_prefix(prefix))?);
     }
     if filter.created_from.is_some() || filter.created_until.is_some() {
-        let range = Range {
-            gte: filter.created_from.map(Into::into),
-            lt: filter.created_until.map(Into::into),
-            gt: None,
-            lte: None,
+        let range = Bounds {
+            gte: filter.created_from,
+            lt: filter.created_until,
+            ..Bounds::default()
         };
-        must.push(time_range(keys::CREATED_AT, range)?);
+        must.push(time_range(&layout.created_at, range, layout.time_format)?);
     }
     if let Some(at) = filter.valid_at {
-        must.extend(valid_at(at)?);
+        must.extend(valid_at(at, layout)?);
     }
     for term in &filter.all_terms {
-        must.push(text(term, "all_terms")?);
+        must.push(text(term, "all_terms", layout)?);
     }
     if let Some(gate) = &filter.any_terms {
         if gate.is_empty() {
@@ -51,7 +51,7 @@ pub(super) fn to_qdrant(filter: &Filter) -> Result<qe::Filter> {
         }
         let should = gate
             .iter()
-            .map(|term| text(term, "any_terms"))
+            .map(|term| text(term, "any_terms", layout))
             .collect::<Result<Vec<_>>>()?;
         must.push(Condition::Filter(qe::Filter {
             should: Some(should),
@@ -65,7 +65,7 @@ pub(super) fn to_qdrant(filter: &Filter) -> Result<qe::Filter> {
         let phrase = Match::Phrase(MatchPhrase {
             phrase: phrase.clone(),
         });
-        must.push(field(keys::TEXT, phrase)?);
+        must.push(field(&layout.text, phrase)?);
     }
     Ok(qe::Filter {
         must: Some(must),
@@ -74,36 +74,45 @@ pub(super) fn to_qdrant(filter: &Filter) -> Result<qe::Filter> {
 }
 
 /// The points of the tenant only: the IDF corpus of BM25 and sparse queries.
-pub(super) fn tenant_only(filter: &Filter) -> Result<qe::Filter> {
+pub(super) fn tenant_only(filter: &Filter, layout: &PayloadSchema) -> Result<qe::Filter> {
     Ok(qe::Filter::new_must(field(
-        keys::TENANT,
+        &layout.tenant,
         keyword(&filter.tenant),
     )?))
 }
 
+/// The bounds of a time condition.
+#[derive(Default)]
+struct Bounds {
+    gte: Option<DateTime<Utc>>,
+    gt: Option<DateTime<Utc>>,
+    lt: Option<DateTime<Utc>>,
+    lte: Option<DateTime<Utc>>,
+}
+
 /// The validity view at `at`: `valid_from` open or `<= at`, and `valid_until`
 /// open or `> at`. Open means absent, empty or null.
-fn valid_at(at: DateTime<Utc>) -> Result<[Condition; 2]> {
-    let from = Range {
-        lte: Some(at.into()),
-        ..no_range()
+fn valid_at(at: DateTime<Utc>, layout: &PayloadSchema) -> Result<[Condition; 2]> {
+    let from = Bounds {
+        lte: Some(at),
+        ..Bounds::default()
     };
-    let until = Range {
-        gt: Some(at.into()),
-        ..no_range()
+    let until = Bounds {
+        gt: Some(at),
+        ..Bounds::default()
     };
     Ok([
-        open_or(keys::VALID_FROM, from)?,
-        open_or(keys::VALID_UNTIL, until)?,
+        open_or(&layout.valid_from, from, layout.time_format)?,
+        open_or(&layout.valid_until, until, layout.time_format)?,
     ])
 }
 
 /// `key` is absent, empty or null, or lies in `range`.
-fn open_or(key: &str, range: Range<qe::DateTimeWrapper>) -> Result<Condition> {
+fn open_or(key: &str, range: Bounds, format: TimeFormat) -> Result<Condition> {
     let should = vec![
         Condition::IsEmpty(IsEmptyCondition::from(path(key)?)),
         Condition::IsNull(IsNullCondition::from(path(key)?)),
-        time_range(key, range)?,
+        time_range(key, range, format)?,
     ];
     Ok(Condition::Filter(qe::Filter {
         should: Some(should),
@@ -111,31 +120,44 @@ fn open_or(key: &str, range: Range<qe::DateTimeWrapper>) -> Result<Condition> {
     }))
 }
 
-fn no_range() -> Range<qe::DateTimeWrapper> {
-    Range {
-        lt: None,
-        gt: None,
-        gte: None,
-        lte: None,
-    }
-}
-
-fn time_range(key: &str, range: Range<qe::DateTimeWrapper>) -> Result<Condition> {
-    Ok(Condition::Field(FieldCondition::new_datetime_range(
-        path(key)?,
-        range,
-    )))
+/// A range over times as the collection writes them: a datetime range on
+/// RFC 3339 strings, a numeric range on Unix numbers.
+fn time_range(key: &str, b: Bounds, format: TimeFormat) -> Result<Condition> {
+    let condition = match format {
+        TimeFormat::Rfc3339 => FieldCondition::new_datetime_range(
+            path(key)?,
+            Range {
+                gte: b.gte.map(Into::into),
+                gt: b.gt.map(Into::into),
+                lt: b.lt.map(Into::into),
+                lte: b.lte.map(Into::into),
+            },
+        ),
+        TimeFormat::UnixSeconds | TimeFormat::UnixMillis => {
+            let n = |t: Option<DateTime<Utc>>| t.map(|t| OrderedFloat(format.number(t)));
+            FieldCondition::new_range(
+                path(key)?,
+                Range {
+                    gte: n(b.gte),
+                    gt: n(b.gt),
+                    lt: n(b.lt),
+                    lte: n(b.lte),
+                },
+            )
+        }
+    };
+    Ok(Condition::Field(condition))
 }
 
 /// One full-text condition on the text: every token of `term` is in it.
-fn text(term: &str, what: &str) -> Result<Condition> {
+fn text(term: &str, what: &str, layout: &PayloadSchema) -> Result<Condition> {
     if term.trim().is_empty() {
         return Err(StoreError::invalid(
             "filter",
             format!("{what} holds an empty term"),
         ));
     }
-    field(keys::TEXT, Match::new_text(term))
+    field(&layout.text, Match::new_text(term))
 }
 
 fn keyword(value: &str) -> Match {
@@ -162,9 +184,10 @@ pub(super) fn path(key: &str) -> Result<qe::JsonPath> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::keys;
 
     fn must(filter: &Filter) -> Vec<Condition> {
-        to_qdrant(filter)
+        to_qdrant(filter, &PayloadSchema::default())
             .expect("filter translates")
             .must
             .expect("a must clause")
@@ -210,7 +233,7 @@ mod tests {
             ),
         ];
         for (filter, want) in table {
-            let err = to_qdrant(filter).expect_err("refused");
+            let err = to_qdrant(filter, &PayloadSchema::default()).expect_err("refused");
             assert!(matches!(err, StoreError::Invalid { .. }), "{err}");
             assert!(err.to_string().contains(want), "{err} lacks {want:?}");
         }
@@ -258,16 +281,37 @@ mod tests {
             created_until: Some(until),
             ..Filter::tenant("t")
         };
-        let want = time_range(
-            keys::CREATED_AT,
+        let bounds = || Bounds {
+            gte: Some(from),
+            lt: Some(until),
+            ..Bounds::default()
+        };
+        let want = time_range(keys::CREATED_AT, bounds(), TimeFormat::Rfc3339).expect("range");
+        assert_eq!(must(&filter)[1], want);
+
+        // Another tool's layout: its key, Unix seconds, a numeric range.
+        let layout = PayloadSchema {
+            created_at: "ts".into(),
+            time_format: TimeFormat::UnixSeconds,
+            ..PayloadSchema::default()
+        };
+        let got = to_qdrant(&filter, &layout)
+            .expect("translates")
+            .must
+            .unwrap();
+        let numeric = Condition::Field(FieldCondition::new_range(
+            path("ts").expect("path"),
             Range {
-                gte: Some(from.into()),
-                lt: Some(until.into()),
+                gte: Some(OrderedFloat(from.timestamp() as f64)),
+                lt: Some(OrderedFloat(until.timestamp() as f64)),
                 gt: None,
                 lte: None,
             },
-        )
-        .expect("range");
-        assert_eq!(must(&filter)[1], want);
+        ));
+        assert_eq!(got[1], numeric);
+        assert_eq!(
+            time_range("ts", bounds(), TimeFormat::UnixSeconds).expect("range"),
+            numeric
+        );
     }
 }

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::filter::path;
 use crate::{
-    CollectionSpec, DENSE_VECTOR, EmbedderId, PayloadIndex, Result, SPARSE_VECTOR, StoreError,
-    TextIndexInfo, keys,
+    CollectionSpec, DENSE_VECTOR, EmbedderId, PayloadIndex, PayloadSchema, Result, SPARSE_VECTOR,
+    StoreError, TextIndexInfo, TimeFormat,
 };
 
 /// The file recording which embedder wrote a collection.
@@ -119,27 +119,34 @@ pub(super) fn text_index() -> qe::PayloadSchemaParams {
     )
 }
 
-/// Every payload index of a trine collection, the text index first.
-pub(super) fn payload_indexes() -> Vec<(&'static str, qe::PayloadSchemaParams)> {
+/// Every payload index of a trine collection, the text index first, on the
+/// keys of `layout`; times get a datetime index, or a float index when they
+/// are Unix numbers.
+pub(super) fn payload_indexes(layout: &PayloadSchema) -> Vec<(&str, qe::PayloadSchemaParams)> {
     let keyword = || qe::PayloadSchemaParams::Keyword(qe::KeywordIndexParamsBuilder::new().build());
     let source =
         qe::PayloadSchemaParams::Keyword(qe::KeywordIndexParamsBuilder::new().prefix(true).build());
-    let datetime = || {
-        qe::PayloadSchemaParams::Datetime(
+    let time = || match layout.time_format {
+        TimeFormat::Rfc3339 => qe::PayloadSchemaParams::Datetime(
             qe::DatetimeIndexParamsBuilder::new()
                 .enable_hnsw(false)
                 .build(),
-        )
+        ),
+        TimeFormat::UnixSeconds | TimeFormat::UnixMillis => qe::PayloadSchemaParams::Float(
+            qe::FloatIndexParamsBuilder::new()
+                .enable_hnsw(false)
+                .build(),
+        ),
     };
     vec![
-        (keys::TEXT, text_index()),
-        (keys::TENANT, keyword()),
-        (keys::PROJECT, keyword()),
-        (keys::KIND, keyword()),
-        (keys::SOURCE, source),
-        (keys::CREATED_AT, datetime()),
-        (keys::VALID_FROM, datetime()),
-        (keys::VALID_UNTIL, datetime()),
+        (layout.text.as_str(), text_index()),
+        (layout.tenant.as_str(), keyword()),
+        (layout.project.as_str(), keyword()),
+        (layout.kind.as_str(), keyword()),
+        (layout.source.as_str(), source),
+        (layout.created_at.as_str(), time()),
+        (layout.valid_from.as_str(), time()),
+        (layout.valid_until.as_str(), time()),
     ]
 }
 
@@ -171,11 +178,14 @@ pub(super) fn payload_index_list(info: &qe::ShardInfo) -> Vec<PayloadIndex> {
 }
 
 /// The full-text index on the text, as the shard reports it.
-pub(super) fn text_index_info(info: &qe::ShardInfo) -> Option<TextIndexInfo> {
+pub(super) fn text_index_info(
+    info: &qe::ShardInfo,
+    layout: &PayloadSchema,
+) -> Option<TextIndexInfo> {
     let (_, index) = info
         .payload_schema
         .iter()
-        .find(|(field, _)| field.to_string() == keys::TEXT)?;
+        .find(|(field, _)| field.to_string() == layout.text)?;
     let params = match &index.params {
         Some(qe::PayloadSchemaParams::Text(params)) => params.clone(),
         Some(_) => return None,
@@ -218,7 +228,8 @@ mod tests {
 
     #[test]
     fn every_trine_field_is_indexed() {
-        let fields: Vec<&str> = payload_indexes().iter().map(|(f, _)| *f).collect();
+        let trine = PayloadSchema::default();
+        let fields: Vec<&str> = payload_indexes(&trine).iter().map(|(f, _)| *f).collect();
         assert_eq!(
             fields,
             [
