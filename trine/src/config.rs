@@ -30,7 +30,7 @@ pub struct Config {
     pub lexical: LexicalSection,
     /// Where each field of a memory lives in the payload, and how times are
     /// written: a collection another tool wrote is searched as it is.
-    pub payload: PayloadSection,
+    pub payload: trine_store::PayloadSchema,
     /// Shards of a collection trine creates on a Qdrant server (a cluster).
     pub shards: Option<u32>,
     /// Copies of each shard across the cluster's nodes.
@@ -64,62 +64,6 @@ impl Default for LexicalSection {
     }
 }
 
-/// `[payload]`: the payload key of each field, and the time format
-/// (`rfc3339`, `unix_seconds` or `unix_millis`); trine's own by default.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct PayloadSection {
-    pub text: String,
-    pub source: String,
-    pub tenant: String,
-    pub project: String,
-    pub kind: String,
-    pub created_at: String,
-    pub valid_from: String,
-    pub valid_until: String,
-    pub metadata: String,
-    pub time_format: String,
-}
-
-impl Default for PayloadSection {
-    fn default() -> Self {
-        let trine = trine_store::PayloadSchema::default();
-        Self {
-            text: trine.text,
-            source: trine.source,
-            tenant: trine.tenant,
-            project: trine.project,
-            kind: trine.kind,
-            created_at: trine.created_at,
-            valid_from: trine.valid_from,
-            valid_until: trine.valid_until,
-            metadata: trine.metadata,
-            time_format: trine.time_format.name().to_string(),
-        }
-    }
-}
-
-impl PayloadSection {
-    /// The store's payload schema, or what is wrong with the section.
-    pub fn schema(&self) -> Result<trine_store::PayloadSchema, String> {
-        let schema = trine_store::PayloadSchema {
-            text: self.text.clone(),
-            source: self.source.clone(),
-            tenant: self.tenant.clone(),
-            project: self.project.clone(),
-            kind: self.kind.clone(),
-            created_at: self.created_at.clone(),
-            valid_from: self.valid_from.clone(),
-            valid_until: self.valid_until.clone(),
-            metadata: self.metadata.clone(),
-            time_format: trine_store::TimeFormat::parse(&self.time_format)
-                .map_err(|e| format!("payload.time_format: {e}"))?,
-        };
-        schema.validate().map_err(|e| format!("[payload]: {e}"))?;
-        Ok(schema)
-    }
-}
-
 /// Where a gateway finds the internal services (`host:port` or a URL).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -141,7 +85,7 @@ impl Default for Config {
             otlp_endpoint: None,
             peers: PeersConfig::default(),
             lexical: LexicalSection::default(),
-            payload: PayloadSection::default(),
+            payload: trine_store::PayloadSchema::default(),
             shards: None,
             replication_factor: None,
         }
@@ -281,7 +225,9 @@ impl Config {
         trine_embed::EmbedderKind::parse(&self.embedder)
             .map_err(|e| ConfigError::Invalid(e.to_string()))?;
         trine_core::Strategy::parse(&self.lexical.strategy).map_err(ConfigError::Invalid)?;
-        self.payload.schema().map_err(ConfigError::Invalid)?;
+        self.payload
+            .validate()
+            .map_err(|e| ConfigError::Invalid(format!("[payload]: {e}")))?;
         if self.shards == Some(0) || self.replication_factor == Some(0) {
             return Err(ConfigError::Invalid(
                 "shards and replication_factor must be at least 1 (or left out)".to_string(),
@@ -372,16 +318,13 @@ mod tests {
         let (_dir, o) = overrides_with_file(
             "[payload]\ntext = \"content\"\ncreated_at = \"ts\"\ntime_format = \"unix_seconds\"\n",
         );
-        let schema = Config::load(&o).unwrap().payload.schema().unwrap();
+        let schema = Config::load(&o).unwrap().payload;
         assert_eq!(schema.text, "content");
         assert_eq!(schema.created_at, "ts");
         assert_eq!(schema.tenant, "tenant");
         assert_eq!(schema.time_format, trine_store::TimeFormat::UnixSeconds);
-        let trine = Config::load(&Overrides::default())
-            .unwrap()
-            .payload
-            .schema();
-        assert_eq!(trine.unwrap(), trine_store::PayloadSchema::default());
+        let trine = Config::load(&Overrides::default()).unwrap().payload;
+        assert_eq!(trine, trine_store::PayloadSchema::default());
     }
 
     #[test]
@@ -396,10 +339,7 @@ mod tests {
             ),
             ("[lexical]\ncap = 0\n", "lexical.cap"),
             ("shards = 0\n", "at least 1"),
-            (
-                "[payload]\ntime_format = \"epoch\"\n",
-                "payload.time_format",
-            ),
+            ("[payload]\ntime_format = \"epoch\"\n", "unix_seconds"),
             ("[payload]\ntext = \"tenant\"\n", "given to two fields"),
             ("[payload]\ncolour = \"x\"\n", "unknown field"),
             ("replication_factor = 0\n", "at least 1"),

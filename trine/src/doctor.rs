@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use serde::Serialize;
 use trine_core::model::CollectionInfo;
 use trine_lexical::Ready;
-use trine_store::{PayloadSchema, TimeFormat};
 
 use crate::{CmdResult, Config, open_store};
 
@@ -43,24 +42,6 @@ pub struct StrategyReport {
     /// What is missing and the command that fixes it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub missing: Option<String>,
-}
-
-/// Payload indexes trine expects in the configured layout, with their kinds.
-fn expected_indexes(layout: &PayloadSchema) -> [(&str, &'static str); 8] {
-    let time = match layout.time_format {
-        TimeFormat::Rfc3339 => "datetime",
-        TimeFormat::UnixSeconds | TimeFormat::UnixMillis => "float",
-    };
-    [
-        (&layout.text, "text"),
-        (&layout.tenant, "keyword"),
-        (&layout.project, "keyword"),
-        (&layout.kind, "keyword"),
-        (&layout.source, "keyword"),
-        (&layout.created_at, time),
-        (&layout.valid_from, time),
-        (&layout.valid_until, time),
-    ]
 }
 
 pub async fn run(config: &Config, args: Args) -> CmdResult {
@@ -142,9 +123,9 @@ fn problems(config: &Config, info: Option<&CollectionInfo>) -> Vec<String> {
         Some(_) => {}
         None => out.push("no embedder recorded: the collection was not made by trine".to_string()),
     }
-    // Validated when the configuration loaded.
-    let layout = config.payload.schema().unwrap_or_default();
-    for (field, kind) in expected_indexes(&layout) {
+    let layout = &config.payload;
+    for (field, index) in layout.indexes() {
+        let kind = layout.reported_kind(index);
         let present = info
             .payload_indexes
             .iter()

@@ -160,10 +160,7 @@ fn print_report(
 /// Opens the configured store: a Qdrant server when `qdrant` is set, else the
 /// embedded engine on the data directory.
 pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>, trine_store::StoreError> {
-    let schema = config
-        .payload
-        .schema()
-        .map_err(|why| trine_store::StoreError::invalid("payload schema", why))?;
+    let schema = config.payload.clone();
     Ok(match &config.qdrant {
         Some(url) => {
             let layout = trine_store::Layout {

@@ -22,7 +22,7 @@ pub use edge::EdgeStore;
 pub use error::{Result, StoreError};
 pub use metered::Metered;
 pub use model::*;
-pub use payload::{PayloadSchema, TimeFormat};
+pub use payload::{FieldIndex, PayloadSchema, TimeBounds, TimeFormat};
 pub use server::{Layout, ServerStore};
 
 /// The lexical prefetch of [`Store::query_native_hybrid`].

@@ -11,8 +11,10 @@ use uuid::Uuid;
 
 use crate::{Memory, keys};
 
-/// How a collection writes its times.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How a collection writes its times (in a config file: `rfc3339`,
+/// `unix_seconds`, `unix_millis`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum TimeFormat {
     /// RFC 3339 strings (trine writes UTC, `Z`); datetime indexes and ranges.
     #[default]
@@ -83,7 +85,9 @@ impl TimeFormat {
 }
 
 /// Where a collection keeps each field of a memory, and how it writes times.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// In a config file (`[payload]`) every key may be left out: trine's own.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct PayloadSchema {
     pub text: String,
     pub source: String,
@@ -116,6 +120,34 @@ impl Default for PayloadSchema {
 }
 
 impl PayloadSchema {
+    /// The payload indexes a collection in this layout has: each indexed
+    /// field's key and index, the text index first.
+    pub fn indexes(&self) -> [(&str, FieldIndex); 8] {
+        [
+            (&self.text, FieldIndex::Text),
+            (&self.tenant, FieldIndex::Tenant),
+            (&self.project, FieldIndex::Keyword),
+            (&self.kind, FieldIndex::Keyword),
+            (&self.source, FieldIndex::KeywordPrefix),
+            (&self.created_at, FieldIndex::Time),
+            (&self.valid_from, FieldIndex::Time),
+            (&self.valid_until, FieldIndex::Time),
+        ]
+    }
+
+    /// The kind of index Qdrant reports for `index` in this layout (as
+    /// [`crate::PayloadIndex::kind`] holds it).
+    pub fn reported_kind(&self, index: FieldIndex) -> &'static str {
+        match index {
+            FieldIndex::Text => "text",
+            FieldIndex::Tenant | FieldIndex::Keyword | FieldIndex::KeywordPrefix => "keyword",
+            FieldIndex::Time => match self.time_format {
+                TimeFormat::Rfc3339 => "datetime",
+                TimeFormat::UnixSeconds | TimeFormat::UnixMillis => "float",
+            },
+        }
+    }
+
     /// Every key with its field's name.
     pub fn keys(&self) -> [(&'static str, &str); 9] {
         [
@@ -212,6 +244,29 @@ impl PayloadSchema {
                 .cloned(),
         }
     }
+}
+
+/// A payload index of a trine collection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldIndex {
+    /// Full text: word tokenizer, lowercase, phrase matching, BM25 scoring.
+    Text,
+    /// Keyword, the tenant (organises storage by it where Qdrant can).
+    Tenant,
+    Keyword,
+    /// Keyword with prefix matching (the source).
+    KeywordPrefix,
+    /// A time: datetime for RFC 3339, float for Unix numbers.
+    Time,
+}
+
+/// The bounds of a time condition, any side open.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TimeBounds {
+    pub gte: Option<DateTime<Utc>>,
+    pub gt: Option<DateTime<Utc>>,
+    pub lt: Option<DateTime<Utc>>,
+    pub lte: Option<DateTime<Utc>>,
 }
 
 /// A time as trine writes it: RFC 3339, UTC, `Z`.

@@ -23,9 +23,9 @@ use serde_json::{Map, Value as Json};
 use uuid::Uuid;
 
 use crate::{
-    CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, Filter, Hit, Memory, NativeLexical,
-    PayloadIndex, PayloadSchema, Point, Result, SPARSE_VECTOR, ScrollPage, SparseVector, Store,
-    StoreError, TextIndexInfo, TimeFormat, UPSERT_BATCH,
+    CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, FieldIndex, Filter, Hit, Memory,
+    NativeLexical, PayloadIndex, PayloadSchema, Point, Result, SPARSE_VECTOR, ScrollPage,
+    SparseVector, Store, StoreError, TextIndexInfo, TimeBounds, TimeFormat, UPSERT_BATCH,
 };
 
 /// Environment variable holding the optional Qdrant API key.
@@ -179,9 +179,9 @@ impl ServerStore {
             .map_err(|e| self.err(e))
     }
 
-    /// Creates the payload index `kind` on `field`, waiting until it is built.
-    async fn create_index(&self, field: &str, kind: IndexKind) -> Result<()> {
-        let (field_type, params) = index_params(kind);
+    /// Creates the payload index `index` on `field`, waiting until it is built.
+    async fn create_index(&self, field: &str, index: FieldIndex) -> Result<()> {
+        let (field_type, params) = index_params(index, self.schema.time_format);
         let request =
             CreateFieldIndexCollectionBuilder::new(self.collection.as_str(), field, field_type)
                 .field_index_params(params)
@@ -358,9 +358,9 @@ impl Store for ServerStore {
             }
         };
         check_embedder(&self.collection, &info, &spec.embedder)?;
-        for (field, kind) in indexes(&self.schema) {
+        for (field, index) in self.schema.indexes() {
             if !info.payload_schema.contains_key(field) {
-                self.create_index(field, kind).await?;
+                self.create_index(field, index).await?;
             }
         }
         self.dense_dim.store(spec.embedder.dim, Ordering::Relaxed);
@@ -405,7 +405,7 @@ impl Store for ServerStore {
                 ),
             ));
         }
-        self.create_index(text, IndexKind::Text).await?;
+        self.create_index(text, FieldIndex::Text).await?;
         Ok(true)
     }
 
@@ -825,22 +825,22 @@ fn qdrant_filter(f: &Filter, layout: &PayloadSchema) -> Result<q::Filter> {
     }
     let format = layout.time_format;
     if f.created_from.is_some() || f.created_until.is_some() {
-        let range = Bounds {
+        let range = TimeBounds {
             gte: f.created_from,
             lt: f.created_until,
-            ..Bounds::default()
+            ..TimeBounds::default()
         };
         must.push(time_range(&layout.created_at, range, format));
     }
     if let Some(at) = f.valid_at {
         // (valid_from absent OR valid_from <= T) AND (valid_until absent OR valid_until > T)
-        let from = Bounds {
+        let from = TimeBounds {
             lte: Some(at),
-            ..Bounds::default()
+            ..TimeBounds::default()
         };
-        let until = Bounds {
+        let until = TimeBounds {
             gt: Some(at),
-            ..Bounds::default()
+            ..TimeBounds::default()
         };
         must.push(open_or(&layout.valid_from, from, format));
         must.push(open_or(&layout.valid_until, until, format));
@@ -896,18 +896,9 @@ fn any_keyword(key: &str, values: &[String]) -> q::Condition {
     q::Condition::matches(key, q::r#match::MatchValue::Keywords(strings))
 }
 
-/// The bounds of a time condition.
-#[derive(Default)]
-struct Bounds {
-    gte: Option<DateTime<Utc>>,
-    gt: Option<DateTime<Utc>>,
-    lt: Option<DateTime<Utc>>,
-    lte: Option<DateTime<Utc>>,
-}
-
 /// A range over times as the collection writes them: a datetime range on
 /// RFC 3339 strings, a numeric range on Unix numbers.
-fn time_range(key: &str, b: Bounds, format: TimeFormat) -> q::Condition {
+fn time_range(key: &str, b: TimeBounds, format: TimeFormat) -> q::Condition {
     match format {
         TimeFormat::Rfc3339 => q::Condition::datetime_range(
             key,
@@ -934,7 +925,7 @@ fn time_range(key: &str, b: Bounds, format: TimeFormat) -> q::Condition {
 }
 
 /// `key` is absent, or within `range`.
-fn open_or(key: &str, range: Bounds, format: TimeFormat) -> q::Condition {
+fn open_or(key: &str, range: TimeBounds, format: TimeFormat) -> q::Condition {
     q::Filter::should([q::Condition::is_empty(key), time_range(key, range, format)]).into()
 }
 
@@ -1053,45 +1044,15 @@ fn scored_hit(p: q::ScoredPoint, with_payload: bool, layout: &PayloadSchema) -> 
 // ---------------------------------------------------------------------------
 // Collection: indexes, embedder, info
 
-/// The payload indexes of a trine collection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum IndexKind {
-    /// Full text: word tokenizer, lowercase, phrase matching, BM25 scoring.
-    Text,
-    /// Keyword, marked as the tenant key.
-    Tenant,
-    Keyword,
-    /// Keyword with prefix matching.
-    KeywordPrefix,
-    Datetime,
-    /// Unix times.
-    Number,
-}
-
-/// Every payload index of a trine collection, on the keys of `layout`; times
-/// get a datetime index, or a float index when they are Unix numbers.
-fn indexes(layout: &PayloadSchema) -> [(&str, IndexKind); 8] {
-    let time = match layout.time_format {
-        TimeFormat::Rfc3339 => IndexKind::Datetime,
-        TimeFormat::UnixSeconds | TimeFormat::UnixMillis => IndexKind::Number,
-    };
-    [
-        (&layout.text, IndexKind::Text),
-        (&layout.tenant, IndexKind::Tenant),
-        (&layout.project, IndexKind::Keyword),
-        (&layout.kind, IndexKind::Keyword),
-        (&layout.source, IndexKind::KeywordPrefix),
-        (&layout.created_at, time),
-        (&layout.valid_from, time),
-        (&layout.valid_until, time),
-    ]
-}
-
-/// The field type and index params of an index kind. Text and time indexes
-/// build no extra HNSW links (DESIGN.md §8: that halves optimize time).
-fn index_params(kind: IndexKind) -> (q::FieldType, q::payload_index_params::IndexParams) {
-    match kind {
-        IndexKind::Text => (
+/// The field type and index params of an index. Text and time indexes
+/// build no extra HNSW links (DESIGN.md §8: that halves optimize time); times
+/// are datetimes, or floats when the collection writes Unix numbers.
+fn index_params(
+    index: FieldIndex,
+    format: TimeFormat,
+) -> (q::FieldType, q::payload_index_params::IndexParams) {
+    match index {
+        FieldIndex::Text => (
             q::FieldType::Text,
             TextIndexParamsBuilder::new(q::TokenizerType::Word)
                 .lowercase(true)
@@ -1101,32 +1062,32 @@ fn index_params(kind: IndexKind) -> (q::FieldType, q::payload_index_params::Inde
                 .build()
                 .into(),
         ),
-        IndexKind::Tenant => (
+        FieldIndex::Tenant => (
             q::FieldType::Keyword,
             KeywordIndexParamsBuilder::default()
                 .is_tenant(true)
                 .build()
                 .into(),
         ),
-        IndexKind::Keyword => (
+        FieldIndex::Keyword => (
             q::FieldType::Keyword,
             KeywordIndexParamsBuilder::default().build().into(),
         ),
-        IndexKind::KeywordPrefix => (
+        FieldIndex::KeywordPrefix => (
             q::FieldType::Keyword,
             KeywordIndexParamsBuilder::default()
                 .prefix(true)
                 .build()
                 .into(),
         ),
-        IndexKind::Datetime => (
+        FieldIndex::Time if format == TimeFormat::Rfc3339 => (
             q::FieldType::Datetime,
             DatetimeIndexParamsBuilder::default()
                 .enable_hnsw(false)
                 .build()
                 .into(),
         ),
-        IndexKind::Number => (
+        FieldIndex::Time => (
             q::FieldType::Float,
             FloatIndexParamsBuilder::default()
                 .enable_hnsw(false)
@@ -1744,7 +1705,8 @@ mod tests {
     #[test]
     fn index_kinds() {
         use q::payload_index_params::IndexParams as P;
-        let (ty, params) = index_params(IndexKind::Text);
+        let rfc = TimeFormat::Rfc3339;
+        let (ty, params) = index_params(FieldIndex::Text, rfc);
         assert_eq!(ty, q::FieldType::Text);
         let P::TextIndexParams(p) = params else {
             panic!("text index expected")
@@ -1756,35 +1718,21 @@ mod tests {
             Some(q::TextScoringType::Bm25 as i32)
         );
 
-        let keyword = |kind| match index_params(kind) {
+        let keyword = |index| match index_params(index, rfc) {
             (q::FieldType::Keyword, P::KeywordIndexParams(p)) => p,
             other => panic!("keyword index expected, got {other:?}"),
         };
-        assert_eq!(keyword(IndexKind::Tenant).is_tenant, Some(true));
-        assert!(keyword(IndexKind::KeywordPrefix).prefix.is_some());
-        assert!(keyword(IndexKind::Keyword).prefix.is_none());
+        assert_eq!(keyword(FieldIndex::Tenant).is_tenant, Some(true));
+        assert!(keyword(FieldIndex::KeywordPrefix).prefix.is_some());
+        assert!(keyword(FieldIndex::Keyword).prefix.is_none());
         assert!(matches!(
-            index_params(IndexKind::Datetime),
+            index_params(FieldIndex::Time, rfc),
             (q::FieldType::Datetime, P::DatetimeIndexParams(_))
         ));
         assert!(matches!(
-            index_params(IndexKind::Number),
+            index_params(FieldIndex::Time, TimeFormat::UnixMillis),
             (q::FieldType::Float, P::FloatIndexParams(_))
         ));
-        let trine = PayloadSchema::default();
-        let fields: Vec<&str> = indexes(&trine).iter().map(|(f, _)| *f).collect();
-        for key in [keys::TEXT, keys::TENANT, keys::SOURCE, keys::VALID_UNTIL] {
-            assert!(fields.contains(&key));
-        }
-        let other = PayloadSchema {
-            text: "content".into(),
-            created_at: "ts".into(),
-            time_format: TimeFormat::UnixMillis,
-            ..PayloadSchema::default()
-        };
-        let other = indexes(&other);
-        assert_eq!(other[0], ("content", IndexKind::Text));
-        assert!(other.contains(&("ts", IndexKind::Number)));
     }
 
     fn server_info(
@@ -1844,7 +1792,7 @@ mod tests {
                     keys::TENANT.to_string(),
                     schema(
                         q::PayloadSchemaType::Keyword,
-                        index_params(IndexKind::Tenant).1,
+                        index_params(FieldIndex::Tenant, TimeFormat::Rfc3339).1,
                     ),
                 ),
             ]),

@@ -291,21 +291,8 @@ async fn ensure_is_idempotent_and_refuses_another_embedder(
         .iter()
         .map(|i| (i.field.clone(), i.kind.clone()))
         .collect();
-    let time = match layout.time_format {
-        TimeFormat::Rfc3339 => "datetime",
-        TimeFormat::UnixSeconds | TimeFormat::UnixMillis => "float",
-    };
-    let want = [
-        (&layout.text, "text"),
-        (&layout.tenant, "keyword"),
-        (&layout.project, "keyword"),
-        (&layout.kind, "keyword"),
-        (&layout.source, "keyword"),
-        (&layout.created_at, time),
-        (&layout.valid_from, time),
-        (&layout.valid_until, time),
-    ];
-    for (field, kind) in want {
+    for (field, index) in layout.indexes() {
+        let kind = layout.reported_kind(index);
         assert!(
             indexes.contains(&(field.to_string(), kind.to_string())),
             "a {kind} index on {field}: {indexes:?}"

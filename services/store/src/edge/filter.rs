@@ -6,7 +6,7 @@ use qdrant_edge as qe;
 use qe::external::ordered_float::OrderedFloat;
 use qe::{Condition, FieldCondition, IsEmptyCondition, IsNullCondition, Match, MatchPhrase, Range};
 
-use crate::{Filter, PayloadSchema, Result, StoreError, TimeFormat};
+use crate::{Filter, PayloadSchema, Result, StoreError, TimeBounds, TimeFormat};
 
 /// The Qdrant filter of a read. The tenant is required; an empty `any_terms`
 /// gate, an empty term or an empty phrase are refused rather than read as
@@ -29,10 +29,10 @@ pub(super) fn to_qdrant(filter: &Filter, layout: &PayloadSchema) -> Result<qe::F
         must.push(field(&layout.source, Match::new_prefix(prefix))?);
     }
     if filter.created_from.is_some() || filter.created_until.is_some() {
-        let range = Bounds {
+        let range = TimeBounds {
             gte: filter.created_from,
             lt: filter.created_until,
-            ..Bounds::default()
+            ..TimeBounds::default()
         };
         must.push(time_range(&layout.created_at, range, layout.time_format)?);
     }
@@ -81,25 +81,16 @@ pub(super) fn tenant_only(filter: &Filter, layout: &PayloadSchema) -> Result<qe:
     )?))
 }
 
-/// The bounds of a time condition.
-#[derive(Default)]
-struct Bounds {
-    gte: Option<DateTime<Utc>>,
-    gt: Option<DateTime<Utc>>,
-    lt: Option<DateTime<Utc>>,
-    lte: Option<DateTime<Utc>>,
-}
-
 /// The validity view at `at`: `valid_from` open or `<= at`, and `valid_until`
 /// open or `> at`. Open means absent, empty or null.
 fn valid_at(at: DateTime<Utc>, layout: &PayloadSchema) -> Result<[Condition; 2]> {
-    let from = Bounds {
+    let from = TimeBounds {
         lte: Some(at),
-        ..Bounds::default()
+        ..TimeBounds::default()
     };
-    let until = Bounds {
+    let until = TimeBounds {
         gt: Some(at),
-        ..Bounds::default()
+        ..TimeBounds::default()
     };
     Ok([
         open_or(&layout.valid_from, from, layout.time_format)?,
@@ -108,7 +99,7 @@ fn valid_at(at: DateTime<Utc>, layout: &PayloadSchema) -> Result<[Condition; 2]>
 }
 
 /// `key` is absent, empty or null, or lies in `range`.
-fn open_or(key: &str, range: Bounds, format: TimeFormat) -> Result<Condition> {
+fn open_or(key: &str, range: TimeBounds, format: TimeFormat) -> Result<Condition> {
     let should = vec![
         Condition::IsEmpty(IsEmptyCondition::from(path(key)?)),
         Condition::IsNull(IsNullCondition::from(path(key)?)),
@@ -122,7 +113,7 @@ fn open_or(key: &str, range: Bounds, format: TimeFormat) -> Result<Condition> {
 
 /// A range over times as the collection writes them: a datetime range on
 /// RFC 3339 strings, a numeric range on Unix numbers.
-fn time_range(key: &str, b: Bounds, format: TimeFormat) -> Result<Condition> {
+fn time_range(key: &str, b: TimeBounds, format: TimeFormat) -> Result<Condition> {
     let condition = match format {
         TimeFormat::Rfc3339 => FieldCondition::new_datetime_range(
             path(key)?,
@@ -281,10 +272,10 @@ mod tests {
             created_until: Some(until),
             ..Filter::tenant("t")
         };
-        let bounds = || Bounds {
+        let bounds = || TimeBounds {
             gte: Some(from),
             lt: Some(until),
-            ..Bounds::default()
+            ..TimeBounds::default()
         };
         let want = time_range(keys::CREATED_AT, bounds(), TimeFormat::Rfc3339).expect("range");
         assert_eq!(must(&filter)[1], want);

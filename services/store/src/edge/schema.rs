@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::filter::path;
 use crate::{
-    CollectionSpec, DENSE_VECTOR, EmbedderId, PayloadIndex, PayloadSchema, Result, SPARSE_VECTOR,
-    StoreError, TextIndexInfo, TimeFormat,
+    CollectionSpec, DENSE_VECTOR, EmbedderId, FieldIndex, PayloadIndex, PayloadSchema, Result,
+    SPARSE_VECTOR, StoreError, TextIndexInfo, TimeFormat,
 };
 
 /// The file recording which embedder wrote a collection.
@@ -123,31 +123,37 @@ pub(super) fn text_index() -> qe::PayloadSchemaParams {
 /// keys of `layout`; times get a datetime index, or a float index when they
 /// are Unix numbers.
 pub(super) fn payload_indexes(layout: &PayloadSchema) -> Vec<(&str, qe::PayloadSchemaParams)> {
-    let keyword = || qe::PayloadSchemaParams::Keyword(qe::KeywordIndexParamsBuilder::new().build());
-    let source =
-        qe::PayloadSchemaParams::Keyword(qe::KeywordIndexParamsBuilder::new().prefix(true).build());
-    let time = || match layout.time_format {
-        TimeFormat::Rfc3339 => qe::PayloadSchemaParams::Datetime(
-            qe::DatetimeIndexParamsBuilder::new()
-                .enable_hnsw(false)
-                .build(),
+    layout
+        .indexes()
+        .into_iter()
+        .map(|(key, index)| (key, index_params(index, layout.time_format)))
+        .collect()
+}
+
+/// Qdrant Edge's parameters of one index; text and time indexes build no
+/// extra HNSW links (DESIGN.md §8).
+fn index_params(index: FieldIndex, format: TimeFormat) -> qe::PayloadSchemaParams {
+    match index {
+        FieldIndex::Text => text_index(),
+        FieldIndex::Tenant | FieldIndex::Keyword => {
+            qe::PayloadSchemaParams::Keyword(qe::KeywordIndexParamsBuilder::new().build())
+        }
+        FieldIndex::KeywordPrefix => qe::PayloadSchemaParams::Keyword(
+            qe::KeywordIndexParamsBuilder::new().prefix(true).build(),
         ),
-        TimeFormat::UnixSeconds | TimeFormat::UnixMillis => qe::PayloadSchemaParams::Float(
-            qe::FloatIndexParamsBuilder::new()
-                .enable_hnsw(false)
-                .build(),
-        ),
-    };
-    vec![
-        (layout.text.as_str(), text_index()),
-        (layout.tenant.as_str(), keyword()),
-        (layout.project.as_str(), keyword()),
-        (layout.kind.as_str(), keyword()),
-        (layout.source.as_str(), source),
-        (layout.created_at.as_str(), time()),
-        (layout.valid_from.as_str(), time()),
-        (layout.valid_until.as_str(), time()),
-    ]
+        FieldIndex::Time => match format {
+            TimeFormat::Rfc3339 => qe::PayloadSchemaParams::Datetime(
+                qe::DatetimeIndexParamsBuilder::new()
+                    .enable_hnsw(false)
+                    .build(),
+            ),
+            TimeFormat::UnixSeconds | TimeFormat::UnixMillis => qe::PayloadSchemaParams::Float(
+                qe::FloatIndexParamsBuilder::new()
+                    .enable_hnsw(false)
+                    .build(),
+            ),
+        },
+    }
 }
 
 /// The operation creating the payload index `params` on `key`.
