@@ -269,6 +269,23 @@ pub struct TimeBounds {
     pub lte: Option<DateTime<Utc>>,
 }
 
+impl TimeBounds {
+    /// The validity view at `at` (DESIGN.md §3): the bounds `valid_from`
+    /// must meet (`<= at`) and those `valid_until` must meet (`> at`); an
+    /// absent side is open, which the stores add.
+    pub fn validity_at(at: DateTime<Utc>) -> (Self, Self) {
+        let from = Self {
+            lte: Some(at),
+            ..Self::default()
+        };
+        let until = Self {
+            gt: Some(at),
+            ..Self::default()
+        };
+        (from, until)
+    }
+}
+
 /// A time as trine writes it: RFC 3339, UTC, `Z`.
 pub fn time_to_string(time: DateTime<Utc>) -> String {
     time.to_rfc3339_opts(SecondsFormat::AutoSi, true)

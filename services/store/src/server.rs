@@ -834,14 +834,7 @@ fn qdrant_filter(f: &Filter, layout: &PayloadSchema) -> Result<q::Filter> {
     }
     if let Some(at) = f.valid_at {
         // (valid_from absent OR valid_from <= T) AND (valid_until absent OR valid_until > T)
-        let from = TimeBounds {
-            lte: Some(at),
-            ..TimeBounds::default()
-        };
-        let until = TimeBounds {
-            gt: Some(at),
-            ..TimeBounds::default()
-        };
+        let (from, until) = TimeBounds::validity_at(at);
         must.push(open_or(&layout.valid_from, from, format));
         must.push(open_or(&layout.valid_until, until, format));
     }

@@ -84,14 +84,7 @@ pub(super) fn tenant_only(filter: &Filter, layout: &PayloadSchema) -> Result<qe:
 /// The validity view at `at`: `valid_from` open or `<= at`, and `valid_until`
 /// open or `> at`. Open means absent, empty or null.
 fn valid_at(at: DateTime<Utc>, layout: &PayloadSchema) -> Result<[Condition; 2]> {
-    let from = TimeBounds {
-        lte: Some(at),
-        ..TimeBounds::default()
-    };
-    let until = TimeBounds {
-        gt: Some(at),
-        ..TimeBounds::default()
-    };
+    let (from, until) = TimeBounds::validity_at(at);
     Ok([
         open_or(&layout.valid_from, from, layout.time_format)?,
         open_or(&layout.valid_until, until, layout.time_format)?,
