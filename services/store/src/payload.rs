@@ -19,7 +19,7 @@ pub enum TimeFormat {
     /// RFC 3339 strings (trine writes UTC, `Z`); datetime indexes and ranges.
     #[default]
     Rfc3339,
-    /// Seconds since the Unix epoch, as numbers; integer indexes and ranges.
+    /// Seconds since the Unix epoch, as numbers; float indexes, numeric ranges.
     UnixSeconds,
     /// Milliseconds since the Unix epoch, as numbers.
     UnixMillis,
@@ -54,11 +54,14 @@ impl TimeFormat {
         }
     }
 
-    /// The number a range condition compares, for the Unix formats.
+    /// The number a range condition compares, for the Unix formats: the
+    /// exact time, fraction included, so that a bound between two stored
+    /// values cuts where it should (`>= 10.5 s` leaves out 10 s).
     pub fn number(self, time: DateTime<Utc>) -> f64 {
+        let micros = time.timestamp_micros() as f64;
         match self {
-            Self::UnixMillis => time.timestamp_millis() as f64,
-            Self::Rfc3339 | Self::UnixSeconds => time.timestamp() as f64,
+            Self::UnixMillis => micros / 1e3,
+            Self::Rfc3339 | Self::UnixSeconds => micros / 1e6,
         }
     }
 
@@ -431,6 +434,9 @@ mod tests {
                 .unwrap_err()
                 .contains("unix_seconds")
         );
+        // Range bounds keep their fraction: 09:58:00.250 is after 09:58:00.
+        assert_eq!(TimeFormat::UnixSeconds.number(t), 1_794_391_080.25);
+        assert_eq!(TimeFormat::UnixMillis.number(t), 1_794_391_080_250.0);
     }
 
     #[test]
