@@ -12,7 +12,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, mpsc};
 use tonic::transport::Channel;
 use trine_api::v1::memory_client::MemoryClient;
@@ -22,10 +21,10 @@ use trine_store::Store;
 use trine_telemetry::metrics::COUNTS_BUDGET;
 
 use crate::eval::native_search;
-use crate::mesh::{Mesh, channel};
+use crate::mesh::channel;
 use crate::queries::{self, Query};
 use crate::search::parse_mode;
-use crate::{CmdResult, Config, load_embedder, open_store, print_report};
+use crate::{CmdResult, Config, load_embedder, local_mesh, open_store, print_report};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -444,12 +443,9 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     let (target, mesh) = match &args.endpoint {
         Some(endpoint) => (endpoint.clone(), None),
         None => {
-            let store = open_store(config).await?;
-            let embedder = load_embedder(config).await?;
-            opened = Some((store.clone(), embedder.clone()));
-            let listener = TcpListener::bind("127.0.0.1:0").await?;
-            let mesh = Mesh::start(listener, store, embedder, config.mesh()).await?;
-            ("the in-process mesh".to_string(), Some(mesh))
+            let local = local_mesh(config).await?;
+            opened = Some((local.store, local.embedder));
+            ("the in-process mesh".to_string(), Some(local.mesh))
         }
     };
     let address = match &mesh {

@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
-use tokio::net::TcpListener;
 use tonic::transport::Channel;
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{self, Filters, SearchRequest};
@@ -21,10 +20,10 @@ use trine_core::model::Filter;
 use trine_embed::Embedder;
 use trine_store::{NativeLexical, Store};
 
-use crate::mesh::{Mesh, channel};
+use crate::mesh::channel;
 use crate::queries::{self, Query};
 use crate::search::parse_mode;
-use crate::{CmdResult, Config, load_embedder, open_store, print_report};
+use crate::{CmdResult, Config, LocalMesh, local_mesh, print_report};
 
 /// Qdrant's RRF counts positions from 0: trine's k = 60 is 61 there.
 pub const NATIVE_RRF_K: usize = 61;
@@ -395,10 +394,11 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         return Err("need 1 <= --k <= --depth <= 100".into());
     }
     let configurations = configurations(&args)?;
-    let store = open_store(config).await?;
-    let embedder = load_embedder(config).await?;
-    let listener = TcpListener::bind("127.0.0.1:0").await?;
-    let mesh = Mesh::start(listener, store.clone(), embedder.clone(), config.mesh()).await?;
+    let LocalMesh {
+        mesh,
+        store,
+        embedder,
+    } = local_mesh(config).await?;
     let mut targets = Targets {
         client: MemoryClient::new(channel(&mesh.gateway.to_string())?),
         store,

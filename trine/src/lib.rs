@@ -196,6 +196,29 @@ pub async fn load_embedder(config: &Config) -> Result<Arc<dyn Embedder>, trine_e
         .map_err(|e| trine_embed::EmbedError::Inference(e.to_string()))?
 }
 
+/// The four services in-process, each on a loopback port, over the
+/// configured store and embedder (commands run without `--endpoint`), with
+/// the store and embedder for the commands that also read them directly.
+struct LocalMesh {
+    mesh: mesh::Mesh,
+    store: Arc<dyn Store>,
+    embedder: Arc<dyn Embedder>,
+}
+
+async fn local_mesh(
+    config: &Config,
+) -> Result<LocalMesh, Box<dyn std::error::Error + Send + Sync>> {
+    let store = open_store(config).await?;
+    let embedder = load_embedder(config).await?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let mesh = mesh::Mesh::start(listener, store.clone(), embedder.clone(), config.mesh()).await?;
+    Ok(LocalMesh {
+        mesh,
+        store,
+        embedder,
+    })
+}
+
 async fn health(args: HealthArgs) -> CmdResult {
     use tonic_health::pb::health_check_response::ServingStatus;
     use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
@@ -218,14 +241,15 @@ async fn health(args: HealthArgs) -> CmdResult {
 
 async fn text_index(config: &Config) -> CmdResult {
     let store = open_store(config).await?;
+    let field = &config.payload.text;
     if store.create_text_index().await? {
         println!(
-            "created the full-text index on `text` of `{}`",
+            "created the full-text index on `{field}` of `{}`",
             store.collection()
         );
     } else {
         println!(
-            "the full-text index on `text` of `{}` is already present",
+            "the full-text index on `{field}` of `{}` is already present",
             store.collection()
         );
     }

@@ -4,14 +4,13 @@
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
 use trine_api::timestamp;
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{self, Filters, SearchRequest};
 use trine_core::model::parse_time;
 
-use crate::mesh::{Mesh, channel};
-use crate::{CmdResult, Config, load_embedder, open_store};
+use crate::mesh::channel;
+use crate::{CmdResult, Config, local_mesh};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -102,10 +101,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     let response = match &args.endpoint {
         Some(endpoint) => ask(endpoint, request).await?,
         None => {
-            let store = open_store(config).await?;
-            let embedder = load_embedder(config).await?;
-            let listener = TcpListener::bind("127.0.0.1:0").await?;
-            let mesh = Mesh::start(listener, store, embedder, config.mesh()).await?;
+            let mesh = local_mesh(config).await?.mesh;
             let answer = ask(&mesh.gateway.to_string(), request).await;
             mesh.stop().await?;
             answer?
