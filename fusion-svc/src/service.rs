@@ -10,12 +10,11 @@ use tonic::service::Routes;
 use tonic::{Request, Response, Status};
 use trine_api::v1::fusion_server::{Fusion, FusionServer};
 use trine_api::v1::{self, StageTiming};
-use trine_api::{explain_to_wire, status};
+use trine_api::{explain_to_wire, fusion_from_wire, status};
 use trine_core::ErrorKind;
+use trine_core::fusion::{self, LexicalEntry, Lists, Settings};
 use trine_core::model::parse_id;
 use trine_telemetry::Metrics;
-
-use crate::{LexicalEntry, Weights, fuse};
 
 /// The most hits one Fuse may return.
 pub const MAX_LIMIT: usize = 1000;
@@ -23,16 +22,16 @@ pub const MAX_LIMIT: usize = 1000;
 /// Serves fusion; it holds no state but its metrics.
 #[derive(Debug, Clone)]
 pub struct FusionService {
-    weights: Weights,
+    settings: Settings,
     metrics: Arc<Metrics>,
 }
 
 impl FusionService {
-    /// A fusion service with default per-list weights (a request's non-zero
-    /// weights override them).
-    pub fn new(weights: Weights) -> Self {
+    /// A fusion service with these settings by default (a request's weights
+    /// and fusion options override them).
+    pub fn new(settings: Settings) -> Self {
         Self {
-            weights,
+            settings,
             metrics: Metrics::new("fusion-svc"),
         }
     }
@@ -47,17 +46,20 @@ fn invalid(message: impl Into<String>) -> Status {
     status(ErrorKind::InvalidArgument, message)
 }
 
-fn or_default(requested: f64, default: f64) -> f64 {
-    if requested > 0.0 { requested } else { default }
-}
-
-/// Fuses a request's lists with `defaults` for the weights it leaves at 0:
-/// the fusion of the service, and of the gateway when fusion-svc is down.
+/// Fuses a request's lists under `defaults` with what the request sets: the
+/// fusion of the service, and of the gateway when fusion-svc is down.
 pub fn fuse_request(
     request: &v1::FuseRequest,
-    defaults: Weights,
+    defaults: &Settings,
     limit: usize,
 ) -> Result<Vec<v1::FusedHit>, String> {
+    if !(request.lexical_reference.is_finite() && request.lexical_reference >= 0.0) {
+        return Err(format!(
+            "lexical_reference is {}: give a finite number >= 0 (0: unknown)",
+            request.lexical_reference
+        ));
+    }
+    let settings = fusion_from_wire(defaults, request.weights.as_ref(), request.fusion.as_ref())?;
     let lexical = request
         .lexical
         .iter()
@@ -74,13 +76,13 @@ pub fn fuse_request(
         .iter()
         .map(|n| Ok((parse_id(&n.id)?, n.score)))
         .collect::<Result<Vec<_>, String>>()?;
-    let w = request.weights.unwrap_or_default();
-    let weights = Weights {
-        lexical: or_default(w.lexical, defaults.lexical),
-        semantic: or_default(w.semantic, defaults.semantic),
-        verbatim: or_default(w.verbatim, defaults.verbatim),
+    let lists = Lists {
+        query: &request.query,
+        lexical: &lexical,
+        semantic: &semantic,
+        lexical_reference: request.lexical_reference,
     };
-    Ok(fuse(&request.query, &lexical, &semantic, weights, limit)
+    Ok(fusion::fuse(&lists, &settings, limit)
         .iter()
         .map(|h| v1::FusedHit {
             id: h.id.to_string(),
@@ -106,7 +108,7 @@ impl Fusion for FusionService {
                 "limit must be 1..={MAX_LIMIT}, not {limit}"
             )));
         }
-        let hits = fuse_request(&request, self.weights, limit).map_err(invalid)?;
+        let hits = fuse_request(&request, &self.settings, limit).map_err(invalid)?;
         tracing::Span::current().record("hits", trine_telemetry::int(hits.len()));
         self.metrics.stage("fusion", started.elapsed());
         Ok(Response::new(v1::FuseResponse {

@@ -18,10 +18,9 @@ use trine_api::v1::fusion_client::FusionClient;
 use trine_api::v1::lexical_client::LexicalClient;
 use trine_api::v1::semantic_client::SemanticClient;
 use trine_api::v1::{self, StageTiming};
-use trine_api::{filter_from_wire, filter_to_wire, memory_to_wire, status};
+use trine_api::{filter_from_wire, filter_to_wire, fusion_from_wire, memory_to_wire, status};
 use trine_core::model::parse_id;
 use trine_core::{ErrorKind, Mode, Strategy};
-use trine_fusion::Weights;
 use trine_store::{Metered, Store};
 use trine_telemetry::grpc::{Traced, client_span, traced};
 use trine_telemetry::metrics::COUNTS_BUDGET;
@@ -39,6 +38,9 @@ pub struct SearchConfig {
     pub channel_deadline: Duration,
     /// Deadline of the hop to fusion-svc.
     pub fusion_deadline: Duration,
+    /// The fusion's settings: what the gateway validates requests against,
+    /// and fuses with when fusion-svc is down (fusion-svc has the same).
+    pub fusion: trine_fusion::Settings,
 }
 
 impl Default for SearchConfig {
@@ -50,6 +52,7 @@ impl Default for SearchConfig {
             default_mode: Mode::Hybrid,
             channel_deadline: Duration::from_secs(10),
             fusion_deadline: Duration::from_secs(2),
+            fusion: trine_fusion::Settings::default(),
         }
     }
 }
@@ -234,19 +237,12 @@ impl Searcher {
         }
         let limit = self.limit(request.limit)?;
         let mode = self.mode(request.mode)?;
-        if let Some(w) = &request.weights {
-            for (list, weight) in [
-                ("lexical", w.lexical),
-                ("semantic", w.semantic),
-                ("verbatim", w.verbatim),
-            ] {
-                if !(weight.is_finite() && weight >= 0.0) {
-                    return Err(invalid(format!(
-                        "weight of the {list} list is {weight}: give a finite number >= 0 (0: the default)"
-                    )));
-                }
-            }
-        }
+        fusion_from_wire(
+            &self.config.fusion,
+            request.weights.as_ref(),
+            request.fusion.as_ref(),
+        )
+        .map_err(invalid)?;
         if !request.strategy.is_empty() {
             Strategy::parse(&request.strategy).map_err(invalid)?;
         }
@@ -299,12 +295,14 @@ impl Searcher {
         let (lexical, semantic) = tokio::join!(lexical, semantic);
 
         let mut strategy = String::new();
+        let mut lexical_reference = 0.0;
         let mut lists = 0;
         let lexical = match lexical {
             None => Vec::new(),
             Some((Ok(answer), took)) => {
                 lists += 1;
                 strategy = answer.strategy;
+                lexical_reference = answer.reference_score;
                 timings.push(StageTiming {
                     stage: "lexical".into(),
                     millis: millis(took),
@@ -360,6 +358,8 @@ impl Searcher {
             semantic,
             limit: u32::try_from(limit).unwrap_or(u32::MAX),
             weights: request.weights,
+            fusion: request.fusion.clone(),
+            lexical_reference,
         };
         let mut fusion = self.peers.fusion.clone();
         let fusion_deadline = self.config.fusion_deadline;
@@ -377,7 +377,7 @@ impl Searcher {
             Err(e) if is_callers(e.code()) => return Err(e),
             Err(e) => {
                 reasons.push(format!("fusion: {} (fused in the gateway)", e.message()));
-                trine_fusion::fuse_request(&fuse, Weights::default(), limit)
+                trine_fusion::fuse_request(&fuse, &self.config.fusion, limit)
                     .map_err(|e| status(ErrorKind::Internal, e))?
             }
         };

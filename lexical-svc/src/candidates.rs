@@ -65,6 +65,9 @@ pub struct Candidates {
     pub term_counts: Vec<(String, u64)>,
     /// Points within the filters.
     pub total: u64,
+    /// The BM25 score of a full match ([`bm25::reference`]); 0 when the
+    /// strategy does not score BM25 itself.
+    pub reference: f64,
     /// `lexical.counts`, `lexical.read`, `lexical.score`.
     pub timings: Vec<(&'static str, Duration)>,
 }
@@ -220,6 +223,7 @@ pub async fn candidates(
             .zip(per_term.iter().copied())
             .collect::<HashMap<_, _>>(),
     };
+    let reference = bm25::reference(&terms, &stats);
     let verbatim = Verbatim::new(query);
     let mut list: Vec<Candidate> = read
         .iter()
@@ -237,6 +241,7 @@ pub async fn candidates(
         list,
         term_counts: terms.into_iter().zip(per_term).collect(),
         total,
+        reference,
         timings: vec![
             ("lexical.counts", counts_took),
             ("lexical.read", read_took),

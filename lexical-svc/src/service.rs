@@ -189,6 +189,7 @@ impl Lexical for LexicalService {
                 .collect(),
             strategy: strategy.name().to_string(),
             timings: timings_to_wire(&found.timings),
+            reference_score: found.reference,
         }))
     }
 }

@@ -80,6 +80,7 @@ pub async fn run(
         list: verbatim_list(query, hits),
         term_counts: Vec::new(),
         total: 0,
+        reference: 0.0,
         timings: vec![("lexical.read", started.elapsed())],
     })
 }

@@ -28,6 +28,8 @@ pub struct Config {
     pub peers: PeersConfig,
     /// The lexical channel.
     pub lexical: LexicalSection,
+    /// How the lists are fused.
+    pub fusion: FusionSection,
     /// Where each field of a memory lives in the payload, and how times are
     /// written: a collection another tool wrote is searched as it is.
     pub payload: trine_store::PayloadSchema,
@@ -64,6 +66,98 @@ impl Default for LexicalSection {
     }
 }
 
+/// `[fusion]`: how a search's lists are fused (DESIGN.md §1, "Fusion"); a
+/// search may override each over the wire.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FusionSection {
+    /// rrf, score or dbsf.
+    pub method: String,
+    /// Score fusion's normalisation: fixed_floor, min_max or z_score.
+    pub normalization: String,
+    /// RRF's k.
+    pub rrf_k: f64,
+    /// Cosine's floor in fixed_floor normalisation (BM25's is 0).
+    pub semantic_floor: f64,
+    /// Verbatim matches rank above the rest when the tier rule holds.
+    pub tier: bool,
+    /// A query not shaped like a title or identifier forms the tier when at
+    /// most this many candidates hold it verbatim.
+    pub tier_max: usize,
+    /// Per-query weighting strength (0: off).
+    pub adaptive: f64,
+    pub lexical_weight: f64,
+    pub semantic_weight: f64,
+    /// The verbatim list's vote (0: the tier alone).
+    pub verbatim_weight: f64,
+}
+
+impl Default for FusionSection {
+    fn default() -> Self {
+        let s = trine_fusion::Settings::default();
+        Self {
+            method: s.method.name().to_string(),
+            normalization: s.normalization.name().to_string(),
+            rrf_k: s.rrf_k,
+            semantic_floor: s.semantic_floor,
+            tier: s.tier,
+            tier_max: s.tier_max,
+            adaptive: s.adaptive,
+            lexical_weight: s.weights.lexical,
+            semantic_weight: s.weights.semantic,
+            verbatim_weight: s.weights.verbatim,
+        }
+    }
+}
+
+impl FusionSection {
+    /// The fusion's settings, or what is wrong with the section.
+    pub fn settings(&self) -> Result<trine_fusion::Settings, String> {
+        use trine_core::fusion::{Method, Normalization, Settings, Weights};
+        let invalid = |what: &str| format!("[fusion] {what}");
+        for (name, w) in [
+            ("lexical_weight", self.lexical_weight),
+            ("semantic_weight", self.semantic_weight),
+            ("verbatim_weight", self.verbatim_weight),
+        ] {
+            if !(w.is_finite() && w >= 0.0) {
+                return Err(invalid(&format!("{name} is {w}: give a number >= 0")));
+            }
+        }
+        if !(self.rrf_k.is_finite() && self.rrf_k > 0.0) {
+            return Err(invalid(&format!(
+                "rrf_k is {}: give a number > 0",
+                self.rrf_k
+            )));
+        }
+        if !(self.semantic_floor.is_finite() && (-1.0..1.0).contains(&self.semantic_floor)) {
+            return Err(invalid("semantic_floor must be a cosine in [-1, 1)"));
+        }
+        if !(self.adaptive.is_finite()
+            && (0.0..=trine_core::fusion::MAX_ADAPTIVE).contains(&self.adaptive))
+        {
+            return Err(invalid(&format!(
+                "adaptive must be 0 (off) to {}",
+                trine_core::fusion::MAX_ADAPTIVE
+            )));
+        }
+        Ok(Settings {
+            method: Method::parse(&self.method).map_err(|e| invalid(&e))?,
+            rrf_k: self.rrf_k,
+            normalization: Normalization::parse(&self.normalization).map_err(|e| invalid(&e))?,
+            weights: Weights {
+                lexical: self.lexical_weight,
+                semantic: self.semantic_weight,
+                verbatim: self.verbatim_weight,
+            },
+            semantic_floor: self.semantic_floor,
+            tier: self.tier,
+            tier_max: self.tier_max,
+            adaptive: self.adaptive,
+        })
+    }
+}
+
 /// Where a gateway finds the internal services (`host:port` or a URL).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -85,6 +179,7 @@ impl Default for Config {
             otlp_endpoint: None,
             peers: PeersConfig::default(),
             lexical: LexicalSection::default(),
+            fusion: FusionSection::default(),
             payload: trine_store::PayloadSchema::default(),
             shards: None,
             replication_factor: None,
@@ -238,6 +333,7 @@ impl Config {
                 "lexical.cap must be at least 1".to_string(),
             ));
         }
+        self.fusion.settings().map_err(ConfigError::Invalid)?;
         Ok(())
     }
 
@@ -252,6 +348,9 @@ impl Config {
         // Validated at load.
         if let Ok(strategy) = trine_core::Strategy::parse(&self.lexical.strategy) {
             mesh.lexical.strategy = strategy;
+        }
+        if let Ok(fusion) = self.fusion.settings() {
+            mesh.search.fusion = fusion;
         }
         mesh
     }
@@ -300,6 +399,20 @@ mod tests {
     }
 
     #[test]
+    fn the_fusion_comes_from_the_fusion_section() {
+        let default = Config::default().mesh();
+        assert_eq!(default.search.fusion, trine_fusion::Settings::default());
+        let (_dir, o) = overrides_with_file(
+            "[fusion]\nmethod = \"rrf\"\nrrf_k = 5\ntier = false\nverbatim_weight = 2\n",
+        );
+        let fusion = Config::load(&o).unwrap().mesh().search.fusion;
+        assert_eq!(fusion.method, trine_core::fusion::Method::Rrf);
+        assert_eq!(fusion.rrf_k, 5.0);
+        assert!(!fusion.tier);
+        assert_eq!(fusion.weights.verbatim, 2.0);
+    }
+
+    #[test]
     fn the_count_cache_comes_from_the_lexical_section() {
         let default = Config::load(&Overrides::default()).unwrap().mesh();
         assert_eq!(
@@ -338,6 +451,13 @@ mod tests {
                 "unknown lexical strategy",
             ),
             ("[lexical]\ncap = 0\n", "lexical.cap"),
+            ("[fusion]\nmethod = \"borda\"\n", "unknown fusion method"),
+            ("[fusion]\nrrf_k = 0\n", "rrf_k"),
+            (
+                "[fusion]\nnormalization = \"l2\"\n",
+                "unknown normalization",
+            ),
+            ("[fusion]\nsemantic_weight = -1\n", "semantic_weight"),
             ("shards = 0\n", "at least 1"),
             ("[payload]\ntime_format = \"epoch\"\n", "unix_seconds"),
             ("[payload]\ntext = \"tenant\"\n", "given to two fields"),

@@ -5,7 +5,7 @@
 //! id ranks when it is outside the top k. Runs the mesh in-process over the
 //! configured store (embedded, or a Qdrant server with `--qdrant`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -13,9 +13,11 @@ use std::time::Instant;
 
 use serde::Serialize;
 use tonic::transport::Channel;
+use trine_api::v1::lexical_client::LexicalClient;
 use trine_api::v1::memory_client::MemoryClient;
+use trine_api::v1::semantic_client::SemanticClient;
 use trine_api::v1::{self, Filters, SearchRequest};
-use trine_core::eval::{Aggregate, NDCG_AT, QueryScore, gold_ranks};
+use trine_core::eval::{Aggregate, Difference, NDCG_AT, QueryScore, gold_ranks, paired_bootstrap};
 use trine_core::model::Filter;
 use trine_embed::Embedder;
 use trine_store::{NativeLexical, Store};
@@ -55,6 +57,18 @@ pub struct Args {
     /// (comma-separated, e.g. 1:2:2,0.5:1:2)
     #[arg(long, value_delimiter = ',')]
     pub weights: Vec<String>,
+    /// Hybrid runs under other fusions, each fused from the same two channel
+    /// lists of a query (read once per query and strategy, then fused as
+    /// fusion-svc would): METHOD[/KEY=VALUE...] with METHOD rrf, score, dbsf
+    /// or default (the configured `[fusion]`), KEYs k, norm (fixed_floor,
+    /// min_max, z_score), tier (on, off), tier_max, adaptive, floor, w
+    /// (LEXICAL:SEMANTIC:VERBATIM). Repeatable; e.g. --fusion rrf/k=60/w=1:1:2
+    /// --fusion score/norm=min_max/w=1:2:0
+    #[arg(long)]
+    pub fusion: Vec<String>,
+    /// Only the queries of this half of a development set: tune or held
+    #[arg(long)]
+    pub split: Option<String>,
     /// Qdrant's one-call hybrid to compare with (comma-separated): bm25,
     /// sparse, or none
     #[arg(long, value_delimiter = ',', default_value = "bm25,sparse")]
@@ -86,6 +100,13 @@ enum Runner {
         /// The lists' weights; `None`: the service's defaults.
         weights: Option<v1::ListWeights>,
     },
+    /// A hybrid answer fused here from the channels' lists under these
+    /// weights and fusion options.
+    Fused {
+        strategy: String,
+        weights: Option<v1::ListWeights>,
+        fusion: Option<v1::FusionOptions>,
+    },
     Native(String),
 }
 
@@ -113,6 +134,85 @@ fn parse_weights(raw: &str) -> Result<v1::ListWeights, String> {
         }
         _ => Err(bad()),
     }
+}
+
+/// A `--fusion` spec: METHOD[/KEY=VALUE...] as weights and fusion options
+/// (checked against the service's defaults as a search's would be).
+fn parse_fusion(raw: &str) -> Result<(Option<v1::ListWeights>, Option<v1::FusionOptions>), String> {
+    let bad = |why: String| format!("--fusion {raw:?}: {why}");
+    let mut parts = raw.split('/');
+    let method = parts.next().unwrap_or_default();
+    let mut options = v1::FusionOptions::default();
+    let mut weights = None;
+    match method {
+        "default" => {}
+        m => {
+            trine_core::fusion::Method::parse(m).map_err(bad)?;
+            options.method = m.to_string();
+        }
+    }
+    for part in parts {
+        let (key, value) = part
+            .split_once('=')
+            .ok_or_else(|| bad(format!("{part:?} is not KEY=VALUE")))?;
+        let number = || {
+            value
+                .parse::<f64>()
+                .map_err(|_| bad(format!("{key}={value:?} is not a number")))
+        };
+        match key {
+            "k" => {
+                options.rrf_k = number()?;
+                if !(options.rrf_k.is_finite() && options.rrf_k > 0.0) {
+                    return Err(bad(format!("k={value}: RRF's k must be > 0")));
+                }
+            }
+            "norm" => options.normalization = value.to_string(),
+            "tier" => {
+                options.tier = Some(match value {
+                    "on" => true,
+                    "off" => false,
+                    _ => return Err(bad(format!("tier={value:?}: use on or off"))),
+                })
+            }
+            "tier_max" => {
+                options.tier_max = Some(
+                    value
+                        .parse()
+                        .map_err(|_| bad(format!("tier_max={value:?} is not a count")))?,
+                )
+            }
+            "adaptive" => options.adaptive = Some(number()?),
+            "floor" => options.semantic_floor = Some(number()?),
+            "w" => {
+                let parts: Vec<f64> = value
+                    .split(':')
+                    .map(|p| p.parse::<f64>())
+                    .collect::<Result<_, _>>()
+                    .map_err(|_| bad(format!("w={value:?}: give LEXICAL:SEMANTIC:VERBATIM")))?;
+                let [lexical, semantic, verbatim] = parts[..] else {
+                    return Err(bad(format!("w={value:?}: give LEXICAL:SEMANTIC:VERBATIM")));
+                };
+                weights = Some(v1::ListWeights {
+                    lexical,
+                    semantic,
+                    verbatim,
+                });
+            }
+            other => {
+                return Err(bad(format!(
+                    "unknown key {other:?}: use k, norm, tier, tier_max, adaptive, floor or w"
+                )));
+            }
+        }
+    }
+    trine_api::fusion_from_wire(
+        &trine_fusion::Settings::default(),
+        weights.as_ref(),
+        Some(&options),
+    )
+    .map_err(bad)?;
+    Ok((weights, Some(options)))
 }
 
 /// The configurations the arguments ask for, in a stable order.
@@ -169,6 +269,17 @@ fn configurations(args: &Args) -> Result<Vec<Configuration>, String> {
                         out.push(Configuration {
                             name: format!("hybrid/{strategy}/w{triple}"),
                             runner: trine(strategy, false, Some(parse_weights(triple)?)),
+                        });
+                    }
+                    for spec in &args.fusion {
+                        let (weights, fusion) = parse_fusion(spec)?;
+                        out.push(Configuration {
+                            name: format!("fused/{strategy}/{spec}"),
+                            runner: Runner::Fused {
+                                strategy: strategy.clone(),
+                                weights,
+                                fusion,
+                            },
                         });
                     }
                 }
@@ -240,12 +351,141 @@ pub struct Report {
     pub depth: usize,
     pub queries: usize,
     pub configurations: Vec<ConfigReport>,
+    /// Each hybrid configuration against the better single channel, per kind.
+    pub against_better: Vec<Comparison>,
+}
+
+/// Bootstrap resamples of the comparison with the better channel.
+pub const RESAMPLES: usize = 1000;
+
+/// One hybrid configuration against the better of lexical-only (same
+/// strategy) and semantic-only on one kind of query (better: higher MRR).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub configuration: String,
+    pub kind: String,
+    /// The better channel's configuration.
+    pub better: String,
+    /// Hybrid minus the better channel, with the paired bootstrap's 95 %
+    /// interval.
+    pub mrr: Difference,
+    pub success_at_k: Difference,
+}
+
+/// Each hybrid configuration (`hybrid/S...`, `fused/S/...`) against the better
+/// of `lexical/S` and `semantic` on each kind, where both ran.
+pub fn against_better(configurations: &[ConfigReport], k: usize) -> Vec<Comparison> {
+    let ran = |name: &str| {
+        configurations
+            .iter()
+            .find(|c| c.name == name && c.error.is_none())
+    };
+    let per_query = |c: &ConfigReport, kind: &str, f: fn(&QueryScore) -> f64| -> Vec<f64> {
+        c.queries
+            .iter()
+            .filter(|q| kind == "all" || q.kind == kind)
+            .map(|q| f(&QueryScore::of(&q.ranks, k)))
+            .collect()
+    };
+    let mut out = Vec::new();
+    for c in configurations.iter().filter(|c| c.error.is_none()) {
+        let mut path = c.name.split('/');
+        let (Some(family), Some(strategy)) = (path.next(), path.next()) else {
+            continue;
+        };
+        if family != "hybrid" && family != "fused" {
+            continue;
+        }
+        let (Some(lexical), Some(semantic)) =
+            (ran(&format!("lexical/{strategy}")), ran("semantic"))
+        else {
+            continue;
+        };
+        for kind in c.by_kind.keys() {
+            let mrr_of = |x: &ConfigReport| x.by_kind.get(kind).map_or(0.0, |a| a.mrr);
+            let better = if mrr_of(lexical) >= mrr_of(semantic) {
+                lexical
+            } else {
+                semantic
+            };
+            out.push(Comparison {
+                configuration: c.name.clone(),
+                kind: kind.clone(),
+                better: better.name.clone(),
+                mrr: paired_bootstrap(
+                    &per_query(c, kind, |s| s.reciprocal_rank),
+                    &per_query(better, kind, |s| s.reciprocal_rank),
+                    RESAMPLES,
+                ),
+                success_at_k: paired_bootstrap(
+                    &per_query(c, kind, |s| s.success_at_k),
+                    &per_query(better, kind, |s| s.success_at_k),
+                    RESAMPLES,
+                ),
+            });
+        }
+    }
+    out
 }
 
 struct Targets {
     client: MemoryClient<Channel>,
+    lexical: LexicalClient<Channel>,
+    semantic: SemanticClient<Channel>,
     store: Arc<dyn Store>,
     embedder: Arc<dyn Embedder>,
+    /// The fusion-svc defaults, for the `--fusion` runs.
+    fusion: trine_fusion::Settings,
+    /// Each query's channel lists, read once: by (qid, strategy) for the
+    /// lexical list, by qid for the semantic one.
+    lexical_lists: HashMap<(String, String), (Vec<v1::Candidate>, f64)>,
+    semantic_lists: HashMap<String, Vec<v1::Neighbor>>,
+}
+
+impl Targets {
+    /// A query's two channel lists, as the gateway would ask for them.
+    async fn lists(
+        &mut self,
+        query: &Query,
+        strategy: &str,
+    ) -> Result<(Vec<v1::Candidate>, f64, Vec<v1::Neighbor>), String> {
+        let filters = Filters {
+            tenant: query.tenant.clone(),
+            ..Filters::default()
+        };
+        let key = (query.qid.clone(), strategy.to_string());
+        if !self.lexical_lists.contains_key(&key) {
+            let answer = self
+                .lexical
+                .candidates(v1::CandidatesRequest {
+                    query: query.query.clone(),
+                    filters: Some(filters.clone()),
+                    cap: 0,
+                    strategy: strategy.to_string(),
+                })
+                .await
+                .map_err(|s| format!("lexical: {:?}: {}", s.code(), s.message()))?
+                .into_inner();
+            self.lexical_lists
+                .insert(key.clone(), (answer.candidates, answer.reference_score));
+        }
+        if !self.semantic_lists.contains_key(&query.qid) {
+            let answer = self
+                .semantic
+                .nearest(v1::NearestRequest {
+                    query: query.query.clone(),
+                    filters: Some(filters),
+                    cap: 0,
+                })
+                .await
+                .map_err(|s| format!("semantic: {:?}: {}", s.code(), s.message()))?
+                .into_inner();
+            self.semantic_lists
+                .insert(query.qid.clone(), answer.neighbors);
+        }
+        let (lexical, reference) = self.lexical_lists[&key].clone();
+        Ok((lexical, reference, self.semantic_lists[&query.qid].clone()))
+    }
 }
 
 async fn answer(
@@ -272,6 +512,7 @@ async fn answer(
                 strategy: strategy.clone(),
                 no_verbatim: *no_verbatim,
                 weights: *weights,
+                fusion: None,
             };
             let response = targets
                 .client
@@ -286,6 +527,24 @@ async fn answer(
                 ));
             }
             Ok(response.hits.into_iter().map(|h| h.id).collect())
+        }
+        Runner::Fused {
+            strategy,
+            weights,
+            fusion,
+        } => {
+            let (lexical, lexical_reference, semantic) = targets.lists(query, strategy).await?;
+            let request = v1::FuseRequest {
+                query: query.query.trim().to_string(),
+                lexical,
+                semantic,
+                limit: u32::try_from(args.depth).unwrap_or(u32::MAX),
+                weights: *weights,
+                fusion: fusion.clone(),
+                lexical_reference,
+            };
+            let hits = trine_fusion::fuse_request(&request, &targets.fusion, args.depth)?;
+            Ok(hits.into_iter().map(|h| h.id).collect())
         }
         Runner::Native(kind) => {
             let found = native_search(
@@ -386,7 +645,17 @@ async fn run_configuration(
 }
 
 pub async fn run(config: &Config, args: Args) -> CmdResult {
-    let queries = queries::load(&args.queries)?;
+    let mut queries = queries::load(&args.queries)?;
+    if let Some(split) = &args.split {
+        queries.retain(|q| q.split.as_deref() == Some(split.as_str()));
+        if queries.is_empty() {
+            return Err(format!(
+                "no query of {} is in the split {split:?}",
+                args.queries.display()
+            )
+            .into());
+        }
+    }
     if let Some(q) = queries.iter().find(|q| q.gold.is_empty()) {
         return Err(format!("query {} has no gold id to evaluate against", q.qid).into());
     }
@@ -401,8 +670,13 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     } = local_mesh(config).await?;
     let mut targets = Targets {
         client: MemoryClient::new(channel(&mesh.gateway.to_string())?),
+        lexical: LexicalClient::new(channel(&mesh.lexical.to_string())?),
+        semantic: SemanticClient::new(channel(&mesh.semantic.to_string())?),
         store,
         embedder,
+        fusion: config.mesh().search.fusion,
+        lexical_lists: HashMap::new(),
+        semantic_lists: HashMap::new(),
     };
     let mut reports = Vec::new();
     for configuration in &configurations {
@@ -414,6 +688,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         k: args.k,
         depth: args.depth,
         queries: queries.len(),
+        against_better: against_better(&reports, args.k),
         configurations: reports,
     };
     print_report(&report, args.json, args.save.as_deref(), || {
@@ -464,6 +739,35 @@ pub fn render(report: &Report, ranks: bool) -> String {
             out += &format!(
                 "{name:<34} {kind:<12} {:>4} {:>6.3} {:>6.3} {:>6.3} {:>8.3} {:>6.3} {ms:>8}\n",
                 a.queries, a.success_at_1, a.success_at_k, a.mrr, a.ndcg_at_10, a.recall_at_k
+            );
+        }
+    }
+    if !report.against_better.is_empty() {
+        out += &format!(
+            "\nagainst the better single channel (hybrid minus it; paired bootstrap, {RESAMPLES} resamples, 95 % interval):\n"
+        );
+        out += &format!(
+            "{:<34} {:<12} {:<22} {:>26} {:>26}  verdict\n",
+            "configuration",
+            "kind",
+            "better channel",
+            "ΔMRR [interval]",
+            format!("Δs@{k} [interval]")
+        );
+        let show = |d: &Difference| format!("{:+.3} [{:+.3}, {:+.3}]", d.mean, d.low, d.high);
+        for c in &report.against_better {
+            let verdict = if c.mrr.not_worse() && c.success_at_k.not_worse() {
+                "not worse"
+            } else {
+                "WORSE"
+            };
+            out += &format!(
+                "{:<34} {:<12} {:<22} {:>26} {:>26}  {verdict}\n",
+                c.configuration,
+                c.kind,
+                c.better,
+                show(&c.mrr),
+                show(&c.success_at_k)
             );
         }
     }
@@ -590,6 +894,98 @@ mod tests {
     }
 
     #[test]
+    fn fusion_specs_parse_and_refuse() {
+        let (w, o) = parse_fusion("rrf/k=60/w=1:1:2/tier=off").unwrap();
+        let o = o.unwrap();
+        assert_eq!(
+            (o.method.as_str(), o.rrf_k, o.tier),
+            ("rrf", 60.0, Some(false))
+        );
+        assert_eq!(w.unwrap().verbatim, 2.0);
+        let (_, o) = parse_fusion("score/norm=z_score/adaptive=1/tier_max=5/floor=0.1").unwrap();
+        let o = o.unwrap();
+        assert_eq!(o.normalization, "z_score");
+        assert_eq!(
+            (o.adaptive, o.tier_max, o.semantic_floor),
+            (Some(1.0), Some(5), Some(0.1))
+        );
+        assert_eq!(parse_fusion("default").unwrap().1.unwrap().method, "");
+        for (spec, want) in [
+            ("borda", "unknown fusion method"),
+            ("rrf/k=0", "k must be > 0"),
+            ("rrf/k", "KEY=VALUE"),
+            ("score/norm=l2", "unknown normalization"),
+            ("score/tier=maybe", "on or off"),
+            ("score/w=1:2", "LEXICAL:SEMANTIC:VERBATIM"),
+            ("score/x=1", "unknown key"),
+        ] {
+            let err = parse_fusion(spec).unwrap_err();
+            assert!(err.contains(want), "{spec}: {err}");
+        }
+        let names: Vec<String> = configurations(&args(
+            "--modes hybrid --strategies bm25 --verbatim on --fusion dbsf --native none",
+        ))
+        .unwrap()
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+        assert_eq!(names, ["hybrid/bm25", "fused/bm25/dbsf"]);
+    }
+
+    #[test]
+    fn hybrid_is_compared_with_the_better_channel_per_kind() {
+        let result = |qid: &str, kind: &str, rank: Option<usize>| QueryResult {
+            qid: qid.into(),
+            kind: kind.into(),
+            ranks: vec![rank],
+        };
+        // Titles: lexical is better; questions: semantic is.
+        let lexical = ConfigReport::of(
+            "lexical/candidates".into(),
+            vec![
+                result("t", "title", Some(1)),
+                result("q", "question", Some(9)),
+            ],
+            8,
+            0.0,
+        );
+        let semantic = ConfigReport::of(
+            "semantic".into(),
+            vec![
+                result("t", "title", Some(5)),
+                result("q", "question", Some(1)),
+            ],
+            8,
+            0.0,
+        );
+        let hybrid = ConfigReport::of(
+            "hybrid/candidates".into(),
+            vec![
+                result("t", "title", Some(1)),
+                result("q", "question", Some(2)),
+            ],
+            8,
+            0.0,
+        );
+        let out = against_better(&[hybrid, lexical, semantic], 8);
+        let of = |kind: &str| out.iter().find(|c| c.kind == kind).unwrap();
+        assert_eq!(of("title").better, "lexical/candidates");
+        assert_eq!(of("title").mrr.mean, 0.0);
+        assert_eq!(of("question").better, "semantic");
+        assert!((of("question").mrr.mean + 0.5).abs() < 1e-12);
+        assert!(!of("question").mrr.not_worse());
+        assert!(of("question").success_at_k.not_worse());
+        // No single-channel runs: no comparison.
+        let alone = ConfigReport::of(
+            "hybrid/bm25".into(),
+            vec![result("t", "title", Some(1))],
+            8,
+            0.0,
+        );
+        assert!(against_better(&[alone], 8).is_empty());
+    }
+
+    #[test]
     fn the_report_shows_figures_misses_and_ranks() {
         let results = vec![
             QueryResult {
@@ -614,6 +1010,7 @@ mod tests {
             depth: 100,
             queries: 2,
             configurations: vec![c, failed],
+            against_better: Vec::new(),
         };
         let text = render(&report, true);
         assert!(text.contains("hybrid/candidates: q2 >100"), "{text}");

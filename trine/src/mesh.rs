@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 use tonic::transport::channel::Change;
 use tonic::transport::{Channel, Endpoint};
 use trine_embed::Embedder;
-use trine_fusion::{FusionService, Weights};
+use trine_fusion::FusionService;
 use trine_gateway::{MemoryService, Peers, SearchConfig, Searcher, Writer};
 use trine_lexical::{LexicalConfig, LexicalService};
 use trine_semantic::{RemoteEmbedder, SemanticConfig, SemanticService};
@@ -221,7 +221,7 @@ impl Mesh {
             "semantic",
             tokio::spawn(trine_semantic::run(semantic_l, service, stopped(&rx))),
         ));
-        let service = FusionService::new(Weights::default());
+        let service = FusionService::new(config.search.fusion);
         registries.push(("fusion", service.metrics()));
         tasks.push((
             "fusion",

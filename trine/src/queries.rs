@@ -1,5 +1,5 @@
 //! The query file of `trine bench` and `trine eval`: one JSON object a line,
-//! `{"qid", "query", "tenant", "gold": [ids], "kind"?}`.
+//! `{"qid", "query", "tenant", "gold": [ids], "kind"?, "split"?}`.
 
 use std::path::Path;
 
@@ -17,6 +17,10 @@ pub struct Query {
     pub gold: Vec<String>,
     #[serde(default)]
     pub kind: Option<String>,
+    /// `tune` or `held`: which half of a development set the query is in
+    /// (`trine eval --split`).
+    #[serde(default)]
+    pub split: Option<String>,
 }
 
 /// Reads a query file; a bad line is an error naming the line. Empty lines

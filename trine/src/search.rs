@@ -46,9 +46,21 @@ pub struct Args {
     /// The validity view's time (default: now)
     #[arg(long)]
     pub valid_at: Option<String>,
-    /// Leave out the verbatim list (the third list)
+    /// Leave out the verbatim evidence (the tier and the third list)
     #[arg(long)]
     pub no_verbatim: bool,
+    /// Fusion of this search: rrf, score or dbsf [default: the configured `[fusion]`]
+    #[arg(long)]
+    pub fusion: Option<String>,
+    /// RRF's k (with --fusion rrf)
+    #[arg(long)]
+    pub rrf_k: Option<f64>,
+    /// Score fusion's normalisation: fixed_floor, min_max or z_score
+    #[arg(long)]
+    pub normalization: Option<String>,
+    /// The verbatim tier: on or off
+    #[arg(long)]
+    pub tier: Option<String>,
     /// Print one JSON object
     #[arg(long)]
     pub json: bool,
@@ -72,6 +84,30 @@ pub fn parse_mode(raw: &str) -> Result<v1::Mode, String> {
     }
 }
 
+/// The search's fusion options from the flags; `None` when none is given.
+fn fusion(args: &Args) -> Result<Option<v1::FusionOptions>, String> {
+    if args.fusion.is_none()
+        && args.rrf_k.is_none()
+        && args.normalization.is_none()
+        && args.tier.is_none()
+    {
+        return Ok(None);
+    }
+    let tier = match args.tier.as_deref() {
+        None => None,
+        Some("on") => Some(true),
+        Some("off") => Some(false),
+        Some(other) => return Err(format!("--tier {other:?}: use on or off")),
+    };
+    Ok(Some(v1::FusionOptions {
+        method: args.fusion.clone().unwrap_or_default(),
+        rrf_k: args.rrf_k.unwrap_or(0.0),
+        normalization: args.normalization.clone().unwrap_or_default(),
+        tier,
+        ..v1::FusionOptions::default()
+    }))
+}
+
 fn request(args: &Args) -> Result<SearchRequest, String> {
     let mode = parse_mode(&args.mode)?;
     let time = |field: &str, raw: &Option<String>| {
@@ -93,6 +129,7 @@ fn request(args: &Args) -> Result<SearchRequest, String> {
         strategy: args.strategy.clone().unwrap_or_default(),
         no_verbatim: args.no_verbatim,
         weights: None,
+        fusion: fusion(args)?,
     })
 }
 
@@ -125,11 +162,12 @@ async fn ask(endpoint: &str, request: SearchRequest) -> Result<v1::SearchRespons
 }
 
 /// The `--json` object: `{"hits": [...], "timings": {stage: ms}, "degraded",
-/// "counts_share"}`.
+/// "counts_share"}`; each hit's `lists` give its rank, raw score and
+/// normalised score in each list, `tier` whether it is in the verbatim tier.
 pub fn to_json(response: &v1::SearchResponse) -> Value {
     let entry = |e: &Option<v1::ListEntry>| {
         e.as_ref()
-            .map(|e| json!({"rank": e.rank, "score": e.score}))
+            .map(|e| json!({"rank": e.rank, "score": e.score, "normalized": e.normalized}))
     };
     let hits: Vec<Value> = response
         .hits
@@ -154,6 +192,7 @@ pub fn to_json(response: &v1::SearchResponse) -> Value {
                 "source": record.source,
                 "matched_by": h.matched_by,
                 "lists": lists,
+                "tier": explain.tier,
             })
         })
         .collect();
@@ -197,14 +236,15 @@ fn render(response: &v1::SearchResponse, explain: bool) -> String {
         if explain {
             let e = hit.explain.unwrap_or_default();
             let show = |name: &str, entry: &Option<v1::ListEntry>| match entry {
-                Some(x) => format!("{name} #{} ({:.4})", x.rank, x.score),
+                Some(x) => format!("{name} #{} ({:.4} → {:.4})", x.rank, x.score, x.normalized),
                 None => format!("{name} -"),
             };
             out += &format!(
-                "    {}  {}  {}\n",
+                "    {}  {}  {}{}\n",
                 show("lexical", &e.lexical),
                 show("semantic", &e.semantic),
-                show("verbatim", &e.verbatim)
+                show("verbatim", &e.verbatim),
+                if e.tier { "  [verbatim tier]" } else { "" }
             );
         }
     }
@@ -244,5 +284,42 @@ mod tests {
             "{text}"
         );
         assert!(!render(&response, false).contains("counts share"));
+    }
+
+    #[test]
+    fn explain_shows_raw_normalised_and_fused_scores_and_the_tier() {
+        let response = v1::SearchResponse {
+            hits: vec![v1::Hit {
+                id: "h".into(),
+                score: 0.75,
+                explain: Some(v1::Explain {
+                    lexical: Some(v1::ListEntry {
+                        rank: 2,
+                        score: 5.0,
+                        normalized: 0.5,
+                    }),
+                    semantic: None,
+                    verbatim: Some(v1::ListEntry {
+                        rank: 1,
+                        score: 5.0,
+                        normalized: 1.0,
+                    }),
+                    tier: true,
+                }),
+                ..v1::Hit::default()
+            }],
+            ..v1::SearchResponse::default()
+        };
+        let text = render(&response, true);
+        assert!(text.contains(" 1. 0.7500"), "{text}");
+        assert!(text.contains("lexical #2 (5.0000 → 0.5000)"), "{text}");
+        assert!(text.contains("semantic -"), "{text}");
+        assert!(text.contains("[verbatim tier]"), "{text}");
+        let json = to_json(&response);
+        assert_eq!(
+            json["hits"][0]["lists"]["lexical"]["normalized"],
+            json!(0.5)
+        );
+        assert_eq!(json["hits"][0]["tier"], json!(true));
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use trine_fusion::{FusionService, Weights};
+use trine_fusion::FusionService;
 use trine_gateway::{MemoryService, Peers, Searcher, Writer};
 use trine_lexical::LexicalService;
 use trine_semantic::SemanticService;
@@ -159,7 +159,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             trine_semantic::run(listener, service, signal()).await?;
         }
         Role::Fusion => {
-            let service = FusionService::new(Weights::default());
+            let service = FusionService::new(mesh_config.search.fusion);
             serve_metrics(metrics, service.metrics()).await?;
             eprintln!("fusion-svc serving on {addr}");
             trine_fusion::run(listener, service, signal()).await?;

@@ -44,7 +44,13 @@ fn generated_corpus_evaluated_under_every_configuration() {
         .arg("eval")
         .arg("--queries")
         .arg(corpus.join("queries.jsonl"))
-        .args(["--modes", "hybrid,semantic,lexical", "--json"]));
+        .args(["--modes", "hybrid,semantic,lexical", "--json"])
+        .args([
+            "--fusion",
+            "default",
+            "--fusion",
+            "rrf/k=60/w=1:1:2/tier=off",
+        ]));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let configurations = report["configurations"].as_array().unwrap();
     let names: Vec<&str> = configurations
@@ -79,6 +85,29 @@ fn generated_corpus_evaluated_under_every_configuration() {
     // planted title is read through the phrase index and comes first.
     assert_eq!(planted("hybrid/candidates"), 1);
     assert_eq!(planted("hybrid/bm25"), 1);
+    // Fused from the cached channel lists under the configured fusion, every
+    // query ranks exactly as through the gateway: the `--fusion` runs measure
+    // what a search would answer.
+    for strategy in ["candidates", "bm25", "sparse", "gate"] {
+        let queries = |name: &str| {
+            configurations.iter().find(|c| c["name"] == name).unwrap()["queries"].clone()
+        };
+        assert_eq!(
+            queries(&format!("hybrid/{strategy}")),
+            queries(&format!("fused/{strategy}/default")),
+            "{strategy}"
+        );
+    }
+    // Each hybrid configuration is compared with the better single channel.
+    let compared = report["against_better"].as_array().unwrap();
+    assert!(
+        compared.iter().any(
+            |c| c["configuration"] == "fused/candidates/rrf/k=60/w=1:1:2/tier=off"
+                && c["kind"] == "all"
+                && c["mrr"]["low"].as_f64().unwrap() <= c["mrr"]["high"].as_f64().unwrap()
+        ),
+        "{compared:#?}"
+    );
 
     // `trine bench` in-process, then the same load on Qdrant's one-call
     // hybrid: both bounded, both reported.

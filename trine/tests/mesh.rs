@@ -168,19 +168,29 @@ async fn adr_0172_validation() {
         "with the old order the meeting is not read"
     );
 
-    // The new order reads it, and the title query ranks it first with the
-    // ADR's 2/61 at equal weights (lexical #1 + verbatim #1)...
-    let adr_weights = SearchRequest {
+    // The new order reads it, and under RRF (k = 60) the title query ranks it
+    // first with the ADR's 2/61 at equal weights (lexical #1 + verbatim #1)...
+    let rrf = |verbatim: f64| SearchRequest {
         weights: Some(v1::ListWeights {
-            verbatim: 1.0,
-            ..v1::ListWeights::default()
+            lexical: 1.0,
+            semantic: 1.0,
+            verbatim,
+        }),
+        fusion: Some(v1::FusionOptions {
+            method: "rrf".into(),
+            rrf_k: 60.0,
+            tier: Some(false),
+            ..v1::FusionOptions::default()
         }),
         ..search(TITLE, "acme")
     };
-    let answer = f.client.search(adr_weights).await.unwrap().into_inner();
+    let answer = f.client.search(rrf(1.0)).await.unwrap().into_inner();
     assert_eq!(answer.hits[0].id, MEETING, "hits: {:#?}", answer.hits);
     assert!((answer.hits[0].score - 2.0 / 61.0).abs() < 1e-9);
-    // ... and with 1/61 + 2/61 at trine's default verbatim weight of 2.
+    // ... and with 1/61 + 2/61 at a verbatim weight of 2 (the earlier default).
+    let answer = f.client.search(rrf(2.0)).await.unwrap().into_inner();
+    assert!((answer.hits[0].score - 3.0 / 61.0).abs() < 1e-9);
+    // By default the verbatim match forms the tier: first, whatever the scores.
     let answer = f
         .client
         .search(search(TITLE, "acme"))
@@ -190,11 +200,8 @@ async fn adr_0172_validation() {
     assert!(!answer.degraded, "{:?}", answer.degraded_reasons);
     let first = &answer.hits[0];
     assert_eq!(first.id, MEETING, "hits: {:#?}", answer.hits);
-    assert!(
-        (first.score - 3.0 / 61.0).abs() < 1e-9,
-        "score {}",
-        first.score
-    );
+    assert!(first.explain.unwrap().tier);
+    assert!(answer.hits[1..].iter().all(|h| !h.explain.unwrap().tier));
     assert_eq!(lists(first), ["lexical", "verbatim"]);
     let explain = first.explain.unwrap();
     assert_eq!(explain.lexical.unwrap().rank, 1);
@@ -229,14 +236,16 @@ async fn adr_0172_validation() {
     assert_eq!(answer.hits[0].id, MEETING);
     assert_eq!(lists(&answer.hits[0]), ["lexical"]);
 
-    // Without the verbatim list the title scores as lexical #1 alone.
+    // Without the verbatim evidence the title scores as lexical #1 alone:
+    // 1/61 under RRF, no tier.
     let plain = SearchRequest {
         no_verbatim: true,
-        ..search(TITLE, "acme")
+        ..rrf(1.0)
     };
     let answer = f.client.search(plain).await.unwrap().into_inner();
     let hit = answer.hits.iter().find(|h| h.id == MEETING).unwrap();
     assert_eq!(lists(hit), ["lexical"]);
+    assert!(!hit.explain.unwrap().tier);
     assert!((hit.score - 1.0 / 61.0).abs() < 1e-9, "score {}", hit.score);
 
     f.mesh.stop().await.unwrap();
@@ -372,6 +381,26 @@ async fn bad_input_says_what_to_fix() {
                 ..search(TITLE, "acme")
             },
             "weight of the semantic list is -1",
+        ),
+        (
+            SearchRequest {
+                fusion: Some(v1::FusionOptions {
+                    method: "borda".into(),
+                    ..v1::FusionOptions::default()
+                }),
+                ..search(TITLE, "acme")
+            },
+            "unknown fusion method \"borda\"",
+        ),
+        (
+            SearchRequest {
+                fusion: Some(v1::FusionOptions {
+                    rrf_k: -5.0,
+                    ..v1::FusionOptions::default()
+                }),
+                ..search(TITLE, "acme")
+            },
+            "fusion.rrf_k is -5",
         ),
     ];
     for (request, want) in table {

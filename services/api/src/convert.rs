@@ -3,8 +3,8 @@
 
 use chrono::{DateTime, TimeZone, Utc};
 use prost_types::{ListValue, Struct, Timestamp, Value, value::Kind};
+use trine_core::fusion::{self, Fused, ListKind, Method, Normalization, Settings};
 use trine_core::model::{Filter, Memory, derived_id, parse_id};
-use trine_core::rrf::{Fused, ListKind};
 use uuid::Uuid;
 
 use crate::v1;
@@ -105,19 +105,112 @@ pub fn memory_to_wire(m: &Memory) -> v1::Record {
     }
 }
 
-/// A fused hit's explain on the wire: its rank and raw score in each list.
+/// A fused hit's explain on the wire: its rank, raw and normalised score in
+/// each list, and whether it is in the verbatim tier.
 pub fn explain_to_wire(hit: &Fused) -> v1::Explain {
     let entry = |kind| {
         hit.placing(kind).map(|p| v1::ListEntry {
             rank: p.rank,
             score: p.score,
+            normalized: p.normalized,
         })
     };
     v1::Explain {
         lexical: entry(ListKind::Lexical),
         semantic: entry(ListKind::Semantic),
         verbatim: entry(ListKind::Verbatim),
+        tier: hit.tier,
     }
+}
+
+/// A search's fusion: `defaults` with what the request's weights and fusion
+/// options set (0 and unset fields keep the default). Refuses what cannot be
+/// fused, saying what to give instead.
+pub fn fusion_from_wire(
+    defaults: &Settings,
+    weights: Option<&v1::ListWeights>,
+    options: Option<&v1::FusionOptions>,
+) -> Result<Settings, String> {
+    let mut s = *defaults;
+    if let Some(w) = weights {
+        for (list, weight, slot) in [
+            ("lexical", w.lexical, &mut s.weights.lexical),
+            ("semantic", w.semantic, &mut s.weights.semantic),
+            ("verbatim", w.verbatim, &mut s.weights.verbatim),
+        ] {
+            if !(weight.is_finite() && weight >= 0.0) {
+                return Err(format!(
+                    "weight of the {list} list is {weight}: give a finite number >= 0 (0: the default)"
+                ));
+            }
+            if weight > 0.0 {
+                *slot = weight;
+            }
+        }
+    }
+    let Some(o) = options else {
+        return Ok(s);
+    };
+    if !o.method.is_empty() {
+        s.method = Method::parse(&o.method)?;
+    }
+    if o.rrf_k != 0.0 {
+        if !(o.rrf_k.is_finite() && o.rrf_k > 0.0) {
+            return Err(format!(
+                "fusion.rrf_k is {}: give a finite number > 0 (e.g. 60)",
+                o.rrf_k
+            ));
+        }
+        s.rrf_k = o.rrf_k;
+    }
+    if !o.normalization.is_empty() {
+        s.normalization = Normalization::parse(&o.normalization)?;
+    }
+    if let Some(tier) = o.tier {
+        s.tier = tier;
+    }
+    if let Some(max) = o.tier_max {
+        s.tier_max = usize::try_from(max).unwrap_or(usize::MAX);
+    }
+    if let Some(beta) = o.adaptive {
+        if !(beta.is_finite() && (0.0..=fusion::MAX_ADAPTIVE).contains(&beta)) {
+            return Err(format!(
+                "fusion.adaptive is {beta}: give 0 (off) to {}",
+                fusion::MAX_ADAPTIVE
+            ));
+        }
+        s.adaptive = beta;
+    }
+    if let Some(floor) = o.semantic_floor {
+        if !(floor.is_finite() && (-1.0..1.0).contains(&floor)) {
+            return Err(format!(
+                "fusion.semantic_floor is {floor}: give a cosine in [-1, 1)"
+            ));
+        }
+        s.semantic_floor = floor;
+    }
+    Ok(s)
+}
+
+/// A fusion's settings on the wire, every field set (a client passes them
+/// through unchanged).
+pub fn fusion_to_wire(s: &Settings) -> (v1::ListWeights, v1::FusionOptions) {
+    (
+        v1::ListWeights {
+            lexical: s.weights.lexical,
+            semantic: s.weights.semantic,
+            verbatim: s.weights.verbatim,
+        },
+        v1::FusionOptions {
+            method: s.method.name().to_string(),
+            rrf_k: s.rrf_k,
+            normalization: s.normalization.name().to_string(),
+            tier: Some(s.tier),
+            tier_max: Some(u32::try_from(s.tier_max).unwrap_or(u32::MAX)),
+            adaptive: Some(s.adaptive),
+            semantic_floor: Some(s.semantic_floor),
+        },
+    )
 }
 
 /// Stage timings on the wire, in milliseconds.

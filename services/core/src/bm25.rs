@@ -37,6 +37,17 @@ pub fn idf(n: u64, df: u64) -> f64 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
+/// The score of a full match, BM25's scale for one query: a text holding
+/// every query term once, at the average length, scores `Σ idf` (each term's
+/// `tf · (k1 + 1) / (tf + k1)` is 1 there). Score fusion divides the lexical
+/// scores by it (`absolute` normalisation).
+pub fn reference(terms: &[String], stats: &CorpusStats) -> f64 {
+    terms
+        .iter()
+        .map(|t| idf(stats.n, stats.df.get(t).copied().unwrap_or(0)))
+        .sum()
+}
+
 /// The BM25 score of a text for the query terms.
 pub fn score(terms: &[String], text: &str, stats: &CorpusStats, params: Bm25Params) -> f64 {
     let mut tf: HashMap<String, u32> = HashMap::new();
@@ -66,6 +77,17 @@ pub fn score(terms: &[String], text: &str, stats: &CorpusStats, params: Bm25Para
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_reference_is_a_full_match_at_the_average_length() {
+        let s = stats(100, 4.0, &[("billing", 10), ("retry", 1)]);
+        let terms = vec!["billing".to_string(), "retry".to_string()];
+        let reference = reference(&terms, &s);
+        assert!((reference - (idf(100, 10) + idf(100, 1))).abs() < 1e-12);
+        let full = score(&terms, "billing retry w x", &s, Bm25Params::default());
+        assert!((full - reference).abs() < 1e-9, "{full} vs {reference}");
+        assert_eq!(super::reference(&[], &s), 0.0);
+    }
 
     fn stats(n: u64, avg_len: f64, df: &[(&str, u64)]) -> CorpusStats {
         CorpusStats {

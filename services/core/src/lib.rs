@@ -8,9 +8,9 @@
 pub mod bm25;
 mod error;
 pub mod eval;
+pub mod fusion;
 pub mod gate;
 pub mod model;
-pub mod rrf;
 pub mod sparse;
 pub mod strategy;
 pub mod terms;

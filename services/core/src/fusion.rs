@@ -1,0 +1,975 @@
+//! Fusion (DESIGN.md §1, "Fusion"): the verbatim tier first, then the lexical
+//! and semantic lists fused by one of three methods.
+//!
+//! - **The verbatim tier.** A lexical candidate that holds the whole query
+//!   verbatim ranks above every other hit when the query has two terms or more
+//!   and the evidence is specific: the query is shaped like a title or an
+//!   identifier (a token mixing letters and digits, or alphanumeric runs
+//!   joined by punctuation: `2026-11-11`, `CVE-2023-4863`, `foo_bar.qux`), or
+//!   it is verbatim in at most `tier_max` candidates (a rare phrase). A common
+//!   phrase (`error handling` in dozens of memories) forms no tier and floods
+//!   nothing. Within the tier, and below it, hits keep the fused order.
+//! - **Methods.** `rrf`: `Σ weight / (k + rank)` over the lists (the verbatim
+//!   list is a third list when its weight is above 0: the ADR's arithmetic);
+//!   `score`: a convex combination `Σ weight · norm(score) / Σ weight` with
+//!   each channel normalised — `fixed_floor` (`(s − floor) / (top − floor)`,
+//!   BM25's floor 0 and cosine's configured floor, clamped to [0, 1]),
+//!   `min_max` or `z_score`; `dbsf`: Qdrant's distribution-based score fusion
+//!   (each list scaled from mean − 3σ to mean + 3σ, clamped, summed). A point
+//!   missing from a list gets that list's lowest normalised value (0, or the
+//!   list's lowest z-score).
+//! - **Per-query weighting** (`adaptive` = β > 0): each channel's weight is
+//!   multiplied by `(ε + confidence)^β`, where a list's confidence is the gap
+//!   between its first and tenth score over the first score's distance to
+//!   the floor — a list whose top stands out is trusted more.
+//!
+//! Ties break by point id. Every hit carries, for every list that holds it,
+//! its rank, raw score and normalised score (the explain).
+
+use std::collections::HashMap;
+
+use uuid::Uuid;
+
+/// The three lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ListKind {
+    Lexical,
+    Semantic,
+    Verbatim,
+}
+
+impl ListKind {
+    pub const ALL: [ListKind; 3] = [ListKind::Lexical, ListKind::Semantic, ListKind::Verbatim];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Lexical => "lexical",
+            Self::Semantic => "semantic",
+            Self::Verbatim => "verbatim",
+        }
+    }
+}
+
+/// A hit's place in one list.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Placing {
+    /// 1 for the first.
+    pub rank: u32,
+    /// The list's raw score (BM25, cosine; the lexical score for verbatim).
+    pub score: f64,
+    /// What the method made of it before the list's weight: the RRF term
+    /// `1 / (k + rank)`, or the normalised score.
+    pub normalized: f64,
+}
+
+/// A fused hit with its explain.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fused {
+    pub id: Uuid,
+    pub score: f64,
+    /// In the verbatim tier: ranked above every hit that is not.
+    pub tier: bool,
+    /// Where the hit stood in each list that holds it, in `ListKind` order.
+    pub placings: Vec<(ListKind, Placing)>,
+}
+
+impl Fused {
+    fn new(id: Uuid) -> Self {
+        Self {
+            id,
+            score: 0.0,
+            tier: false,
+            placings: Vec::new(),
+        }
+    }
+
+    pub fn placing(&self, kind: ListKind) -> Option<Placing> {
+        self.placings
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, p)| *p)
+    }
+
+    /// The names of the lists that hold this hit.
+    pub fn matched_by(&self) -> Vec<&'static str> {
+        self.placings.iter().map(|(k, _)| k.name()).collect()
+    }
+}
+
+/// How the lists are combined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Rrf,
+    Score,
+    Dbsf,
+}
+
+impl Method {
+    pub const NAMES: &'static str = "rrf, score or dbsf";
+
+    pub fn parse(name: &str) -> Result<Self, String> {
+        match name {
+            "rrf" => Ok(Self::Rrf),
+            "score" => Ok(Self::Score),
+            "dbsf" => Ok(Self::Dbsf),
+            other => Err(format!(
+                "unknown fusion method {other:?}: use {}",
+                Self::NAMES
+            )),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Rrf => "rrf",
+            Self::Score => "score",
+            Self::Dbsf => "dbsf",
+        }
+    }
+}
+
+/// How score fusion puts a channel's scores on one scale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Normalization {
+    /// On each channel's own fixed scale: lexical scores over the query's
+    /// full-match score (its reference, else the list's top), cosines from
+    /// the floor to 1.
+    Absolute,
+    FixedFloor,
+    MinMax,
+    ZScore,
+}
+
+impl Normalization {
+    pub const NAMES: &'static str = "absolute, fixed_floor, min_max or z_score";
+
+    pub fn parse(name: &str) -> Result<Self, String> {
+        match name {
+            "absolute" => Ok(Self::Absolute),
+            "fixed_floor" => Ok(Self::FixedFloor),
+            "min_max" => Ok(Self::MinMax),
+            "z_score" => Ok(Self::ZScore),
+            other => Err(format!(
+                "unknown normalization {other:?}: use {}",
+                Self::NAMES
+            )),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Absolute => "absolute",
+            Self::FixedFloor => "fixed_floor",
+            Self::MinMax => "min_max",
+            Self::ZScore => "z_score",
+        }
+    }
+}
+
+/// Per-list weights. The verbatim weight is the third list's vote (0: no
+/// vote, the tier alone carries the verbatim evidence).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Weights {
+    pub lexical: f64,
+    pub semantic: f64,
+    pub verbatim: f64,
+}
+
+/// The largest per-query weighting strength a search may ask for.
+pub const MAX_ADAPTIVE: f64 = 8.0;
+
+/// Everything that decides a fusion.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    pub method: Method,
+    /// RRF's constant.
+    pub rrf_k: f64,
+    pub normalization: Normalization,
+    pub weights: Weights,
+    /// Cosine's fixed floor in `fixed_floor` normalisation (BM25's is 0).
+    pub semantic_floor: f64,
+    /// Whether verbatim matches can form the tier.
+    pub tier: bool,
+    /// At most this many verbatim candidates form the tier for a query that
+    /// is not shaped like a title or identifier.
+    pub tier_max: usize,
+    /// Strength β of per-query weighting; 0: the weights as given.
+    pub adaptive: f64,
+}
+
+impl Settings {
+    /// RRF at `k` with the given weights and no tier: the fusion of earlier
+    /// releases (k = 60, verbatim 2) and of the ADR.
+    pub fn rrf(k: f64, weights: Weights) -> Self {
+        Self {
+            method: Method::Rrf,
+            rrf_k: k,
+            weights,
+            tier: false,
+            ..Self::default()
+        }
+    }
+}
+
+impl Default for Settings {
+    /// trine's default fusion (DESIGN.md §1; the measurements are in
+    /// docs/benchmarks.md, "Fusion").
+    fn default() -> Self {
+        Self {
+            method: Method::Score,
+            rrf_k: 60.0,
+            normalization: Normalization::Absolute,
+            weights: Weights {
+                lexical: 1.0,
+                semantic: 4.0,
+                verbatim: 0.0,
+            },
+            semantic_floor: 0.2,
+            tier: true,
+            tier_max: 3,
+            adaptive: 0.0,
+        }
+    }
+}
+
+/// A lexical candidate as fusion sees it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LexicalEntry {
+    pub id: Uuid,
+    pub score: f64,
+    pub verbatim: bool,
+}
+
+/// What fusion is given: the query and the two channels' lists, best first.
+#[derive(Debug, Clone, Copy)]
+pub struct Lists<'a> {
+    pub query: &'a str,
+    pub lexical: &'a [LexicalEntry],
+    pub semantic: &'a [(Uuid, f64)],
+    /// The lexical score of a full match for this query (BM25's reference,
+    /// `bm25::reference`); 0 when unknown.
+    pub lexical_reference: f64,
+}
+
+/// Whether a query is shaped like a title or an identifier: one of its
+/// whitespace-separated tokens mixes letters and digits, or joins two
+/// alphanumeric runs with punctuation (`2026-11-11`, `09:58`, `v2.14.3`,
+/// `foo_bar.qux`, `OPS-1432`).
+pub fn shaped(query: &str) -> bool {
+    query.split_whitespace().any(|token| {
+        let letters = token.chars().any(char::is_alphabetic);
+        let digits = token.chars().any(|c| c.is_numeric());
+        let runs = token
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|r| !r.is_empty())
+            .count();
+        (letters && digits) || runs >= 2
+    })
+}
+
+/// Why the verbatim matches of a query form the tier, or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TierReason {
+    /// The query is shaped like a title or an identifier.
+    Shaped,
+    /// At most `tier_max` candidates hold the query verbatim.
+    Rare,
+}
+
+/// The tier rule: `Some(reason)` when the verbatim candidates rank above the
+/// rest. `verbatim` is how many candidates hold the query verbatim.
+pub fn tier_rule(query: &str, verbatim: usize, settings: &Settings) -> Option<TierReason> {
+    if !settings.tier || verbatim == 0 || crate::terms(query).len() < 2 {
+        None
+    } else if shaped(query) {
+        Some(TierReason::Shaped)
+    } else if verbatim <= settings.tier_max {
+        Some(TierReason::Rare)
+    } else {
+        None
+    }
+}
+
+/// A list's scores normalised; `absent` is the value of a point it lacks.
+struct Normalised {
+    values: Vec<f64>,
+    absent: f64,
+}
+
+fn mean_std(scores: &[f64]) -> (f64, f64) {
+    let n = scores.len() as f64;
+    let mean = scores.iter().sum::<f64>() / n;
+    let var = scores.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / n;
+    (mean, var.sqrt())
+}
+
+/// Normalises one channel's raw scores (best first) for score fusion.
+/// `ceiling` is the channel's fixed top for `absolute` (0: the list's top).
+fn normalise(scores: &[f64], how: Normalization, floor: f64, ceiling: f64) -> Normalised {
+    if scores.is_empty() {
+        return Normalised {
+            values: Vec::new(),
+            absent: 0.0,
+        };
+    }
+    let top = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let low = scores.iter().copied().fold(f64::INFINITY, f64::min);
+    match how {
+        Normalization::Absolute => {
+            let top = if ceiling > floor { ceiling } else { top };
+            Normalised {
+                values: scores
+                    .iter()
+                    .map(|s| {
+                        if top > floor {
+                            ((s - floor) / (top - floor)).clamp(0.0, 1.0)
+                        } else {
+                            0.0
+                        }
+                    })
+                    .collect(),
+                absent: 0.0,
+            }
+        }
+        Normalization::FixedFloor => Normalised {
+            values: scores
+                .iter()
+                .map(|s| {
+                    if top > floor {
+                        ((s - floor) / (top - floor)).clamp(0.0, 1.0)
+                    } else {
+                        0.0
+                    }
+                })
+                .collect(),
+            absent: 0.0,
+        },
+        Normalization::MinMax => Normalised {
+            values: scores
+                .iter()
+                .map(|s| {
+                    if top > low {
+                        (s - low) / (top - low)
+                    } else {
+                        1.0
+                    }
+                })
+                .collect(),
+            absent: 0.0,
+        },
+        Normalization::ZScore => {
+            let (mean, std) = mean_std(scores);
+            let values: Vec<f64> = scores
+                .iter()
+                .map(|s| if std > 0.0 { (s - mean) / std } else { 0.0 })
+                .collect();
+            let absent = values.iter().copied().fold(f64::INFINITY, f64::min);
+            Normalised { values, absent }
+        }
+    }
+}
+
+/// Qdrant's DBSF scaling: mean − 3σ ↦ 0, mean + 3σ ↦ 1, clamped; equal
+/// scores ↦ 0.5.
+fn dbsf(scores: &[f64]) -> Normalised {
+    let (mean, std) = if scores.is_empty() {
+        (0.0, 0.0)
+    } else {
+        mean_std(scores)
+    };
+    Normalised {
+        values: scores
+            .iter()
+            .map(|s| {
+                if std > 0.0 {
+                    ((s - (mean - 3.0 * std)) / (6.0 * std)).clamp(0.0, 1.0)
+                } else {
+                    0.5
+                }
+            })
+            .collect(),
+        absent: 0.0,
+    }
+}
+
+/// A list's confidence for per-query weighting: the gap between its first
+/// and its tenth (or last) score over the first score's distance to `floor`,
+/// in [0, 1]; 0 for fewer than two entries.
+pub fn confidence(scores: &[f64], floor: f64) -> f64 {
+    if scores.len() < 2 {
+        return 0.0;
+    }
+    let (first, tenth) = (scores[0], scores[scores.len().min(10) - 1]);
+    if first <= floor {
+        return 0.0;
+    }
+    ((first - tenth) / (first - floor)).clamp(0.0, 1.0)
+}
+
+/// The effective lexical and semantic weights of one query.
+fn channel_weights(lists: &Lists<'_>, settings: &Settings) -> (f64, f64) {
+    let Weights {
+        lexical, semantic, ..
+    } = settings.weights;
+    if settings.adaptive <= 0.0 {
+        return (lexical, semantic);
+    }
+    const EPSILON: f64 = 0.05;
+    let lexical_scores: Vec<f64> = lists.lexical.iter().map(|c| c.score).collect();
+    let semantic_scores: Vec<f64> = lists.semantic.iter().map(|(_, s)| *s).collect();
+    let boost = |c: f64| (EPSILON + c).powf(settings.adaptive);
+    (
+        lexical * boost(confidence(&lexical_scores, 0.0)),
+        semantic * boost(confidence(&semantic_scores, settings.semantic_floor)),
+    )
+}
+
+/// One list with its weight and its normalised values.
+struct Scaled<'a> {
+    kind: ListKind,
+    weight: f64,
+    list: &'a [(Uuid, f64)],
+    normalised: Normalised,
+}
+
+/// One list as fusion ranks it: ids best first (each once) with raw scores.
+fn dedup<'a>(entries: impl Iterator<Item = (Uuid, f64)> + 'a) -> Vec<(Uuid, f64)> {
+    let mut seen = std::collections::HashSet::new();
+    entries.filter(|(id, _)| seen.insert(*id)).collect()
+}
+
+/// Fuses the lists under `settings` and returns the best `limit` hits.
+pub fn fuse(lists: &Lists<'_>, settings: &Settings, limit: usize) -> Vec<Fused> {
+    let lexical = dedup(lists.lexical.iter().map(|c| (c.id, c.score)));
+    let semantic = dedup(lists.semantic.iter().copied());
+    let verbatim_ids: std::collections::HashSet<Uuid> = lists
+        .lexical
+        .iter()
+        .filter(|c| c.verbatim)
+        .map(|c| c.id)
+        .collect();
+    let two_terms = crate::terms(lists.query).len() >= 2;
+    let verbatim: Vec<(Uuid, f64)> = if two_terms {
+        lexical
+            .iter()
+            .copied()
+            .filter(|(id, _)| verbatim_ids.contains(id))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let (w_lexical, w_semantic) = channel_weights(lists, settings);
+    let w_verbatim = settings.weights.verbatim;
+
+    // Each list's normalised values: the RRF term, or the normalised score.
+    let scale = |kind: ListKind, list: &[(Uuid, f64)]| -> Normalised {
+        let scores: Vec<f64> = list.iter().map(|(_, s)| *s).collect();
+        match settings.method {
+            Method::Rrf => Normalised {
+                values: (1..=list.len())
+                    .map(|rank| 1.0 / (settings.rrf_k + rank as f64))
+                    .collect(),
+                absent: 0.0,
+            },
+            // The verbatim list is a flag: every member scores 1.
+            _ if kind == ListKind::Verbatim => Normalised {
+                values: vec![1.0; list.len()],
+                absent: 0.0,
+            },
+            Method::Dbsf => dbsf(&scores),
+            Method::Score => {
+                let (floor, ceiling) = if kind == ListKind::Semantic {
+                    (settings.semantic_floor, 1.0)
+                } else {
+                    (0.0, lists.lexical_reference)
+                };
+                normalise(&scores, settings.normalization, floor, ceiling)
+            }
+        }
+    };
+    // The verbatim list without a vote (weight 0) is still reported in the
+    // explain.
+    let table: Vec<Scaled<'_>> = [
+        (ListKind::Lexical, w_lexical, &lexical[..]),
+        (ListKind::Semantic, w_semantic, &semantic[..]),
+        (ListKind::Verbatim, w_verbatim.max(0.0), &verbatim[..]),
+    ]
+    .into_iter()
+    .map(|(kind, weight, list)| Scaled {
+        kind,
+        weight,
+        list,
+        normalised: scale(kind, list),
+    })
+    .collect();
+    // Score fusion is a convex combination: divide by the voting weights.
+    let total_weight: f64 = table
+        .iter()
+        .filter(|t| t.weight > 0.0 && !t.list.is_empty())
+        .map(|t| t.weight)
+        .sum();
+    let divisor = match settings.method {
+        Method::Score if total_weight > 0.0 => total_weight,
+        _ => 1.0,
+    };
+
+    let mut by_id: HashMap<Uuid, Fused> = HashMap::new();
+    for t in &table {
+        for (i, ((id, raw), value)) in t.list.iter().zip(&t.normalised.values).enumerate() {
+            let fused = by_id.entry(*id).or_insert_with(|| Fused::new(*id));
+            fused.score += t.weight * value / divisor;
+            fused.placings.push((
+                t.kind,
+                Placing {
+                    rank: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                    score: *raw,
+                    normalized: *value,
+                },
+            ));
+        }
+    }
+    // A point missing from a voting list gets that list's absent value.
+    for t in &table {
+        if t.weight <= 0.0 || t.list.is_empty() || t.normalised.absent == 0.0 {
+            continue;
+        }
+        for fused in by_id.values_mut() {
+            if fused.placing(t.kind).is_none() {
+                fused.score += t.weight * t.normalised.absent / divisor;
+            }
+        }
+    }
+    let tier = tier_rule(lists.query, verbatim.len(), settings).is_some();
+    let mut hits: Vec<Fused> = by_id.into_values().collect();
+    for hit in &mut hits {
+        hit.placings.sort_by_key(|(kind, _)| *kind);
+        hit.tier = tier && hit.placing(ListKind::Verbatim).is_some();
+    }
+    hits.sort_by(|a, b| {
+        b.tier
+            .cmp(&a.tier)
+            .then(b.score.total_cmp(&a.score))
+            .then(a.id.cmp(&b.id))
+    });
+    hits.truncate(limit);
+    hits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: u128) -> Uuid {
+        Uuid::from_u128(n)
+    }
+
+    fn lex(entries: &[(u128, f64, bool)]) -> Vec<LexicalEntry> {
+        entries
+            .iter()
+            .map(|&(n, score, verbatim)| LexicalEntry {
+                id: id(n),
+                score,
+                verbatim,
+            })
+            .collect()
+    }
+
+    fn sem(entries: &[(u128, f64)]) -> Vec<(Uuid, f64)> {
+        entries.iter().map(|&(n, s)| (id(n), s)).collect()
+    }
+
+    fn order(hits: &[Fused]) -> Vec<u128> {
+        hits.iter().map(|h| h.id.as_u128()).collect()
+    }
+
+    fn run(
+        query: &str,
+        l: &[(u128, f64, bool)],
+        s: &[(u128, f64)],
+        settings: &Settings,
+    ) -> Vec<Fused> {
+        let (l, s) = (lex(l), sem(s));
+        fuse(
+            &Lists {
+                query,
+                lexical: &l,
+                semantic: &s,
+                lexical_reference: 0.0,
+            },
+            settings,
+            100,
+        )
+    }
+
+    const ADR: Weights = Weights {
+        lexical: 1.0,
+        semantic: 1.0,
+        verbatim: 1.0,
+    };
+
+    /// Score fusion at equal weights, floor 0, no tier: the arithmetic of
+    /// the tables below, whatever the defaults are.
+    fn equal(normalization: Normalization) -> Settings {
+        Settings {
+            method: Method::Score,
+            normalization,
+            weights: Weights {
+                lexical: 1.0,
+                semantic: 1.0,
+                verbatim: 0.0,
+            },
+            semantic_floor: 0.0,
+            tier: false,
+            ..Settings::default()
+        }
+    }
+
+    #[test]
+    fn rrf_keeps_the_adrs_arithmetic() {
+        let settings = Settings::rrf(60.0, ADR);
+        // First in lexical and verbatim: 2/61; first in semantic only: 1/61.
+        let hits = run(
+            "Meeting 2026-11-11 09:58",
+            &[(7, 9.0, true), (1, 3.0, false)],
+            &[(2, 0.8)],
+            &settings,
+        );
+        assert_eq!(order(&hits), [7, 2, 1]);
+        assert!((hits[0].score - 2.0 / 61.0).abs() < 1e-12);
+        assert!((hits[1].score - 1.0 / 61.0).abs() < 1e-12);
+        assert_eq!(hits[0].matched_by(), ["lexical", "verbatim"]);
+        let p = hits[0].placing(ListKind::Lexical).unwrap();
+        assert_eq!((p.rank, p.score), (1, 9.0));
+        assert!((p.normalized - 1.0 / 61.0).abs() < 1e-12);
+        // A one-term query has no third list.
+        let hits = run("meeting", &[(7, 9.0, true)], &[], &settings);
+        assert_eq!(hits[0].matched_by(), ["lexical"]);
+        // k and weights are the settings'.
+        let k2 = Settings::rrf(2.0, ADR);
+        let hits = run("a b", &[(1, 1.0, false)], &[(2, 0.5)], &k2);
+        assert!((hits[0].score - 1.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn rows_near_the_top_of_two_lists_beat_a_row_first_in_one_under_rrf() {
+        // The ADR: a row first in one list only (1/61) loses to any row within
+        // about 60 places of the top of both lists: 2/(60+r) > 1/61 iff r < 62.
+        let table: &[(u128, bool)] =
+            &[(1, true), (30, true), (61, true), (62, false), (100, false)];
+        for &(r, beats) in table {
+            let mut lexical: Vec<(u128, f64, bool)> =
+                (1..r).map(|n| (n + 10_000, 1.0, false)).collect();
+            lexical.push((1000, 1.0, false));
+            let mut semantic = vec![(1, 1.0)];
+            semantic.extend((1..r - 1).map(|n| (n + 20_000, 1.0)));
+            semantic.push((1000, 1.0));
+            let hits = run("x y", &lexical, &semantic, &Settings::rrf(60.0, ADR));
+            let pos = |x: u128| order(&hits).iter().position(|&h| h == x).unwrap();
+            assert_eq!(pos(1000) < pos(1), beats, "both lists at rank {r}");
+        }
+    }
+
+    #[test]
+    fn each_normalisation_on_a_table() {
+        // (normalisation, raw scores best first, floor, normalised values, absent)
+        type Row<'a> = (Normalization, &'a [f64], f64, &'a [f64], f64);
+        let table: &[Row] = &[
+            (
+                Normalization::FixedFloor,
+                &[8.0, 4.0, 2.0],
+                0.0,
+                &[1.0, 0.5, 0.25],
+                0.0,
+            ),
+            (
+                Normalization::FixedFloor,
+                &[0.8, 0.5],
+                0.2,
+                &[1.0, 0.5],
+                0.0,
+            ),
+            // Below the floor clamps to 0; a top at or below the floor gives 0.
+            (
+                Normalization::FixedFloor,
+                &[0.8, 0.1],
+                0.2,
+                &[1.0, 0.0],
+                0.0,
+            ),
+            (
+                Normalization::FixedFloor,
+                &[0.1, 0.05],
+                0.2,
+                &[0.0, 0.0],
+                0.0,
+            ),
+            (Normalization::FixedFloor, &[0.0], 0.0, &[0.0], 0.0),
+            // Equal scores: all at the top.
+            (
+                Normalization::FixedFloor,
+                &[3.0, 3.0],
+                0.0,
+                &[1.0, 1.0],
+                0.0,
+            ),
+            (
+                Normalization::MinMax,
+                &[8.0, 4.0, 2.0],
+                0.0,
+                &[1.0, 1.0 / 3.0, 0.0],
+                0.0,
+            ),
+            (Normalization::MinMax, &[5.0], 0.0, &[1.0], 0.0),
+            (Normalization::MinMax, &[2.0, 2.0], 0.0, &[1.0, 1.0], 0.0),
+            (Normalization::ZScore, &[3.0, 1.0], 0.0, &[1.0, -1.0], -1.0),
+            (Normalization::ZScore, &[4.0, 4.0], 0.0, &[0.0, 0.0], 0.0),
+            (Normalization::ZScore, &[], 0.0, &[], 0.0),
+        ];
+        for (how, scores, floor, want, absent) in table {
+            let got = normalise(scores, *how, *floor, 0.0);
+            assert_eq!(got.values.len(), want.len(), "{how:?} {scores:?}");
+            for (g, w) in got.values.iter().zip(*want) {
+                assert!(
+                    (g - w).abs() < 1e-12,
+                    "{how:?} {scores:?}: {:?}",
+                    got.values
+                );
+            }
+            assert!((got.absent - absent).abs() < 1e-12, "{how:?} {scores:?}");
+        }
+    }
+
+    #[test]
+    fn absolute_normalisation_keeps_each_channels_own_scale() {
+        // BM25 over the query's full-match score, clamped; cosine from the
+        // floor to 1.
+        let got = normalise(&[6.0, 3.0, 12.0], Normalization::Absolute, 0.0, 8.0);
+        assert_eq!(got.values, [0.75, 0.375, 1.0]);
+        let got = normalise(&[0.6, 0.2, 0.1], Normalization::Absolute, 0.2, 1.0);
+        assert!((got.values[0] - 0.5).abs() < 1e-12);
+        assert_eq!(&got.values[1..], [0.0, 0.0]);
+        // A weak lexical top stays weak, and a strong semantic first wins.
+        let settings = Settings {
+            semantic_floor: 0.2,
+            ..equal(Normalization::Absolute)
+        };
+        let (l, s) = (lex(&[(1, 2.0, false)]), sem(&[(2, 0.7), (1, 0.3)]));
+        let lists = Lists {
+            query: "how do we deploy",
+            lexical: &l,
+            semantic: &s,
+            lexical_reference: 10.0,
+        };
+        let hits = fuse(&lists, &settings, 10);
+        assert_eq!(order(&hits), [2, 1]);
+        // ((0.7 − 0.2) / 0.8) / 2 and (2 / 10 + (0.3 − 0.2) / 0.8) / 2.
+        assert!((hits[0].score - 0.3125).abs() < 1e-12, "{hits:?}");
+        assert!((hits[1].score - 0.1625).abs() < 1e-12, "{hits:?}");
+    }
+
+    #[test]
+    fn dbsf_scales_by_three_sigmas() {
+        let got = dbsf(&[3.0, 1.0]);
+        // mean 2, σ 1: 3 ↦ (3 − −1) / 6 = 2/3, 1 ↦ 1/3.
+        assert!((got.values[0] - 2.0 / 3.0).abs() < 1e-12);
+        assert!((got.values[1] - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(dbsf(&[5.0]).values, [0.5]);
+        assert_eq!(dbsf(&[2.0, 2.0]).values, [0.5, 0.5]);
+        assert!(dbsf(&[]).values.is_empty());
+    }
+
+    #[test]
+    fn score_fusion_is_a_convex_combination() {
+        let settings = equal(Normalization::FixedFloor);
+        // Lexical: 1 → 1.0, 2 → 0.5. Semantic (floor 0): 2 → 1.0, 3 → 0.9.
+        let hits = run(
+            "deploy billing",
+            &[(1, 10.0, false), (2, 5.0, false)],
+            &[(2, 0.5), (3, 0.45)],
+            &settings,
+        );
+        assert_eq!(order(&hits), [2, 1, 3]);
+        assert!((hits[0].score - 0.75).abs() < 1e-12, "{hits:?}");
+        assert!((hits[1].score - 0.5).abs() < 1e-12);
+        assert!((hits[2].score - 0.45).abs() < 1e-12);
+        let p = hits[0].placing(ListKind::Lexical).unwrap();
+        assert_eq!((p.rank, p.score, p.normalized), (2, 5.0, 0.5));
+        // One list only: its normalised order, its weight alone divides.
+        let hits = run("deploy", &[], &[(3, 0.4), (4, 0.2)], &settings);
+        assert_eq!(order(&hits), [3, 4]);
+        assert!((hits[0].score - 1.0).abs() < 1e-12);
+        // Empty lists: nothing.
+        assert!(run("deploy", &[], &[], &settings).is_empty());
+        // Equal fused scores break by id.
+        let hits = run("x y", &[(9, 1.0, false)], &[(4, 0.7)], &settings);
+        assert_eq!(order(&hits), [4, 9]);
+    }
+
+    #[test]
+    fn a_first_in_one_channel_beats_the_middle_of_both() {
+        // The RRF k = 60 failure the fusion redesign fixes: rows in the middle
+        // of both lists beat the semantic channel's clear first under RRF
+        // (2/(60 + r) > 1/61 for r < 61), not under score fusion, where BM25
+        // decays and the semantic first stands out.
+        let lexical: Vec<(u128, f64, bool)> = (0..30)
+            .map(|i| (100 + i, 10.0 / (i as f64 + 1.0), false))
+            .collect();
+        let mut semantic: Vec<(u128, f64)> = vec![(1, 0.9)];
+        semantic.extend((0..30).map(|i| (100 + i, 0.45 - 0.005 * i as f64)));
+        let pos = |hits: &[Fused], n: u128| order(hits).iter().position(|&x| x == n).unwrap();
+        let rrf = run(
+            "how billing retries",
+            &lexical,
+            &semantic,
+            &Settings::rrf(60.0, ADR),
+        );
+        assert!(pos(&rrf, 1) > 10, "{:?}", order(&rrf));
+        let score = run(
+            "how billing retries",
+            &lexical,
+            &semantic,
+            &equal(Normalization::FixedFloor),
+        );
+        // Only the row first in lexical and second in semantic stays above it.
+        assert_eq!(pos(&score, 1), 1, "{:?}", order(&score));
+        // trine's default (BM25 over its full-match score, cosine from 0.2,
+        // the semantic channel weighted 4) puts it first.
+        let default = run(
+            "how billing retries",
+            &lexical,
+            &semantic,
+            &Settings::default(),
+        );
+        assert_eq!(pos(&default, 1), 0, "{:?}", order(&default));
+    }
+
+    #[test]
+    fn the_tier_rule() {
+        let s = Settings::default();
+        // (query, verbatim candidates, reason)
+        let table: &[(&str, usize, Option<TierReason>)] = &[
+            ("Meeting 2026-11-11 09:58", 1, Some(TierReason::Shaped)),
+            ("Meeting 2026-11-11 09:58", 40, Some(TierReason::Shaped)),
+            ("CVE-2023-4863 fix", 2, Some(TierReason::Shaped)),
+            (
+                "billing::payment::retry_policy now",
+                9,
+                Some(TierReason::Shaped),
+            ),
+            ("libc6 upgrade", 5, Some(TierReason::Shaped)),
+            ("the quick brown fox", 1, Some(TierReason::Rare)),
+            ("the quick brown fox", 3, Some(TierReason::Rare)),
+            ("error handling", 4, None),
+            ("error handling", 200, None),
+            ("error handling", 0, None),
+            ("meeting", 1, None),
+            ("the meeting", 1, None),
+        ];
+        for (query, verbatim, want) in table {
+            assert_eq!(
+                tier_rule(query, *verbatim, &s),
+                *want,
+                "{query} with {verbatim}"
+            );
+        }
+        let off = Settings { tier: false, ..s };
+        assert_eq!(tier_rule("Meeting 2026-11-11 09:58", 1, &off), None);
+        let shapes: &[(&str, bool)] = &[
+            ("Meeting 2026-11-11 09:58", true),
+            ("OPS-1432", true),
+            ("v2.14.3", true),
+            ("foo_bar.qux", true),
+            ("python3", true),
+            ("how do we deploy billing at night?", false),
+            ("error handling", false),
+            ("ședință de lucru", false),
+        ];
+        for (query, want) in shapes {
+            assert_eq!(shaped(query), *want, "{query}");
+        }
+    }
+
+    #[test]
+    fn the_tier_puts_exact_matches_first_in_fused_order() {
+        let s = Settings::default();
+        // The title's transcript is lexical #3 and nowhere in the semantic list.
+        let hits = run(
+            "Meeting 2026-11-11 09:58",
+            &[(1, 9.0, false), (2, 8.0, false), (3, 2.0, true)],
+            &[(1, 0.9), (2, 0.8)],
+            &s,
+        );
+        assert_eq!(order(&hits), [3, 1, 2]);
+        assert!(hits[0].tier && !hits[1].tier);
+        assert_eq!(hits[0].matched_by(), ["lexical", "verbatim"]);
+        // A common phrase forms no tier: the fused order stands.
+        let common: Vec<(u128, f64, bool)> = (1..=6).map(|i| (i, 10.0 - i as f64, i > 1)).collect();
+        let hits = run("error handling", &common, &[(1, 0.9)], &s);
+        assert_eq!(order(&hits)[0], 1);
+        assert!(hits.iter().all(|h| !h.tier));
+        // A rare phrase does.
+        let rare = [(1, 9.0, false), (2, 1.0, true)];
+        let hits = run("error handling", &rare, &[(1, 0.9)], &s);
+        assert_eq!(order(&hits), [2, 1]);
+    }
+
+    #[test]
+    fn per_query_weighting_trusts_the_list_whose_top_stands_out() {
+        // Lexical: flat; semantic: a clear first.
+        assert_eq!(confidence(&[], 0.0), 0.0);
+        assert_eq!(confidence(&[1.0], 0.0), 0.0);
+        assert!((confidence(&[1.0, 0.5], 0.0) - 0.5).abs() < 1e-12);
+        let flat: Vec<(u128, f64, bool)> = (1..=10)
+            .map(|i| (i, 5.0 - 0.01 * i as f64, false))
+            .collect();
+        let semantic = [(20, 0.9), (21, 0.3), (1, 0.29)];
+        let fixed = Settings {
+            weights: Weights {
+                lexical: 2.0,
+                semantic: 1.0,
+                verbatim: 0.0,
+            },
+            ..Settings::default()
+        };
+        let hits = run("x y z", &flat, &semantic, &fixed);
+        assert_eq!(order(&hits)[0], 1, "{:?}", order(&hits));
+        let adaptive = Settings {
+            adaptive: 1.0,
+            ..fixed
+        };
+        let hits = run("x y z", &flat, &semantic, &adaptive);
+        assert_eq!(order(&hits)[0], 20, "{:?}", order(&hits));
+    }
+
+    #[test]
+    fn duplicates_count_at_their_first_place() {
+        let hits = run(
+            "x",
+            &[(1, 3.0, false), (1, 2.0, false), (2, 1.0, false)],
+            &[],
+            &Settings::default(),
+        );
+        assert_eq!(order(&hits), [1, 2]);
+        assert_eq!(hits[1].placing(ListKind::Lexical).unwrap().rank, 2);
+    }
+
+    #[test]
+    fn names_parse_and_refuse() {
+        for m in [Method::Rrf, Method::Score, Method::Dbsf] {
+            assert_eq!(Method::parse(m.name()), Ok(m));
+        }
+        for n in [
+            Normalization::FixedFloor,
+            Normalization::MinMax,
+            Normalization::ZScore,
+        ] {
+            assert_eq!(Normalization::parse(n.name()), Ok(n));
+        }
+        assert!(
+            Method::parse("borda")
+                .unwrap_err()
+                .contains("rrf, score or dbsf")
+        );
+        assert!(Normalization::parse("l2").unwrap_err().contains("min_max"));
+    }
+}
