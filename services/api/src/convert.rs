@@ -192,38 +192,6 @@ pub fn fusion_from_wire(
     Ok(s)
 }
 
-/// A fusion's settings on the wire, every field set (a client passes them
-/// through unchanged).
-pub fn fusion_to_wire(s: &Settings) -> (v1::ListWeights, v1::FusionOptions) {
-    (
-        v1::ListWeights {
-            lexical: s.weights.lexical,
-            semantic: s.weights.semantic,
-            verbatim: s.weights.verbatim,
-        },
-        v1::FusionOptions {
-            method: s.method.name().to_string(),
-            rrf_k: s.rrf_k,
-            normalization: s.normalization.name().to_string(),
-            tier: Some(s.tier),
-            tier_max: Some(u32::try_from(s.tier_max).unwrap_or(u32::MAX)),
-            adaptive: Some(s.adaptive),
-            semantic_floor: Some(s.semantic_floor),
-        },
-    )
-}
-
-/// Stage timings on the wire, in milliseconds.
-pub fn timings_to_wire(timings: &[(&'static str, std::time::Duration)]) -> Vec<v1::StageTiming> {
-    timings
-        .iter()
-        .map(|(stage, took)| v1::StageTiming {
-            stage: (*stage).to_string(),
-            millis: took.as_secs_f64() * 1000.0,
-        })
-        .collect()
-}
-
 /// A request's cap on how many points a channel reads: 0 means `default`;
 /// above `max` is refused.
 pub fn cap_from_wire(requested: u32, default: usize, max: usize) -> Result<usize, String> {
