@@ -192,6 +192,17 @@ pub fn fusion_from_wire(
     Ok(s)
 }
 
+/// Stage timings on the wire, in milliseconds.
+pub fn timings_to_wire(timings: &[(&'static str, std::time::Duration)]) -> Vec<v1::StageTiming> {
+    timings
+        .iter()
+        .map(|(stage, took)| v1::StageTiming {
+            stage: (*stage).to_string(),
+            millis: took.as_secs_f64() * 1000.0,
+        })
+        .collect()
+}
+
 /// A request's cap on how many points a channel reads: 0 means `default`;
 /// above `max` is refused.
 pub fn cap_from_wire(requested: u32, default: usize, max: usize) -> Result<usize, String> {
