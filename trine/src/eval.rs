@@ -939,34 +939,18 @@ mod tests {
             kind: kind.into(),
             ranks: vec![rank],
         };
+        // One configuration's report: the title's rank, then the question's.
+        let report = |name: &str, title: usize, question: usize| {
+            let results = vec![
+                result("t", "title", Some(title)),
+                result("q", "question", Some(question)),
+            ];
+            ConfigReport::of(name.into(), results, 8, 0.0)
+        };
         // Titles: lexical is better; questions: semantic is.
-        let lexical = ConfigReport::of(
-            "lexical/candidates".into(),
-            vec![
-                result("t", "title", Some(1)),
-                result("q", "question", Some(9)),
-            ],
-            8,
-            0.0,
-        );
-        let semantic = ConfigReport::of(
-            "semantic".into(),
-            vec![
-                result("t", "title", Some(5)),
-                result("q", "question", Some(1)),
-            ],
-            8,
-            0.0,
-        );
-        let hybrid = ConfigReport::of(
-            "hybrid/candidates".into(),
-            vec![
-                result("t", "title", Some(1)),
-                result("q", "question", Some(2)),
-            ],
-            8,
-            0.0,
-        );
+        let lexical = report("lexical/candidates", 1, 9);
+        let semantic = report("semantic", 5, 1);
+        let hybrid = report("hybrid/candidates", 1, 2);
         let out = against_better(&[hybrid, lexical, semantic], 8);
         let of = |kind: &str| out.iter().find(|c| c.kind == kind).unwrap();
         assert_eq!(of("title").better, "lexical/candidates");

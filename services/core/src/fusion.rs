@@ -314,36 +314,23 @@ fn normalise(scores: &[f64], how: Normalization, floor: f64, ceiling: f64) -> No
     }
     let top = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let low = scores.iter().copied().fold(f64::INFINITY, f64::min);
+    // Scores from `floor` (0) to `top` (1), clamped; nothing above the floor: 0.
+    let from_floor = |top: f64| Normalised {
+        values: scores
+            .iter()
+            .map(|s| {
+                if top > floor {
+                    ((s - floor) / (top - floor)).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                }
+            })
+            .collect(),
+        absent: 0.0,
+    };
     match how {
-        Normalization::Absolute => {
-            let top = if ceiling > floor { ceiling } else { top };
-            Normalised {
-                values: scores
-                    .iter()
-                    .map(|s| {
-                        if top > floor {
-                            ((s - floor) / (top - floor)).clamp(0.0, 1.0)
-                        } else {
-                            0.0
-                        }
-                    })
-                    .collect(),
-                absent: 0.0,
-            }
-        }
-        Normalization::FixedFloor => Normalised {
-            values: scores
-                .iter()
-                .map(|s| {
-                    if top > floor {
-                        ((s - floor) / (top - floor)).clamp(0.0, 1.0)
-                    } else {
-                        0.0
-                    }
-                })
-                .collect(),
-            absent: 0.0,
-        },
+        Normalization::Absolute => from_floor(if ceiling > floor { ceiling } else { top }),
+        Normalization::FixedFloor => from_floor(top),
         Normalization::MinMax => Normalised {
             values: scores
                 .iter()
@@ -433,7 +420,7 @@ struct Scaled<'a> {
 }
 
 /// One list as fusion ranks it: ids best first (each once) with raw scores.
-fn dedup<'a>(entries: impl Iterator<Item = (Uuid, f64)> + 'a) -> Vec<(Uuid, f64)> {
+fn dedup(entries: impl Iterator<Item = (Uuid, f64)>) -> Vec<(Uuid, f64)> {
     let mut seen = std::collections::HashSet::new();
     entries.filter(|(id, _)| seen.insert(*id)).collect()
 }
