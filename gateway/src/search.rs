@@ -212,7 +212,7 @@ impl Searcher {
             tenant = request.filters.as_ref().map(|f| f.tenant.as_str()).unwrap_or(""),
             mode = field::Empty,
             strategy = field::Empty,
-            terms = int(trine_core::terms(&request.query).len()),
+            terms = int(trine_core::terms(&request.query, trine_core::Fold::Case).len()),
             limit = field::Empty,
             lexical = field::Empty,
             semantic = field::Empty,
@@ -442,7 +442,12 @@ impl Searcher {
         }
         if mode.uses_lexical() {
             self.metrics.counts_share(share);
-            check_budget(share, took, trine_core::terms(query).len(), &filter.tenant);
+            check_budget(
+                share,
+                took,
+                trine_core::terms(query, trine_core::Fold::Case).len(),
+                &filter.tenant,
+            );
         }
         if !reasons.is_empty() {
             tracing::warn!(reasons = ?reasons, "degraded search");

@@ -1,12 +1,13 @@
 //! Writing memories: embed their texts, encode their sparse vectors, build
 //! points, upsert.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use tokio::sync::OnceCell;
 
-use trine_core::ErrorKind;
 use trine_core::model::{CollectionSpec, EmbedderId, Memory, Point};
+use trine_core::{ErrorKind, Fold};
 use trine_embed::{EmbedError, Embedder};
 use trine_store::{Store, StoreError};
 
@@ -42,7 +43,13 @@ pub struct Writer {
     embedder: Arc<dyn Embedder>,
     /// Set once the collection is known to exist with this embedder.
     prepared: Arc<OnceCell<()>>,
+    /// The collection's fold (its text index's), and when it was read.
+    fold: Arc<Mutex<Option<(Instant, Fold)>>>,
 }
+
+/// How long the collection's fold is trusted before it is read again: an
+/// upgrade by `trine text-index --ascii-folding` shows within this time.
+pub const FOLD_FOR: Duration = Duration::from_secs(30);
 
 impl Writer {
     pub fn new(store: Arc<dyn Store>, embedder: Arc<dyn Embedder>) -> Self {
@@ -50,6 +57,7 @@ impl Writer {
             store,
             embedder,
             prepared: Arc::new(OnceCell::new()),
+            fold: Arc::new(Mutex::new(None)),
         }
     }
 
@@ -78,6 +86,31 @@ impl Writer {
         Ok(())
     }
 
+    /// The fold of the collection's text index (trine's default when it has
+    /// none), read at most every [`FOLD_FOR`]: the sparse encoding folds as
+    /// the index does.
+    async fn fold(&self) -> Result<Fold, WriteError> {
+        let cached = self
+            .fold
+            .lock()
+            .ok()
+            .and_then(|slot| *slot)
+            .filter(|(at, _)| at.elapsed() < FOLD_FOR);
+        if let Some((_, fold)) = cached {
+            return Ok(fold);
+        }
+        let fold = self
+            .store
+            .info()
+            .await?
+            .and_then(|info| info.text_index)
+            .map_or(Fold::default(), |t| Fold::of_index(t.ascii_folding));
+        if let Ok(mut slot) = self.fold.lock() {
+            *slot = Some((Instant::now(), fold));
+        }
+        Ok(fold)
+    }
+
     /// Embeds and stores validated memories, replacing any with the same ids.
     /// Returns when the store has made them durable.
     pub async fn write(&self, memories: Vec<Memory>) -> Result<(), WriteError> {
@@ -86,6 +119,7 @@ impl Writer {
         }
         let texts: Vec<String> = memories.iter().map(|m| m.text.clone()).collect();
         let vectors = self.embedder.embed(&texts).await?;
+        let fold = self.fold().await?;
         if vectors.len() != memories.len() {
             return Err(WriteError::VectorCount {
                 name: self.embedder.name().to_string(),
@@ -97,7 +131,7 @@ impl Writer {
             .into_iter()
             .zip(vectors)
             .map(|(memory, dense)| Point {
-                sparse: Some(trine_core::sparse::encode_text(&memory.text)),
+                sparse: Some(trine_core::sparse::encode_text(&memory.text, fold)),
                 memory,
                 dense,
             })

@@ -7,7 +7,7 @@ use futures::future::try_join_all;
 use tracing::{Instrument, field};
 use trine_core::bm25::{self, Bm25Params, CorpusStats};
 use trine_core::model::{Filter, Memory};
-use trine_core::{ErrorKind, Verbatim, terms, tokens};
+use trine_core::{ErrorKind, Fold, Verbatim, terms, tokens};
 use trine_store::{Store, StoreError};
 use trine_telemetry::int;
 use uuid::Uuid;
@@ -86,10 +86,11 @@ pub async fn candidates(
     store: &dyn Store,
     counter: &Counter,
     query: &str,
+    fold: Fold,
     filter: &Filter,
     cap: usize,
 ) -> Result<Candidates, LexicalError> {
-    let terms = terms(query);
+    let terms = terms(query, fold);
     if terms.is_empty() || cap == 0 {
         return Ok(Candidates::default());
     }
@@ -216,7 +217,7 @@ pub async fn candidates(
     let started = Instant::now();
     let stats = CorpusStats {
         n: total,
-        avg_len: average_len(&read),
+        avg_len: average_len(&read, fold),
         df: terms
             .iter()
             .cloned()
@@ -224,12 +225,12 @@ pub async fn candidates(
             .collect::<HashMap<_, _>>(),
     };
     let reference = bm25::reference(&terms, &stats);
-    let verbatim = Verbatim::new(query);
+    let verbatim = Verbatim::new(query, fold);
     let mut list: Vec<Candidate> = read
         .iter()
         .map(|m| Candidate {
             id: m.id,
-            score: bm25::score(&terms, &m.text, &stats, Bm25Params::default()),
+            score: bm25::score(&terms, &m.text, fold, &stats, Bm25Params::default()),
             verbatim: verbatim.matches(&m.text, m.source.as_deref()),
         })
         .collect();
@@ -252,10 +253,10 @@ pub async fn candidates(
 
 /// The average length in tokens of the texts read: BM25's `avgdl`, estimated
 /// on the candidates (Qdrant keeps no length statistics trine can read).
-fn average_len(read: &[Memory]) -> f64 {
+fn average_len(read: &[Memory], fold: Fold) -> f64 {
     if read.is_empty() {
         return 0.0;
     }
-    let total: usize = read.iter().map(|m| tokens(&m.text).count()).sum();
+    let total: usize = read.iter().map(|m| tokens(&m.text, fold).count()).sum();
     total as f64 / read.len() as f64
 }

@@ -2,8 +2,8 @@
 //! live: a strategy the collection is not ready for is refused with the
 //! command that makes it ready, never served with partial recall.
 
-use trine_core::Strategy;
 use trine_core::model::CollectionInfo;
+use trine_core::{Fold, Strategy};
 use trine_store::{Store, StoreError};
 
 /// Whether one strategy can run on the collection, and if not, what to do.
@@ -19,13 +19,28 @@ impl Ready {
     }
 }
 
-/// The readiness of every strategy but `auto`, in `Strategy::ALL` order,
+/// What a probe found: each strategy's readiness and the collection's fold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Probe {
+    /// Every strategy but `auto`, in `Strategy::ALL` order.
+    pub strategies: Vec<(Strategy, Ready)>,
+    /// How the text index folds tokens: terms, BM25, the sparse query and
+    /// the verbatim check fold alike.
+    pub fold: Fold,
+}
+
+/// The fold of a collection: its text index's, or trine's default when it
+/// has none (no strategy then reads the index).
+pub fn fold(info: &CollectionInfo) -> Fold {
+    info.text_index
+        .as_ref()
+        .map_or(Fold::default(), |t| Fold::of_index(t.ascii_folding))
+}
+
+/// The readiness of every strategy but `auto`, and the collection's fold,
 /// probed live. `has_embedder` says whether the lexical channel can embed
 /// (the gate ranks by dense similarity).
-pub async fn probe(
-    store: &dyn Store,
-    has_embedder: bool,
-) -> Result<Vec<(Strategy, Ready)>, StoreError> {
+pub async fn probe(store: &dyn Store, has_embedder: bool) -> Result<Probe, StoreError> {
     let info = store
         .info()
         .await?
@@ -35,7 +50,10 @@ pub async fn probe(
     } else {
         0
     };
-    Ok(assess(&info, missing, has_embedder))
+    Ok(Probe {
+        strategies: assess(&info, missing, has_embedder),
+        fold: fold(&info),
+    })
 }
 
 /// The readiness of every strategy but `auto` from what the collection is
@@ -128,6 +146,7 @@ mod tests {
                 tokenizer: "word".into(),
                 lowercase: true,
                 phrase_matching: true,
+                ascii_folding: false,
                 scoring,
             }),
         }

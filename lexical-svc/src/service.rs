@@ -12,18 +12,16 @@ use trine_api::v1;
 use trine_api::v1::lexical_server::{Lexical, LexicalServer};
 use trine_api::{cap_from_wire, filter_from_wire, status, timings_to_wire};
 use trine_core::model::Filter;
-use trine_core::{ErrorKind, Strategy};
+use trine_core::{ErrorKind, Fold, Strategy};
 use trine_embed::Embedder;
 use trine_store::{Metered, Store};
 use trine_telemetry::Metrics;
 
-use crate::readiness::{self, Ready, auto};
+use crate::readiness::{self, Probe, Ready, auto};
 use crate::{Candidates, Counter, LexicalConfig, LexicalError, strategies};
 
 /// How long a probe that found the requested strategy ready is trusted.
 const READY_FOR: Duration = Duration::from_secs(30);
-
-type Probe = Vec<(Strategy, Ready)>;
 
 /// Serves the lexical channel over a store.
 #[derive(Clone)]
@@ -65,23 +63,26 @@ impl LexicalService {
         }
     }
 
-    /// The strategy to run: `auto` resolved, and a strategy the collection is
-    /// not ready for refused with what makes it ready. A probe that found the
-    /// strategy ready is trusted for [`READY_FOR`]; any other answer is
-    /// probed again, so that a fix shows at once.
-    pub async fn resolve(&self, requested: Strategy) -> Result<Strategy, LexicalError> {
+    /// The strategy to run, with the collection's fold: `auto` resolved, and
+    /// a strategy the collection is not ready for refused with what makes it
+    /// ready. A probe that found the strategy ready is trusted for
+    /// [`READY_FOR`] (so is its fold: an upgrade of the text index shows
+    /// within that time); any other answer is probed again, so that a fix
+    /// shows at once.
+    pub async fn resolve(&self, requested: Strategy) -> Result<(Strategy, Fold), LexicalError> {
         if requested == Strategy::Off {
-            return Ok(requested);
+            return Ok((requested, Fold::default()));
         }
-        let usable = |probe: &[(Strategy, Ready)]| -> Option<Strategy> {
+        let usable = |probe: &Probe| -> Option<(Strategy, Fold)> {
+            let strategies = &probe.strategies;
             let chosen = if requested == Strategy::Auto {
-                auto(probe)
+                auto(strategies)
             } else {
                 requested
             };
-            let ready =
-                chosen == Strategy::Off || probe.iter().any(|(s, r)| *s == chosen && r.is_ready());
-            ready.then_some(chosen)
+            let ready = chosen == Strategy::Off
+                || strategies.iter().any(|(s, r)| *s == chosen && r.is_ready());
+            ready.then_some((chosen, probe.fold))
         };
         let cached = self
             .probed
@@ -100,6 +101,7 @@ impl LexicalService {
             return Ok(chosen);
         }
         let why = probe
+            .strategies
             .into_iter()
             .find_map(|(s, r)| match r {
                 Ready::No(why) if s == requested => Some(why),
@@ -117,7 +119,7 @@ impl LexicalService {
     /// rest; the others add them after their own list).
     pub async fn list(
         &self,
-        strategy: Strategy,
+        (strategy, fold): (Strategy, Fold),
         query: &str,
         filter: &Filter,
         cap: usize,
@@ -125,12 +127,13 @@ impl LexicalService {
         let store = self.store.as_ref();
         let embedder = self.embedder.as_deref();
         let counter = self.counter.as_ref();
-        let found = strategies::run(strategy, store, counter, embedder, query, filter, cap).await?;
+        let found =
+            strategies::run(strategy, store, counter, embedder, query, fold, filter, cap).await?;
         if matches!(strategy, Strategy::Off | Strategy::Candidates) {
             // `candidates` reads the phrase points itself, before scoring.
             return Ok(found);
         }
-        strategies::with_phrase_reads(store, query, filter, cap, found).await
+        strategies::with_phrase_reads(store, query, fold, filter, cap, found).await
     }
 }
 
@@ -142,7 +145,9 @@ impl Lexical for LexicalService {
         fields(
             tenant = request.get_ref().filters.as_ref().map(|f| f.tenant.as_str()).unwrap_or(""),
             strategy = tracing::field::Empty,
-            terms = trine_telemetry::int(trine_core::terms(&request.get_ref().query).len()),
+            terms = trine_telemetry::int(
+                trine_core::terms(&request.get_ref().query, Fold::Case).len()
+            ),
             cap = tracing::field::Empty,
             candidates = tracing::field::Empty,
         )
@@ -166,10 +171,11 @@ impl Lexical for LexicalService {
         span.record("cap", trine_telemetry::int(cap));
         let started = Instant::now();
         let failed = |e: LexicalError| status(e.kind(), e.to_string());
-        let strategy = self.resolve(requested).await.map_err(failed)?;
+        let resolved = self.resolve(requested).await.map_err(failed)?;
+        let strategy = resolved.0;
         span.record("strategy", strategy.name());
         let found = self
-            .list(strategy, &request.query, &filter, cap)
+            .list(resolved, &request.query, &filter, cap)
             .await
             .map_err(failed)?;
         span.record("candidates", trine_telemetry::int(found.list.len()));

@@ -6,14 +6,14 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use trine_core::model::{Filter, Hit};
-use trine_core::{Strategy, Verbatim, gate, sparse, terms};
+use trine_core::{Fold, Strategy, Verbatim, gate, sparse, terms};
 use trine_embed::Embedder;
 use trine_store::Store;
 
 use crate::{Candidate, Candidates, Counter, LexicalError, candidates};
 
-fn verbatim_list(query: &str, hits: Vec<Hit>) -> Vec<Candidate> {
-    let verbatim = Verbatim::new(query);
+fn verbatim_list(query: &str, fold: Fold, hits: Vec<Hit>) -> Vec<Candidate> {
+    let verbatim = Verbatim::new(query, fold);
     hits.into_iter()
         .map(|h| Candidate {
             id: h.id,
@@ -27,23 +27,28 @@ fn verbatim_list(query: &str, hits: Vec<Hit>) -> Vec<Candidate> {
 }
 
 /// Runs one strategy (never `auto`: resolve it first) for `query` within
-/// `filter`, reading at most `cap` points ranked by the strategy.
+/// `filter`, reading at most `cap` points ranked by the strategy; `fold` is
+/// the collection's (its text index's).
+#[allow(clippy::too_many_arguments)]
 pub async fn run(
     strategy: Strategy,
     store: &dyn Store,
     counter: &Counter,
     embedder: Option<&dyn Embedder>,
     query: &str,
+    fold: Fold,
     filter: &Filter,
     cap: usize,
 ) -> Result<Candidates, LexicalError> {
-    let terms = terms(query);
+    let terms = terms(query, fold);
     if terms.is_empty() || cap == 0 {
         return Ok(Candidates::default());
     }
     let started = Instant::now();
     let hits = match strategy {
-        Strategy::Candidates => return candidates(store, counter, query, filter, cap).await,
+        Strategy::Candidates => {
+            return candidates(store, counter, query, fold, filter, cap).await;
+        }
         Strategy::Off => return Ok(Candidates::default()),
         Strategy::Auto => return Err(LexicalError::Unresolved),
         Strategy::Bm25 => {
@@ -53,11 +58,11 @@ pub async fn run(
         }
         Strategy::Sparse => {
             store
-                .query_sparse(sparse::encode_query(query), filter, cap, true)
+                .query_sparse(sparse::encode_query(query, fold), filter, cap, true)
                 .await?
         }
         Strategy::Gate => {
-            let tokens = gate::salient_tokens(query);
+            let tokens = gate::salient_tokens(query, fold);
             if tokens.is_empty() {
                 return Err(LexicalError::EmptyGate(query.to_string()));
             }
@@ -77,7 +82,7 @@ pub async fn run(
         }
     };
     Ok(Candidates {
-        list: verbatim_list(query, hits),
+        list: verbatim_list(query, fold, hits),
         term_counts: Vec::new(),
         total: 0,
         reference: 0.0,
@@ -92,11 +97,12 @@ pub async fn run(
 pub async fn with_phrase_reads(
     store: &dyn Store,
     query: &str,
+    fold: Fold,
     filter: &Filter,
     cap: usize,
     mut found: Candidates,
 ) -> Result<Candidates, LexicalError> {
-    if terms(query).len() < 2 || cap == 0 {
+    if terms(query, fold).len() < 2 || cap == 0 {
         return Ok(found);
     }
     let started = Instant::now();
@@ -105,7 +111,7 @@ pub async fn with_phrase_reads(
         ..filter.clone()
     };
     let page = store.scroll(&phrase, cap, None).await?;
-    let verbatim = Verbatim::new(query);
+    let verbatim = Verbatim::new(query, fold);
     let listed: HashSet<_> = found.list.iter().map(|c| c.id).collect();
     let extra: Vec<Candidate> = page
         .memories

@@ -16,6 +16,7 @@ use tokio::sync::{Semaphore, mpsc};
 use tonic::transport::Channel;
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{Filters, SearchRequest};
+use trine_core::Fold;
 use trine_embed::Embedder;
 use trine_store::Store;
 use trine_telemetry::metrics::COUNTS_BUDGET;
@@ -301,6 +302,8 @@ enum Target {
         store: Arc<dyn Store>,
         embedder: Arc<dyn Embedder>,
         lexical: String,
+        /// The collection's fold: the query is encoded as its points are.
+        fold: Fold,
         limit: usize,
     },
 }
@@ -325,8 +328,12 @@ impl Target {
                 store,
                 embedder,
                 lexical,
+                fold,
                 limit,
-            } => native(store.as_ref(), embedder.as_ref(), lexical, *limit, request).await,
+            } => {
+                let lexical = (lexical.as_str(), *fold);
+                native(store.as_ref(), embedder.as_ref(), lexical, *limit, request).await
+            }
         };
         Sample {
             took: started.elapsed(),
@@ -339,7 +346,7 @@ impl Target {
 async fn native(
     store: &dyn Store,
     embedder: &dyn Embedder,
-    lexical: &str,
+    lexical: (&str, Fold),
     limit: usize,
     request: SearchRequest,
 ) -> Result<Answer, tonic::Code> {
@@ -475,6 +482,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             None => (open_store(config).await?, load_embedder(config).await?),
         };
         let native = Target::Native {
+            fold: crate::backfill::collection_fold(store.as_ref()).await?,
             store,
             embedder,
             lexical: lexical.clone(),

@@ -31,6 +31,9 @@ pub struct Report {
     pub configured_strategy: String,
     /// Problems, each with what to run.
     pub problems: Vec<String>,
+    /// Upgrades that would help but are not needed to run, each with what to
+    /// run; they do not make the report fail.
+    pub advice: Vec<String>,
     pub ok: bool,
 }
 
@@ -51,6 +54,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         // trine's services give lexical-svc an embedder, so the gate can run.
         Some(_) => trine_lexical::readiness::probe(store.as_ref(), true)
             .await?
+            .strategies
             .into_iter()
             .map(|(s, ready)| StrategyReport {
                 strategy: s.name(),
@@ -89,6 +93,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         configured_strategy: config.lexical.strategy.clone(),
         problems,
         ok: false,
+        advice: info.as_ref().map(advice).unwrap_or_default(),
         info,
     };
     let report = Report {
@@ -150,6 +155,18 @@ fn problems(config: &Config, info: Option<&CollectionInfo>) -> Vec<String> {
     out
 }
 
+fn advice(info: &CollectionInfo) -> Vec<String> {
+    match &info.text_index {
+        Some(text) if !text.ascii_folding => vec![
+            "the text index does not fold diacritics (`sedinta` does not find `ședința`): run \
+             `trine text-index --ascii-folding` (rebuilds the index in place and re-encodes the \
+             sparse vectors of non-ASCII texts; no memory changes)"
+                .to_string(),
+        ],
+        _ => Vec::new(),
+    }
+}
+
 fn render(r: &Report) -> String {
     let mut s = format!(
         "collection  {} ({}, {})\n",
@@ -179,8 +196,9 @@ fn render(r: &Report) -> String {
         s += &format!("sparse      {sparse}\n");
         if let Some(t) = &info.text_index {
             s += &format!(
-                "text index  tokenizer {}, lowercase {}, phrase {}, bm25 scoring {}\n",
-                t.tokenizer, t.lowercase, t.phrase_matching, t.scoring
+                "text index  tokenizer {}, lowercase {}, ascii folding {}, phrase {}, bm25 \
+                 scoring {}\n",
+                t.tokenizer, t.lowercase, t.ascii_folding, t.phrase_matching, t.scoring
             );
         }
         let indexes: Vec<String> = info
@@ -200,6 +218,9 @@ fn render(r: &Report) -> String {
             None => s += &format!("strategy    {}{mark}: ready\n", st.strategy),
             Some(why) => s += &format!("strategy    {}{mark}: not ready: {why}\n", st.strategy),
         }
+    }
+    for a in &r.advice {
+        s += &format!("advice      {a}\n");
     }
     if r.problems.is_empty() {
         s += "status      ok\n";

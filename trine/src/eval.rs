@@ -17,6 +17,7 @@ use trine_api::v1::lexical_client::LexicalClient;
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::semantic_client::SemanticClient;
 use trine_api::v1::{self, Filters, SearchRequest};
+use trine_core::Fold;
 use trine_core::eval::{Aggregate, Difference, NDCG_AT, QueryScore, gold_ranks, paired_bootstrap};
 use trine_core::model::Filter;
 use trine_embed::Embedder;
@@ -436,6 +437,8 @@ struct Targets {
     embedder: Arc<dyn Embedder>,
     /// The fusion-svc defaults, for the `--fusion` runs.
     fusion: trine_fusion::Settings,
+    /// The collection's fold, for the native runs' query encoding.
+    fold: Fold,
     /// Each query's channel lists, read once: by (qid, strategy) for the
     /// lexical list, by qid for the semantic one.
     lexical_lists: HashMap<(String, String), (Vec<v1::Candidate>, f64)>,
@@ -550,7 +553,7 @@ async fn answer(
             let found = native_search(
                 targets.store.as_ref(),
                 targets.embedder.as_ref(),
-                kind,
+                (kind, targets.fold),
                 &query.query,
                 &query.tenant,
                 args.depth,
@@ -576,7 +579,7 @@ pub struct NativeFound {
 pub async fn native_search(
     store: &dyn Store,
     embedder: &dyn Embedder,
-    lexical: &str,
+    (lexical, fold): (&str, Fold),
     query: &str,
     tenant: &str,
     limit: usize,
@@ -592,8 +595,8 @@ pub async fn native_search(
         .ok_or_else(|| tonic::Status::internal("the embedder returned no vector"))?;
     let embed_ms = ms(started);
     let lexical = match lexical {
-        "sparse" => NativeLexical::Sparse(trine_core::sparse::encode_query(query)),
-        _ => NativeLexical::Bm25(trine_core::terms(query).join(" ")),
+        "sparse" => NativeLexical::Sparse(trine_core::sparse::encode_query(query, fold)),
+        _ => NativeLexical::Bm25(trine_core::terms(query, fold).join(" ")),
     };
     let filter = Filter {
         valid_at: Some(chrono::Utc::now()),
@@ -668,10 +671,12 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         store,
         embedder,
     } = local_mesh(config).await?;
+    let fold = crate::backfill::collection_fold(store.as_ref()).await?;
     let mut targets = Targets {
         client: MemoryClient::new(channel(&mesh.gateway.to_string())?),
         lexical: LexicalClient::new(channel(&mesh.lexical.to_string())?),
         semantic: SemanticClient::new(channel(&mesh.semantic.to_string())?),
+        fold,
         store,
         embedder,
         fusion: config.mesh().search.fusion,

@@ -13,6 +13,7 @@ mod model;
 mod queries;
 pub mod search;
 mod serve;
+mod text_index;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -43,8 +44,9 @@ pub enum Command {
     Ingest(ingest::Args),
     /// Report the collection: schema, indexes, embedder, point count
     Doctor(doctor::Args),
-    /// Create the full-text index on the text field (idempotent, never destructive)
-    TextIndex,
+    /// Create the full-text index on the text field (idempotent, never
+    /// destructive), or upgrade it to fold diacritics (`--ascii-folding`)
+    TextIndex(text_index::Args),
     /// Model tools
     #[command(subcommand)]
     Model(model::Command),
@@ -100,7 +102,7 @@ pub fn main(cli: Cli) -> ExitCode {
         match cli.command {
             Command::Ingest(args) => ingest::run(&config, args).await,
             Command::Doctor(args) => doctor::run(&config, args).await,
-            Command::TextIndex => text_index(&config).await,
+            Command::TextIndex(args) => text_index::run(&config, args).await,
             Command::Model(command) => model::run(&config, command).await,
             Command::Serve(args) => serve::run(&config, args).await,
             Command::Search(args) => search::run(&config, args).await,
@@ -237,21 +239,4 @@ async fn health(args: HealthArgs) -> CmdResult {
     } else {
         ExitCode::FAILURE
     })
-}
-
-async fn text_index(config: &Config) -> CmdResult {
-    let store = open_store(config).await?;
-    let field = &config.payload.text;
-    if store.create_text_index().await? {
-        println!(
-            "created the full-text index on `{field}` of `{}`",
-            store.collection()
-        );
-    } else {
-        println!(
-            "the full-text index on `{field}` of `{}` is already present",
-            store.collection()
-        );
-    }
-    Ok(ExitCode::SUCCESS)
 }

@@ -147,7 +147,7 @@ fn lists(hit: &v1::Hit) -> Vec<&str> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn adr_0172_validation() {
     let mut f = fixture().await;
-    let terms = trine_core::terms(TITLE);
+    let terms = trine_core::terms(TITLE, trine_core::Fold::Ascii);
 
     // The old order: the first `cap` points holding any term, in point-id order.
     let old = f
@@ -321,6 +321,7 @@ async fn verbatim_rules_and_the_tenant_boundary() {
         f.store.as_ref(),
         &no_cache(f.store.clone()),
         TITLE,
+        trine_core::Fold::Ascii,
         &Filter::tenant("acme"),
         8,
     )

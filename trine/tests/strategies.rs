@@ -12,7 +12,7 @@ use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{Filters, Record, SearchRequest, UpsertRequest};
 use trine_core::model::{CollectionSpec, EmbedderId, Memory, Point};
 use trine_embed::{Embedder, HashEmbedder};
-use trine_store::{EdgeStore, Store};
+use trine_store::{EdgeStore, Fold, Store};
 use uuid::Uuid;
 
 const TITLE: &str = "Meeting 2026-11-11 09:58";
@@ -305,4 +305,122 @@ async fn sparse_is_refused_until_backfilled_once() {
     let answer: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(answer["strategy"], "sparse");
     assert_eq!(answer["hits"][0]["id"], Uuid::from_u128(8).to_string());
+}
+
+fn search_json(data: &Path, mode: &str, strategy: &str, query: &str) -> serde_json::Value {
+    let (ok, stdout, stderr) = trine(
+        data,
+        &[
+            "search",
+            "--tenant",
+            "acme",
+            "--mode",
+            mode,
+            "--strategy",
+            strategy,
+            "--json",
+            query,
+        ],
+    );
+    assert!(ok, "{strategy} {query:?}: {stderr}");
+    serde_json::from_str(&stdout).unwrap()
+}
+
+fn hit_ids(answer: &serde_json::Value) -> Vec<String> {
+    answer["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A collection made before folding (its text index only lowercases) does
+/// not match a query typed without diacritics; `trine text-index
+/// --ascii-folding` upgrades it — index rebuilt, sparse vectors of the
+/// non-ASCII texts re-encoded — and then every lexical strategy and the
+/// verbatim check match across diacritics. Never silently: doctor advises it,
+/// and a new collection folds from the start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_old_collection_folds_diacritics_once_upgraded() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    {
+        let store: Arc<dyn Store> = Arc::new(EdgeStore::open(&data, "memories").unwrap());
+        let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(HashEmbedder::DEFAULT_DIM));
+        let writer = trine_gateway::Writer::new(store.clone(), embedder);
+        writer.prepare().await.unwrap();
+        let info = store.info().await.unwrap().unwrap();
+        assert!(
+            info.text_index.unwrap().ascii_folding,
+            "a new collection folds"
+        );
+        // As a collection made before folding was.
+        assert!(store.create_text_index(Fold::Case).await.unwrap());
+        let memories = memories()
+            .into_iter()
+            .map(|r| Memory {
+                id: r.id.parse().unwrap(),
+                text: r.text,
+                source: r.source,
+                tenant: r.tenant,
+                project: None,
+                kind: None,
+                created_at: None,
+                valid_from: None,
+                valid_until: None,
+                metadata: None,
+            })
+            .collect();
+        writer.write(memories).await.unwrap();
+    }
+    let typed = "sedinta de astazi";
+    for strategy in ["candidates", "bm25", "sparse"] {
+        let answer = search_json(&data, "lexical", strategy, "sedinta astazi");
+        assert!(
+            !hit_ids(&answer).contains(&MEETING.to_string()),
+            "{strategy}: unfolded, `sedinta astazi` finds nothing: {answer}"
+        );
+    }
+    let (_, report, _) = trine(&data, &["doctor"]);
+    assert!(
+        report.contains("advice") && report.contains("trine text-index --ascii-folding"),
+        "{report}"
+    );
+
+    let (ok, stdout, stderr) = trine(&data, &["text-index", "--ascii-folding"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("rebuilt the full-text index"), "{stdout}");
+    assert!(
+        stdout.contains("re-encoded the sparse vectors of 1 of 31 point(s)"),
+        "only the one non-ASCII text: {stdout}"
+    );
+    let (_, report, _) = trine(&data, &["doctor"]);
+    assert!(!report.contains("advice"), "{report}");
+
+    for query in [typed, "ședință de astăzi", "ȘEDINȚA DE ASTĂZI"] {
+        for strategy in ["candidates", "bm25", "sparse"] {
+            let answer = search_json(&data, "lexical", strategy, "sedinta astazi");
+            assert_eq!(answer["hits"][0]["id"], MEETING, "{strategy}: {answer}");
+            // Hybrid: the one point holding the query verbatim forms the tier.
+            let answer = search_json(&data, "hybrid", strategy, query);
+            let first = &answer["hits"][0];
+            assert_eq!(first["id"], MEETING, "{strategy} {query:?}: {answer}");
+            assert!(
+                first["matched_by"]
+                    .as_array()
+                    .unwrap()
+                    .contains(&serde_json::json!("verbatim")),
+                "{strategy} {query:?}: the folded text holds the folded query: {answer}"
+            );
+        }
+    }
+
+    let (ok, stdout, stderr) = trine(&data, &["text-index", "--ascii-folding"]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("kept the full-text index")
+            && stdout.contains("re-encoded the sparse vectors of 1 of 31"),
+        "a second run rebuilds nothing and re-encodes again: {stdout}"
+    );
 }

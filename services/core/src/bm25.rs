@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use crate::fold::Fold;
 use crate::terms::tokens;
 
 /// BM25's free parameters.
@@ -48,11 +49,18 @@ pub fn reference(terms: &[String], stats: &CorpusStats) -> f64 {
         .sum()
 }
 
-/// The BM25 score of a text for the query terms.
-pub fn score(terms: &[String], text: &str, stats: &CorpusStats, params: Bm25Params) -> f64 {
+/// The BM25 score of a text for the query terms, the text's tokens folded
+/// as the terms were (`fold`).
+pub fn score(
+    terms: &[String],
+    text: &str,
+    fold: Fold,
+    stats: &CorpusStats,
+    params: Bm25Params,
+) -> f64 {
     let mut tf: HashMap<String, u32> = HashMap::new();
     let mut len = 0usize;
-    for token in tokens(text) {
+    for token in tokens(text, fold) {
         len += 1;
         if terms.contains(&token) {
             *tf.entry(token).or_default() += 1;
@@ -84,7 +92,13 @@ mod tests {
         let terms = vec!["billing".to_string(), "retry".to_string()];
         let reference = reference(&terms, &s);
         assert!((reference - (idf(100, 10) + idf(100, 1))).abs() < 1e-12);
-        let full = score(&terms, "billing retry w x", &s, Bm25Params::default());
+        let full = score(
+            &terms,
+            "billing retry w x",
+            Fold::Case,
+            &s,
+            Bm25Params::default(),
+        );
         assert!((full - reference).abs() < 1e-9, "{full} vs {reference}");
         assert_eq!(super::reference(&[], &s), 0.0);
     }
@@ -98,7 +112,7 @@ mod tests {
     }
 
     fn terms(q: &str) -> Vec<String> {
-        crate::terms(q)
+        crate::terms(q, Fold::Case)
     }
 
     #[test]
@@ -123,7 +137,7 @@ mod tests {
         let s = stats(100, 4.0, &[("rare", 1), ("common", 90)]);
         let p = Bm25Params::default();
         // One occurrence of "rare" in a text of average length: idf * (k1 + 1) / (1 + k1).
-        let one = score(&terms("rare"), "rare words here now", &s, p);
+        let one = score(&terms("rare"), "rare words here now", Fold::Case, &s, p);
         assert!((one - idf(100, 1)).abs() < 1e-9, "{one}");
         let table: &[(&str, &str, &str)] = &[
             // (query, better text, worse text)
@@ -133,11 +147,24 @@ mod tests {
         ];
         for (q, better, worse) in table {
             let (b, w) = (
-                score(&terms(q), better, &s, p),
-                score(&terms(q), worse, &s, p),
+                score(&terms(q), better, Fold::Case, &s, p),
+                score(&terms(q), worse, Fold::Case, &s, p),
             );
             assert!(b > w, "{q:?}: {better:?} {b} <= {worse:?} {w}");
         }
-        assert_eq!(score(&terms("absent"), "rare common", &s, p), 0.0);
+        assert_eq!(
+            score(&terms("absent"), "rare common", Fold::Case, &s, p),
+            0.0
+        );
+    }
+
+    #[test]
+    fn a_folded_term_counts_in_a_text_with_diacritics() {
+        let s = stats(100, 4.0, &[("sedinta", 1)]);
+        let p = Bm25Params::default();
+        let q = crate::terms("sedinta", Fold::Ascii);
+        let text = "notes of the ședința today";
+        assert!(score(&q, text, Fold::Ascii, &s, p) > 0.0, "folded text");
+        assert_eq!(score(&q, text, Fold::Case, &s, p), 0.0, "unfolded text");
     }
 }

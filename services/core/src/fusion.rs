@@ -279,7 +279,7 @@ pub enum TierReason {
 /// The tier rule: `Some(reason)` when the verbatim candidates rank above the
 /// rest. `verbatim` is how many candidates hold the query verbatim.
 pub fn tier_rule(query: &str, verbatim: usize, settings: &Settings) -> Option<TierReason> {
-    if !settings.tier || verbatim == 0 || crate::terms(query).len() < 2 {
+    if !settings.tier || verbatim == 0 || crate::terms(query, crate::Fold::Case).len() < 2 {
         None
     } else if shaped(query) {
         Some(TierReason::Shaped)
@@ -435,7 +435,7 @@ pub fn fuse(lists: &Lists<'_>, settings: &Settings, limit: usize) -> Vec<Fused> 
         .filter(|c| c.verbatim)
         .map(|c| c.id)
         .collect();
-    let two_terms = crate::terms(lists.query).len() >= 2;
+    let two_terms = crate::terms(lists.query, crate::Fold::Case).len() >= 2;
     let verbatim: Vec<(Uuid, f64)> = if two_terms {
         lexical
             .iter()

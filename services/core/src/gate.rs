@@ -2,6 +2,7 @@
 //! identifiers, IPs, versions and dates first, then content words — become a
 //! `should` full-text condition; dense similarity ranks inside it.
 
+use crate::fold::Fold;
 use crate::terms::{is_stop_word, terms, tokens};
 
 /// The most tokens a gate holds.
@@ -21,7 +22,7 @@ fn is_technical(word: &str) -> bool {
 /// are not stop words and have at least three characters), without repeats,
 /// at most [`MAX_GATE_TOKENS`]. Empty when the query has none: the caller
 /// must refuse, never match everything.
-pub fn salient_tokens(query: &str) -> Vec<String> {
+pub fn salient_tokens(query: &str, fold: Fold) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut push = |t: String| {
         if !out.contains(&t) && out.len() < MAX_GATE_TOKENS {
@@ -29,11 +30,11 @@ pub fn salient_tokens(query: &str) -> Vec<String> {
         }
     };
     for word in query.split_whitespace().filter(|w| is_technical(w)) {
-        tokens(word)
+        tokens(word, fold)
             .filter(|t| !is_stop_word(t))
             .for_each(&mut push);
     }
-    for term in terms(query) {
+    for term in terms(query, fold) {
         if term.chars().count() >= 3 {
             push(term);
         }
@@ -69,13 +70,16 @@ mod tests {
             ("   ", &[]),
         ];
         for (query, want) in table {
-            assert_eq!(salient_tokens(query), *want, "{query:?}");
+            assert_eq!(salient_tokens(query, Fold::Case), *want, "{query:?}");
         }
     }
 
     #[test]
     fn gates_are_bounded() {
         let long: Vec<String> = (0..40).map(|i| format!("word{i}x")).collect();
-        assert_eq!(salient_tokens(&long.join(" ")).len(), MAX_GATE_TOKENS);
+        assert_eq!(
+            salient_tokens(&long.join(" "), Fold::Ascii).len(),
+            MAX_GATE_TOKENS
+        );
     }
 }

@@ -8,6 +8,7 @@
 pub mod bm25;
 mod error;
 pub mod eval;
+pub mod fold;
 pub mod fusion;
 pub mod gate;
 pub mod model;
@@ -17,6 +18,7 @@ pub mod terms;
 pub mod verbatim;
 
 pub use error::ErrorKind;
+pub use fold::Fold;
 pub use strategy::{Mode, Strategy};
 pub use terms::{terms, tokens};
 pub use verbatim::Verbatim;

@@ -134,6 +134,8 @@ pub struct TextIndexInfo {
     pub tokenizer: String,
     pub lowercase: bool,
     pub phrase_matching: bool,
+    /// Tokens are folded to ASCII before lowercasing ([`crate::Fold`]).
+    pub ascii_folding: bool,
     /// BM25 scoring is enabled (needed by `Query.text`).
     pub scoring: bool,
 }

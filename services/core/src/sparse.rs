@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::fold::Fold;
 use crate::model::SparseVector;
 use crate::terms::{terms, tokens};
 
@@ -18,19 +19,24 @@ fn to_vector(weights: BTreeMap<u32, f32>) -> SparseVector {
     SparseVector { indices, values }
 }
 
-/// A text's term-frequency vector, dimensions ascending. Tokens that share a
-/// CRC-32 add up.
-pub fn encode_text(text: &str) -> SparseVector {
+/// A text's term-frequency vector over its tokens folded as the collection
+/// folds, dimensions ascending. Tokens that share a CRC-32 add up.
+pub fn encode_text(text: &str, fold: Fold) -> SparseVector {
     let mut tf: BTreeMap<u32, f32> = BTreeMap::new();
-    for token in tokens(text) {
+    for token in tokens(text, fold) {
         *tf.entry(token_id(&token)).or_default() += 1.0;
     }
     to_vector(tf)
 }
 
 /// A query's vector: weight 1 for each of its terms.
-pub fn encode_query(query: &str) -> SparseVector {
-    to_vector(terms(query).iter().map(|t| (token_id(t), 1.0)).collect())
+pub fn encode_query(query: &str, fold: Fold) -> SparseVector {
+    to_vector(
+        terms(query, fold)
+            .iter()
+            .map(|t| (token_id(t), 1.0))
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -39,7 +45,7 @@ mod tests {
 
     #[test]
     fn texts_encode_term_frequencies() {
-        let v = encode_text("Meeting 2026-11-11 09:58");
+        let v = encode_text("Meeting 2026-11-11 09:58", Fold::Case);
         let id11 = token_id("11");
         let at = v.indices.iter().position(|i| *i == id11).unwrap();
         assert_eq!(v.values[at], 2.0, "11 occurs twice");
@@ -59,7 +65,7 @@ mod tests {
             ("the of", 0),
         ];
         for (query, dims) in table {
-            let v = encode_query(query);
+            let v = encode_query(query, Fold::Case);
             assert_eq!(v.indices.len(), *dims, "{query:?}");
             assert!(v.values.iter().all(|w| *w == 1.0));
         }
@@ -67,7 +73,15 @@ mod tests {
 
     #[test]
     fn ids_are_crc32_of_the_lowercased_token() {
-        assert_eq!(encode_query("MEETING").indices, vec![token_id("meeting")]);
+        assert_eq!(
+            encode_query("MEETING", Fold::Case).indices,
+            vec![token_id("meeting")]
+        );
+        assert_eq!(
+            encode_query("ȘEDINȚĂ", Fold::Ascii).indices,
+            encode_text("sedinta", Fold::Ascii).indices,
+            "a folded query meets a folded text"
+        );
         assert_eq!(
             crc32fast::hash(b"123456789"),
             0xCBF4_3926,

@@ -1,10 +1,14 @@
 //! Query terms (DESIGN.md §1, "Terms").
 //!
 //! Text is split on every character that is not a letter or digit, and each
-//! piece is lowercased (Unicode-aware). This is exactly what the `word`
-//! tokenizer of Qdrant's full-text index does with `lowercase` on — split
-//! first, then lowercase each token — so that every term can match the index.
-//! Query terms additionally drop stop words and keep first occurrences only.
+//! piece is normalised as the collection's index does it ([`Fold`]: ASCII
+//! folding where the index folds, then lowercase, Unicode-aware). This is
+//! exactly what the `word` tokenizer of Qdrant's full-text index does —
+//! split first, then fold and lowercase each token — so that every term can
+//! match the index. Query terms additionally drop stop words and keep first
+//! occurrences only.
+
+use crate::fold::Fold;
 
 /// English stop words dropped from queries (Lucene's classic English set).
 pub const STOP_WORDS: &[&str] = &[
@@ -14,11 +18,12 @@ pub const STOP_WORDS: &[&str] = &[
 ];
 
 /// The tokens of a text as the full-text index sees them: split on every
-/// non-alphanumeric character, lowercased, empty pieces dropped. Repeats kept.
-pub fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
+/// non-alphanumeric character, each piece folded as the index folds,
+/// empty pieces dropped. Repeats kept.
+pub fn tokens(text: &str, fold: Fold) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|piece| !piece.is_empty())
-        .map(str::to_lowercase)
+        .map(move |piece| fold.apply(piece))
 }
 
 /// Whether a token is a stop word.
@@ -28,9 +33,9 @@ pub fn is_stop_word(token: &str) -> bool {
 
 /// The terms of a query: its tokens without stop words, first occurrences
 /// only, in query order.
-pub fn terms(query: &str) -> Vec<String> {
+pub fn terms(query: &str, fold: Fold) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for token in tokens(query) {
+    for token in tokens(query, fold) {
         if !is_stop_word(&token) && !out.contains(&token) {
             out.push(token);
         }
@@ -43,7 +48,7 @@ mod tests {
     use super::*;
 
     fn check(query: &str, expected: &[&str]) {
-        assert_eq!(terms(query), expected, "terms of {query:?}");
+        assert_eq!(terms(query, Fold::Case), expected, "terms of {query:?}");
     }
 
     #[test]
@@ -74,7 +79,30 @@ mod tests {
 
     #[test]
     fn tokens_keep_stop_words_and_repeats() {
-        let got: Vec<String> = tokens("The cat, the HAT").collect();
+        let got: Vec<String> = tokens("The cat, the HAT", Fold::Case).collect();
         assert_eq!(got, ["the", "cat", "the", "hat"]);
+    }
+
+    #[test]
+    fn folded_terms_meet_across_diacritics() {
+        let table: &[(&str, &[&str])] = &[
+            ("ședință", &["sedinta"]),
+            ("sedinta", &["sedinta"]),
+            ("ȘEDINȚA de lucru", &["sedinta", "de", "lucru"]),
+            ("ședință ședința sedinta", &["sedinta"]),
+            ("Straße STRASSE", &["strasse"]),
+            (
+                "Meeting 2026-11-11 09:58",
+                &["meeting", "2026", "11", "09", "58"],
+            ),
+            ("façade—café", &["facade", "cafe"]),
+        ];
+        for (query, want) in table {
+            assert_eq!(
+                terms(query, Fold::Ascii),
+                *want,
+                "folded terms of {query:?}"
+            );
+        }
     }
 }

@@ -1,15 +1,20 @@
 //! The verbatim check (DESIGN.md §1, "Verbatim list"): the query appears in a
-//! text, comparing both sides lowercased, with every run of whitespace folded
-//! to one space and the ends trimmed.
+//! text, comparing both sides lowercased — and ASCII-folded where the
+//! collection's index folds ([`Fold`]), so that the check confirms what the
+//! index's phrase match finds — with every run of whitespace folded to one
+//! space and the ends trimmed.
 
-/// A text lowercased, whitespace runs folded to one space, ends trimmed.
-pub fn normalize(text: &str) -> String {
+use crate::fold::Fold;
+
+/// A text folded as the index folds, whitespace runs folded to one space,
+/// ends trimmed.
+pub fn normalize(text: &str, fold: Fold) -> String {
     let mut out = String::with_capacity(text.len());
     for word in text.split_whitespace() {
         if !out.is_empty() {
             out.push(' ');
         }
-        out.extend(word.chars().flat_map(char::to_lowercase));
+        out.push_str(&fold.apply(word));
     }
     out
 }
@@ -18,19 +23,21 @@ pub fn normalize(text: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verbatim {
     needle: String,
+    fold: Fold,
 }
 
 impl Verbatim {
-    pub fn new(query: &str) -> Self {
+    pub fn new(query: &str, fold: Fold) -> Self {
         Self {
-            needle: normalize(query),
+            needle: normalize(query, fold),
+            fold,
         }
     }
 
     /// Whether the query appears verbatim in `text`. An empty query matches
     /// nothing.
     pub fn in_text(&self, text: &str) -> bool {
-        !self.needle.is_empty() && normalize(text).contains(&self.needle)
+        !self.needle.is_empty() && normalize(text, self.fold).contains(&self.needle)
     }
 
     /// Whether the query appears verbatim in the text or in the source.
@@ -89,7 +96,7 @@ mod tests {
         ];
         for (query, text, source, want) in table {
             assert_eq!(
-                Verbatim::new(query).matches(text, *source),
+                Verbatim::new(query, Fold::Case).matches(text, *source),
                 *want,
                 "{query:?} in {text:?} / {source:?}"
             );
@@ -98,7 +105,25 @@ mod tests {
 
     #[test]
     fn normalize_folds_whitespace() {
-        assert_eq!(normalize("  A\n\n b\tC  "), "a b c");
-        assert_eq!(normalize(""), "");
+        assert_eq!(normalize("  A\n\n b\tC  ", Fold::Case), "a b c");
+        assert_eq!(normalize("", Fold::Ascii), "");
+    }
+
+    #[test]
+    fn folded_verbatim_meets_across_diacritics() {
+        let table: &[(&str, &str, Fold, bool)] = &[
+            ("sedinta de lucru", "o ședința de lucru", Fold::Ascii, true),
+            ("ședință de lucru", "o sedinta de lucru", Fold::Ascii, true),
+            ("sedinta de lucru", "o ședința de lucru", Fold::Case, false),
+            ("Straße 5", "strasse 5", Fold::Ascii, true),
+            ("Straße 5", "strasse 5", Fold::Case, false),
+        ];
+        for (query, text, fold, want) in table {
+            assert_eq!(
+                Verbatim::new(query, *fold).in_text(text),
+                *want,
+                "{query:?} in {text:?} under {fold:?}"
+            );
+        }
     }
 }

@@ -24,8 +24,9 @@ use qdrant_edge as qe;
 use uuid::Uuid;
 
 use crate::{
-    CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, Filter, Hit, Memory, NativeLexical,
-    PayloadSchema, Point, Result, SPARSE_VECTOR, ScrollPage, SparseVector, Store, StoreError,
+    CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, Filter, Fold, Hit, Memory,
+    NativeLexical, PayloadSchema, Point, Result, SPARSE_VECTOR, Scan, ScrollPage, SparseVector,
+    Store, StoreError,
 };
 use schema::io;
 
@@ -416,15 +417,16 @@ impl Store for EdgeStore {
         .await
     }
 
-    async fn create_text_index(&self) -> Result<bool> {
-        self.with_shard(|open, _| {
+    async fn create_text_index(&self, fold: Fold) -> Result<bool> {
+        self.with_shard(move |open, _| {
             let info = open.shard.info().map_err(backend)?;
-            if schema::text_index_info(&info, &open.schema).is_some() {
+            let present = schema::text_index_info(&info, &open.schema);
+            if present.is_some_and(|t| t.ascii_folding == fold.ascii_folding()) {
                 return Ok(false);
             }
             open.write(schema::create_index(
                 &open.schema.text,
-                schema::text_index(),
+                schema::text_index(fold),
             )?)?;
             open.text_scoring.store(true, Ordering::Release);
             Ok(true)
@@ -661,9 +663,13 @@ impl Store for EdgeStore {
             .await
     }
 
-    async fn missing_sparse(&self, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage> {
+    async fn scan(&self, scope: Scan, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage> {
         check_limit(limit)?;
-        self.with_shard(move |open, _| open.scroll(no_sparse(), limit, offset))
+        let filter = match scope {
+            Scan::All => qe::Filter::default(),
+            Scan::MissingSparse => no_sparse(),
+        };
+        self.with_shard(move |open, _| open.scroll(filter, limit, offset))
             .await
     }
 
@@ -828,11 +834,25 @@ mod tests {
             "recorded on adoption"
         );
 
-        assert!(store.create_text_index().await.expect("create"), "created");
-        assert!(!store.create_text_index().await.expect("again"), "present");
+        assert!(
+            store.create_text_index(Fold::Case).await.expect("create"),
+            "created"
+        );
+        assert!(
+            !store.create_text_index(Fold::Case).await.expect("again"),
+            "present"
+        );
         let info = store.info().await.expect("info").expect("exists");
         let text = info.text_index.expect("a text index");
         assert!(text.scoring && text.phrase_matching, "{text:?}");
+        assert!(!text.ascii_folding, "{text:?}");
+        assert!(
+            store.create_text_index(Fold::Ascii).await.expect("upgrade"),
+            "rebuilt with folding"
+        );
+        let info = store.info().await.expect("info").expect("exists");
+        let text = info.text_index.expect("a text index");
+        assert!(text.ascii_folding && text.scoring, "{text:?}");
         let hits = store
             .query_text("x", &Filter::tenant("t"), 5, false)
             .await

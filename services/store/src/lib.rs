@@ -24,6 +24,16 @@ pub use metered::Metered;
 pub use model::*;
 pub use payload::{FieldIndex, PayloadSchema, TimeBounds, TimeFormat};
 pub use server::{Layout, ServerStore};
+pub use trine_core::Fold;
+
+/// Which points an administrative [`Store::scan`] reads, over every tenant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scan {
+    /// Every point.
+    All,
+    /// The points without a `sparse` vector.
+    MissingSparse,
+}
 
 /// The lexical prefetch of [`Store::query_native_hybrid`].
 #[derive(Debug, Clone, PartialEq)]
@@ -58,9 +68,12 @@ pub trait Store: Send + Sync + 'static {
     /// What the collection is, or `None` when it does not exist.
     async fn info(&self) -> Result<Option<CollectionInfo>>;
 
-    /// Creates the full-text index on the text field when missing. Idempotent
-    /// and never destructive. Returns whether it created the index.
-    async fn create_text_index(&self) -> Result<bool>;
+    /// Makes the full-text index on the text field exist with this fold:
+    /// creates it when missing, rebuilds it in place when it folds otherwise
+    /// (an upgrade the operator asked for: `trine text-index
+    /// --ascii-folding`), else does nothing. No point changes. Returns
+    /// whether it created or rebuilt the index.
+    async fn create_text_index(&self, fold: Fold) -> Result<bool>;
 
     /// Inserts or replaces points by id. Acknowledged when durable.
     async fn upsert(&self, points: Vec<Point>) -> Result<()>;
@@ -131,10 +144,11 @@ pub trait Store: Send + Sync + 'static {
     /// Acknowledged when durable.
     async fn set_sparse(&self, vectors: Vec<(Uuid, SparseVector)>) -> Result<()>;
 
-    /// Up to `limit` memories of every tenant whose point has no `sparse`
-    /// vector, in ascending point-id order from `offset` (inclusive). An
-    /// administrative read (sparse back-fill), not a search.
-    async fn missing_sparse(&self, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage>;
+    /// Up to `limit` memories of every tenant — all of them, or those whose
+    /// point has no `sparse` vector — in ascending point-id order from
+    /// `offset` (inclusive). An administrative read (sparse back-fill, the
+    /// re-encoding of an upgraded fold), not a search.
+    async fn scan(&self, scope: Scan, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage>;
 
     /// The exact number of points, over every tenant, with no `sparse` vector.
     async fn count_missing_sparse(&self) -> Result<u64>;

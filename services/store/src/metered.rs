@@ -10,8 +10,8 @@ use trine_telemetry::Metrics;
 use uuid::Uuid;
 
 use crate::{
-    CollectionInfo, CollectionSpec, Filter, Hit, Memory, NativeLexical, Point, Result, ScrollPage,
-    SparseVector, Store,
+    CollectionInfo, CollectionSpec, Filter, Fold, Hit, Memory, NativeLexical, Point, Result, Scan,
+    ScrollPage, SparseVector, Store,
 };
 
 /// Wraps a store; each call's latency is recorded under its operation.
@@ -52,8 +52,8 @@ impl Store for Metered {
         self.timed("info", self.inner.info()).await
     }
 
-    async fn create_text_index(&self) -> Result<bool> {
-        self.timed("create_text_index", self.inner.create_text_index())
+    async fn create_text_index(&self, fold: Fold) -> Result<bool> {
+        self.timed("create_text_index", self.inner.create_text_index(fold))
             .await
     }
 
@@ -70,8 +70,8 @@ impl Store for Metered {
             .await
     }
 
-    async fn missing_sparse(&self, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage> {
-        self.timed("missing_sparse", self.inner.missing_sparse(limit, offset))
+    async fn scan(&self, scope: Scan, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage> {
+        self.timed("scan", self.inner.scan(scope, limit, offset))
             .await
     }
 

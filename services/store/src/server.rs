@@ -23,9 +23,10 @@ use serde_json::{Map, Value as Json};
 use uuid::Uuid;
 
 use crate::{
-    CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, FieldIndex, Filter, Hit, Memory,
-    NativeLexical, PayloadIndex, PayloadSchema, Point, Result, SPARSE_VECTOR, ScrollPage,
-    SparseVector, Store, StoreError, TextIndexInfo, TimeBounds, TimeFormat, UPSERT_BATCH,
+    CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, FieldIndex, Filter, Fold, Hit,
+    Memory, NativeLexical, PayloadIndex, PayloadSchema, Point, Result, SPARSE_VECTOR, Scan,
+    ScrollPage, SparseVector, Store, StoreError, TextIndexInfo, TimeBounds, TimeFormat,
+    UPSERT_BATCH,
 };
 
 /// Environment variable holding the optional Qdrant API key.
@@ -180,8 +181,8 @@ impl ServerStore {
     }
 
     /// Creates the payload index `index` on `field`, waiting until it is built.
-    async fn create_index(&self, field: &str, index: FieldIndex) -> Result<()> {
-        let (field_type, params) = index_params(index, self.schema.time_format);
+    async fn create_index(&self, field: &str, index: FieldIndex, fold: Fold) -> Result<()> {
+        let (field_type, params) = index_params(index, self.schema.time_format, fold);
         let request =
             CreateFieldIndexCollectionBuilder::new(self.collection.as_str(), field, field_type)
                 .field_index_params(params)
@@ -360,7 +361,7 @@ impl Store for ServerStore {
         check_embedder(&self.collection, &info, &spec.embedder)?;
         for (field, index) in self.schema.indexes() {
             if !info.payload_schema.contains_key(field) {
-                self.create_index(field, index).await?;
+                self.create_index(field, index, Fold::default()).await?;
             }
         }
         self.dense_dim.store(spec.embedder.dim, Ordering::Relaxed);
@@ -387,25 +388,28 @@ impl Store for ServerStore {
         )))
     }
 
-    async fn create_text_index(&self) -> Result<bool> {
+    async fn create_text_index(&self, fold: Fold) -> Result<bool> {
         let info = self.raw_info().await?.ok_or_else(|| self.no_collection())?;
         let text = self.schema.text.as_str();
         if let Some(schema) = info.payload_schema.get(text) {
-            if schema.data_type == q::PayloadSchemaType::Text as i32 {
+            if schema.data_type != q::PayloadSchemaType::Text as i32 {
+                return Err(StoreError::invalid(
+                    "text index",
+                    format!(
+                        "field `{}` of collection `{}` already has a {} index; creating the \
+                         full-text index would replace it: drop that index first",
+                        text,
+                        self.collection,
+                        schema_kind(schema.data_type)
+                    ),
+                ));
+            }
+            let folds = text_index_of(&info, &self.schema).is_some_and(|t| t.ascii_folding);
+            if folds == fold.ascii_folding() {
                 return Ok(false);
             }
-            return Err(StoreError::invalid(
-                "text index",
-                format!(
-                    "field `{}` of collection `{}` already has a {} index; creating the \
-                     full-text index would replace it: drop that index first",
-                    text,
-                    self.collection,
-                    schema_kind(schema.data_type)
-                ),
-            ));
         }
-        self.create_index(text, FieldIndex::Text).await?;
+        self.create_index(text, FieldIndex::Text, fold).await?;
         Ok(true)
     }
 
@@ -642,8 +646,12 @@ impl Store for ServerStore {
         }
     }
 
-    async fn missing_sparse(&self, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage> {
-        self.scroll_filtered(no_sparse(), limit, offset).await
+    async fn scan(&self, scope: Scan, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage> {
+        let filter = match scope {
+            Scan::All => q::Filter::default(),
+            Scan::MissingSparse => no_sparse(),
+        };
+        self.scroll_filtered(filter, limit, offset).await
     }
 
     async fn count_missing_sparse(&self) -> Result<u64> {
@@ -1043,12 +1051,14 @@ fn scored_hit(p: q::ScoredPoint, with_payload: bool, layout: &PayloadSchema) -> 
 fn index_params(
     index: FieldIndex,
     format: TimeFormat,
+    fold: Fold,
 ) -> (q::FieldType, q::payload_index_params::IndexParams) {
     match index {
         FieldIndex::Text => (
             q::FieldType::Text,
             TextIndexParamsBuilder::new(q::TokenizerType::Word)
                 .lowercase(true)
+                .ascii_folding(fold.ascii_folding())
                 .phrase_matching(true)
                 .bm25_scoring()
                 .enable_hnsw(false)
@@ -1167,6 +1177,7 @@ fn text_index_of(info: &q::CollectionInfo, layout: &PayloadSchema) -> Option<Tex
         tokenizer: tokenizer_name(params.tokenizer).to_string(),
         lowercase: params.lowercase.unwrap_or(true),
         phrase_matching: params.phrase_matching.unwrap_or(false),
+        ascii_folding: params.ascii_folding.unwrap_or(false),
         scoring: params.scoring.is_some(),
     })
 }
@@ -1699,7 +1710,7 @@ mod tests {
     fn index_kinds() {
         use q::payload_index_params::IndexParams as P;
         let rfc = TimeFormat::Rfc3339;
-        let (ty, params) = index_params(FieldIndex::Text, rfc);
+        let (ty, params) = index_params(FieldIndex::Text, rfc, Fold::Ascii);
         assert_eq!(ty, q::FieldType::Text);
         let P::TextIndexParams(p) = params else {
             panic!("text index expected")
@@ -1711,7 +1722,7 @@ mod tests {
             Some(q::TextScoringType::Bm25 as i32)
         );
 
-        let keyword = |index| match index_params(index, rfc) {
+        let keyword = |index| match index_params(index, rfc, Fold::Ascii) {
             (q::FieldType::Keyword, P::KeywordIndexParams(p)) => p,
             other => panic!("keyword index expected, got {other:?}"),
         };
@@ -1719,11 +1730,11 @@ mod tests {
         assert!(keyword(FieldIndex::KeywordPrefix).prefix.is_some());
         assert!(keyword(FieldIndex::Keyword).prefix.is_none());
         assert!(matches!(
-            index_params(FieldIndex::Time, rfc),
+            index_params(FieldIndex::Time, rfc, Fold::Ascii),
             (q::FieldType::Datetime, P::DatetimeIndexParams(_))
         ));
         assert!(matches!(
-            index_params(FieldIndex::Time, TimeFormat::UnixMillis),
+            index_params(FieldIndex::Time, TimeFormat::UnixMillis, Fold::Ascii),
             (q::FieldType::Float, P::FloatIndexParams(_))
         ));
     }
@@ -1785,7 +1796,7 @@ mod tests {
                     keys::TENANT.to_string(),
                     schema(
                         q::PayloadSchemaType::Keyword,
-                        index_params(FieldIndex::Tenant, TimeFormat::Rfc3339).1,
+                        index_params(FieldIndex::Tenant, TimeFormat::Rfc3339, Fold::Ascii).1,
                     ),
                 ),
             ]),
@@ -1823,6 +1834,7 @@ mod tests {
                 tokenizer: "word".into(),
                 lowercase: true,
                 phrase_matching: true,
+                ascii_folding: false,
                 scoring: true,
             })
         );

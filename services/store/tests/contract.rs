@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use serde_json::json;
 use trine_store::{
-    CollectionSpec, EdgeStore, EmbedderId, Filter, Memory, NativeLexical, PayloadSchema, Point,
-    SparseVector, Store, StoreError, TextIndexInfo, TimeFormat,
+    CollectionSpec, EdgeStore, EmbedderId, Filter, Fold, Memory, NativeLexical, PayloadSchema,
+    Point, Scan, SparseVector, Store, StoreError, TextIndexInfo, TimeFormat,
 };
 use uuid::Uuid;
 
@@ -213,15 +213,18 @@ fn hit_ids(hits: &[trine_store::Hit]) -> Vec<Uuid> {
 }
 
 /// Every memory without a sparse vector, over all tenants, read by paging
-/// `missing_sparse` `page` at a time; checks each page keeps to the limit.
+/// `scan` `page` at a time; checks each page keeps to the limit.
 async fn missing(store: &dyn Store, page: usize) -> Vec<Memory> {
+    scanned(store, Scan::MissingSparse, page).await
+}
+
+/// Every memory of `scope`, over all tenants, read by paging `scan` `page`
+/// at a time; checks each page keeps to the limit.
+async fn scanned(store: &dyn Store, scope: Scan, page: usize) -> Vec<Memory> {
     let mut out = Vec::new();
     let mut offset = None;
     loop {
-        let got = store
-            .missing_sparse(page, offset)
-            .await
-            .expect("missing_sparse");
+        let got = store.scan(scope, page, offset).await.expect("scan");
         assert!(got.memories.len() <= page, "a page holds at most the limit");
         out.extend(got.memories);
         match got.next_offset {
@@ -328,16 +331,41 @@ async fn text_index_reports_phrase_and_scoring(store: &dyn Store) {
         tokenizer: "word".into(),
         lowercase: true,
         phrase_matching: true,
+        ascii_folding: true,
         scoring: true,
     };
-    assert_eq!(info.text_index, Some(want), "the text index as created");
-    let created = store.create_text_index().await.expect("create_text_index");
+    assert_eq!(
+        info.text_index,
+        Some(want.clone()),
+        "the text index as created"
+    );
+    let created = store
+        .create_text_index(Fold::Ascii)
+        .await
+        .expect("create_text_index");
     assert!(
         !created,
-        "create_text_index on an existing index creates nothing"
+        "create_text_index on an existing index of that fold creates nothing"
     );
     let after = store.info().await.expect("info").expect("exists");
     assert_eq!(after.text_index, info.text_index, "the index is unchanged");
+
+    // Another fold rebuilds the index in place, and back.
+    for (fold, folds) in [(Fold::Case, false), (Fold::Ascii, true)] {
+        assert!(
+            store.create_text_index(fold).await.expect("rebuild"),
+            "{fold:?}: rebuilt"
+        );
+        let got = store.info().await.expect("info").expect("exists");
+        assert_eq!(
+            got.text_index,
+            Some(TextIndexInfo {
+                ascii_folding: folds,
+                ..want.clone()
+            }),
+            "{fold:?}"
+        );
+    }
 }
 
 async fn every_field_round_trips(store: &dyn Store) {
@@ -934,7 +962,7 @@ async fn native_hybrid_fuses_dense_and_lexical_with_qdrant_rrf(store: &dyn Store
     let point = |text: &str, dense: Vec<f32>, tenant: &str| Point {
         memory: memory(tenant, text),
         dense,
-        sparse: Some(trine_core::sparse::encode_text(text)),
+        sparse: Some(trine_core::sparse::encode_text(text, Fold::Ascii)),
     };
     let both = point("quasar quasar notes", axis(1), t);
     let near = point(
@@ -954,7 +982,7 @@ async fn native_hybrid_fuses_dense_and_lexical_with_qdrant_rrf(store: &dyn Store
     query_dense[0] = 0.5;
     for lexical in [
         NativeLexical::Bm25("quasar".into()),
-        NativeLexical::Sparse(trine_core::sparse::encode_query("quasar")),
+        NativeLexical::Sparse(trine_core::sparse::encode_query("quasar", Fold::Ascii)),
     ] {
         let hits = store
             .query_native_hybrid(query_dense.clone(), lexical.clone(), &filter, 10, 61, 10)
@@ -1149,7 +1177,23 @@ async fn missing_sparse_pages_every_tenant_in_id_order(store: &dyn Store) {
         listed.contains(&a),
         "missing_sparse returns the memory as written"
     );
-    let err = store.missing_sparse(0, None).await.expect_err("limit 0");
+    let all: Vec<Uuid> = scanned(store, Scan::All, 3)
+        .await
+        .iter()
+        .map(|m| m.id)
+        .collect();
+    assert!(
+        all.windows(2).all(|w| w[0] < w[1]),
+        "a scan of all points follows ascending point-id order"
+    );
+    assert!(
+        all.contains(&encoded_id) && all.contains(&no_tokens_id) && all.contains(&a.id),
+        "a scan of all points lists encoded and unencoded points alike"
+    );
+    let err = store
+        .scan(Scan::MissingSparse, 0, None)
+        .await
+        .expect_err("limit 0");
     assert!(
         matches!(err, StoreError::Invalid { .. }),
         "a limit of 0 is refused: {err}"

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::filter::path;
 use crate::{
-    CollectionSpec, DENSE_VECTOR, EmbedderId, FieldIndex, PayloadIndex, PayloadSchema, Result,
-    SPARSE_VECTOR, StoreError, TextIndexInfo, TimeFormat,
+    CollectionSpec, DENSE_VECTOR, EmbedderId, FieldIndex, Fold, PayloadIndex, PayloadSchema,
+    Result, SPARSE_VECTOR, StoreError, TextIndexInfo, TimeFormat,
 };
 
 /// The file recording which embedder wrote a collection.
@@ -106,12 +106,14 @@ fn cores() -> usize {
 }
 
 /// The full-text index on the text: the `word` tokenizer (the split of
-/// `trine_core::terms`), lowercased, with phrase matching and BM25 scoring.
-pub(super) fn text_index() -> qe::PayloadSchemaParams {
+/// `trine_core::terms`), folded as `fold` says, with phrase matching and
+/// BM25 scoring.
+pub(super) fn text_index(fold: Fold) -> qe::PayloadSchemaParams {
     qe::PayloadSchemaParams::Text(
         qe::TextIndexParamsBuilder::new()
             .tokenizer(qe::TokenizerType::Word)
             .lowercase(true)
+            .ascii_folding(fold.ascii_folding())
             .phrase_matching(true)
             .scoring(qe::TextScoringParams::default())
             .enable_hnsw(false)
@@ -134,7 +136,7 @@ pub(super) fn payload_indexes(layout: &PayloadSchema) -> Vec<(&str, qe::PayloadS
 /// extra HNSW links (DESIGN.md §8).
 fn index_params(index: FieldIndex, format: TimeFormat) -> qe::PayloadSchemaParams {
     match index {
-        FieldIndex::Text => text_index(),
+        FieldIndex::Text => text_index(Fold::default()),
         FieldIndex::Tenant | FieldIndex::Keyword => {
             qe::PayloadSchemaParams::Keyword(qe::KeywordIndexParamsBuilder::new().build())
         }
@@ -203,6 +205,7 @@ pub(super) fn text_index_info(
         // Qdrant lowercases unless told not to.
         lowercase: params.lowercase.unwrap_or(true),
         phrase_matching: params.phrase_matching.unwrap_or(false),
+        ascii_folding: params.ascii_folding.unwrap_or(false),
         scoring: params.scoring.is_some(),
     })
 }
