@@ -21,9 +21,14 @@ What the corpus holds, all in one tenant (`--tenant`, default `bench`):
 - near-duplicate meeting titles holding every one of its terms
   (`Meeting 2026-09-11 11:58`, ...), more of them than the lexical cap (256),
   so that reading "the points holding every term" in point-id order misses it;
-- one exact near-duplicate title (`Meeting 2026-11-12 09:58`), identifiers,
-  facts with paraphrased questions, and 40 ordinary meeting titles, each
-  with its gold id in queries.jsonl.
+- one exact near-duplicate title (`Meeting 2026-11-12 09:58`), 50 identifiers,
+  50 phrases of common words found once each, facts with paraphrased
+  questions, and 40 ordinary meeting titles, each with its gold id in
+  queries.jsonl;
+- the planted meeting's transcript in Romanian (`începem ședința`), and the
+  ADR's long variant of its query, `meeting transcript notes 11 November 2026
+  ședință` (kind `variant`): another inflection's diacritics, found only
+  where the text index folds them.
 """
 
 from __future__ import annotations
@@ -89,6 +94,11 @@ FACTS = [
      "what do new interns receive when they start"),
 ]
 IDENTIFIERS = ["INC-48213", "ERR-77812", "pay-gw-v3.14.2", "10.42.7.19", "CVE-2026-3141"]
+EXTRA_IDENTIFIERS = 45
+PHRASES = 50
+LONG_VARIANT = "meeting transcript notes 11 November 2026 ședință"
+TRANSCRIPT = ("Transcript, project meetings. Bună ziua tuturor, începem ședința de astăzi despre "
+              "bugetul pe trimestrul patru; Radu prezintă cifrele, apoi discutăm planul de angajări.")
 
 
 class Corpus:
@@ -155,6 +165,38 @@ class Corpus:
             text += f" ({when})"
         return text, kind
 
+    def identifiers(self, n: int) -> list[str]:
+        """Distinct identifiers of the shapes agents look up, holding none of
+        the title's terms."""
+        r = self.rng
+        shapes = [
+            lambda: f"INC-{r.randint(20_000, 99_999)}",
+            lambda: f"ERR-{r.randint(20_000, 99_999)}",
+            lambda: f"CVE-2025-{r.randint(2_000, 9_999)}",
+            lambda: f"{r.getrandbits(28):07x}",
+            lambda: f"{r.choice(['auth', 'pay', 'search', 'ingest'])}-svc-v{r.randint(2, 8)}."
+                    f"{self.number(1, 9)}.{self.number(1, 9)}",
+            lambda: f"10.{r.randint(20, 99)}.{r.randint(20, 99)}.{r.randint(20, 99)}",
+        ]
+        out: list[str] = []
+        while len(out) < n:
+            ident = r.choice(shapes)()
+            if ident not in out and ident not in IDENTIFIERS and not terms(ident) & set(RATES):
+                out.append(ident)
+        return out
+
+    def phrases(self, n: int) -> list[str]:
+        """Distinct phrases of common words in a construction no other memory
+        has (`... and the ... before ...`): found once, by its words in order."""
+        r = self.rng
+        out: list[str] = []
+        while len(out) < n:
+            first, second = r.sample(COMPONENTS, 2)
+            phrase = f"{r.choice(VERBS)} the {first} and the {second} before {r.choice(TOPICS)}"
+            if phrase not in out:
+                out.append(phrase)
+        return out
+
     def near_duplicate(self) -> str:
         """A meeting title holding every term of the planted one, never it."""
         r = self.rng
@@ -178,25 +220,31 @@ class Corpus:
     def build(self) -> tuple[list[dict], list[dict]]:
         r = self.rng
         special: list[tuple[dict, dict | None]] = []
-        planted = self.record(f"{TITLE}\n{self.body(4)}", PLANTED_ID, "meeting")
+        planted = self.record(f"{TITLE}\n{TRANSCRIPT} {self.body(2)}", PLANTED_ID, "meeting")
         special.append((planted, {"query": TITLE, "kind": "title"}))
+        special.append((planted, {"query": LONG_VARIANT, "kind": "variant"}))
         twin = self.record(f"Meeting 2026-11-12 09:58\n{self.body(4)}", kind="meeting")
         special.append((twin, {"query": "Meeting 2026-11-12 09:58", "kind": "title"}))
-        for ident in IDENTIFIERS:
+        for ident in IDENTIFIERS + self.identifiers(EXTRA_IDENTIFIERS):
             text = f"{r.choice(PEOPLE)} traced {ident} to the {r.choice(COMPONENTS)}. {self.body(2)}"
             special.append((self.record(text, kind="incident"), {"query": ident, "kind": "identifier"}))
+        for phrase in self.phrases(PHRASES):
+            text = f"{r.choice(PEOPLE)} {phrase}. {self.body(2)}"
+            special.append((self.record(text, kind="note"), {"query": phrase, "kind": "phrase"}))
         for fact, question in FACTS:
             special.append((self.record(fact, kind="note"), {"query": question, "kind": "semantic"}))
         special += [(self.record(self.near_duplicate(), kind="meeting"), None)
                     for _ in range(NEAR_DUPLICATES)]
 
-        generic = self.n - len(special)
+        # One memory may answer several queries (the title and its long variant).
+        unique = list({m["id"]: m for m, _ in special}.values())
+        generic = self.n - len(unique)
         if generic < 1_000:
             sys.exit("gen-corpus: error: --n must be at least 2,000")
         # Each term's remaining quota is spread over the generic memories.
-        held = {t: sum(t in terms(m["text"]) for m, _ in special) for t in RATES}
+        held = {t: sum(t in terms(m["text"]) for m in unique) for t in RATES}
         p = {t: max(0.0, (RATES[t] * self.n - held[t]) / generic) for t in RATES}
-        memories = [m for m, _ in special]
+        memories = list(unique)
         for _ in range(generic):
             text, kind = self.generic({t for t, q in p.items() if r.random() < q})
             memories.append(self.record(text, kind=kind))
@@ -278,6 +326,16 @@ def main() -> None:
     print(f"  every term of {TITLE!r}: {all_terms:,} memories; the title itself: {phrase}")
     if phrase != 1:
         sys.exit("gen-corpus: error: the planted title must appear exactly once")
+    exact = [q["query"].lower() for q in queries if q["kind"] in ("phrase", "identifier")]
+    found = dict.fromkeys(exact, 0)
+    for m in memories:
+        text = m["text"].lower()
+        for q in exact:
+            found[q] += q in text
+    twice = [q for q, c in found.items() if c != 1]
+    if twice:
+        sys.exit(f"gen-corpus: error: phrases or identifiers not found exactly once: {twice}")
+    print(f"  {len(exact)} phrases and identifiers, each found exactly once")
 
 
 if __name__ == "__main__":

@@ -67,93 +67,83 @@ impl Default for LexicalSection {
 }
 
 /// `[fusion]`: how a search's lists are fused (DESIGN.md §1, "Fusion"); a
-/// search may override each over the wire.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+/// search may override each over the wire. What the section leaves out is
+/// the embedder's default ([`trine_fusion::Settings::for_embedder`]).
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FusionSection {
     /// rrf, score or dbsf.
-    pub method: String,
-    /// Score fusion's normalisation: fixed_floor, min_max or z_score.
-    pub normalization: String,
+    pub method: Option<String>,
+    /// Score fusion's normalisation: absolute, fixed_floor, min_max or z_score.
+    pub normalization: Option<String>,
     /// RRF's k.
-    pub rrf_k: f64,
-    /// Cosine's floor in fixed_floor normalisation (BM25's is 0).
-    pub semantic_floor: f64,
+    pub rrf_k: Option<f64>,
+    /// Cosine's floor in the absolute and fixed_floor normalisations (BM25's is 0).
+    pub semantic_floor: Option<f64>,
     /// Verbatim matches rank above the rest when the tier rule holds.
-    pub tier: bool,
+    pub tier: Option<bool>,
     /// A query not shaped like a title or identifier forms the tier when at
     /// most this many candidates hold it verbatim.
-    pub tier_max: usize,
+    pub tier_max: Option<usize>,
     /// Per-query weighting strength (0: off).
-    pub adaptive: f64,
-    pub lexical_weight: f64,
-    pub semantic_weight: f64,
+    pub adaptive: Option<f64>,
+    pub lexical_weight: Option<f64>,
+    pub semantic_weight: Option<f64>,
     /// The verbatim list's vote (0: the tier alone).
-    pub verbatim_weight: f64,
-}
-
-impl Default for FusionSection {
-    fn default() -> Self {
-        let s = trine_fusion::Settings::default();
-        Self {
-            method: s.method.name().to_string(),
-            normalization: s.normalization.name().to_string(),
-            rrf_k: s.rrf_k,
-            semantic_floor: s.semantic_floor,
-            tier: s.tier,
-            tier_max: s.tier_max,
-            adaptive: s.adaptive,
-            lexical_weight: s.weights.lexical,
-            semantic_weight: s.weights.semantic,
-            verbatim_weight: s.weights.verbatim,
-        }
-    }
+    pub verbatim_weight: Option<f64>,
 }
 
 impl FusionSection {
-    /// The fusion's settings, or what is wrong with the section.
-    pub fn settings(&self) -> Result<trine_fusion::Settings, String> {
+    /// The fusion's settings over the default of `embedder`, or what is
+    /// wrong with the section.
+    pub fn settings(&self, embedder: &str) -> Result<trine_fusion::Settings, String> {
         use trine_core::fusion::{Method, Normalization, Settings, Weights};
         let invalid = |what: &str| format!("[fusion] {what}");
+        let base = Settings::for_embedder(embedder);
+        let weights = Weights {
+            lexical: self.lexical_weight.unwrap_or(base.weights.lexical),
+            semantic: self.semantic_weight.unwrap_or(base.weights.semantic),
+            verbatim: self.verbatim_weight.unwrap_or(base.weights.verbatim),
+        };
         for (name, w) in [
-            ("lexical_weight", self.lexical_weight),
-            ("semantic_weight", self.semantic_weight),
-            ("verbatim_weight", self.verbatim_weight),
+            ("lexical_weight", weights.lexical),
+            ("semantic_weight", weights.semantic),
+            ("verbatim_weight", weights.verbatim),
         ] {
             if !(w.is_finite() && w >= 0.0) {
                 return Err(invalid(&format!("{name} is {w}: give a number >= 0")));
             }
         }
-        if !(self.rrf_k.is_finite() && self.rrf_k > 0.0) {
-            return Err(invalid(&format!(
-                "rrf_k is {}: give a number > 0",
-                self.rrf_k
-            )));
+        let rrf_k = self.rrf_k.unwrap_or(base.rrf_k);
+        if !(rrf_k.is_finite() && rrf_k > 0.0) {
+            return Err(invalid(&format!("rrf_k is {rrf_k}: give a number > 0")));
         }
-        if !(self.semantic_floor.is_finite() && (-1.0..1.0).contains(&self.semantic_floor)) {
+        let semantic_floor = self.semantic_floor.unwrap_or(base.semantic_floor);
+        if !(semantic_floor.is_finite() && (-1.0..1.0).contains(&semantic_floor)) {
             return Err(invalid("semantic_floor must be a cosine in [-1, 1)"));
         }
-        if !(self.adaptive.is_finite()
-            && (0.0..=trine_core::fusion::MAX_ADAPTIVE).contains(&self.adaptive))
-        {
+        let adaptive = self.adaptive.unwrap_or(base.adaptive);
+        if !(adaptive.is_finite() && (0.0..=trine_core::fusion::MAX_ADAPTIVE).contains(&adaptive)) {
             return Err(invalid(&format!(
                 "adaptive must be 0 (off) to {}",
                 trine_core::fusion::MAX_ADAPTIVE
             )));
         }
         Ok(Settings {
-            method: Method::parse(&self.method).map_err(|e| invalid(&e))?,
-            rrf_k: self.rrf_k,
-            normalization: Normalization::parse(&self.normalization).map_err(|e| invalid(&e))?,
-            weights: Weights {
-                lexical: self.lexical_weight,
-                semantic: self.semantic_weight,
-                verbatim: self.verbatim_weight,
+            method: match &self.method {
+                Some(m) => Method::parse(m).map_err(|e| invalid(&e))?,
+                None => base.method,
             },
-            semantic_floor: self.semantic_floor,
-            tier: self.tier,
-            tier_max: self.tier_max,
-            adaptive: self.adaptive,
+            rrf_k,
+            normalization: match &self.normalization {
+                Some(n) => Normalization::parse(n).map_err(|e| invalid(&e))?,
+                None => base.normalization,
+            },
+            weights,
+            semantic_floor,
+            tier: self.tier.unwrap_or(base.tier),
+            tier_max: self.tier_max.unwrap_or(base.tier_max),
+            adaptive,
         })
     }
 }
@@ -333,7 +323,9 @@ impl Config {
                 "lexical.cap must be at least 1".to_string(),
             ));
         }
-        self.fusion.settings().map_err(ConfigError::Invalid)?;
+        self.fusion
+            .settings(&self.embedder)
+            .map_err(ConfigError::Invalid)?;
         Ok(())
     }
 
@@ -349,7 +341,7 @@ impl Config {
         if let Ok(strategy) = trine_core::Strategy::parse(&self.lexical.strategy) {
             mesh.lexical.strategy = strategy;
         }
-        if let Ok(fusion) = self.fusion.settings() {
+        if let Ok(fusion) = self.fusion.settings(&self.embedder) {
             mesh.search.fusion = fusion;
         }
         mesh
@@ -410,6 +402,27 @@ mod tests {
         assert_eq!(fusion.rrf_k, 5.0);
         assert!(!fusion.tier);
         assert_eq!(fusion.weights.verbatim, 2.0);
+        assert_eq!(
+            fusion.weights.semantic,
+            trine_fusion::Settings::default().weights.semantic,
+            "what the section leaves out is the default"
+        );
+    }
+
+    #[test]
+    fn the_fusion_default_is_the_embedders() {
+        let (_dir, o) = overrides_with_file("embedder = \"static\"\n");
+        let fusion = Config::load(&o).unwrap().mesh().search.fusion;
+        assert_eq!(fusion, trine_fusion::Settings::for_embedder("static"));
+        assert_ne!(fusion, trine_fusion::Settings::default());
+        let (_dir, o) = overrides_with_file("embedder = \"static\"\n[fusion]\nadaptive = 0\n");
+        let fusion = Config::load(&o).unwrap().mesh().search.fusion;
+        assert_eq!(fusion.adaptive, 0.0, "the section overrides");
+        assert_eq!(
+            fusion.normalization,
+            trine_core::fusion::Normalization::ZScore,
+            "the rest is the embedder's default"
+        );
     }
 
     #[test]

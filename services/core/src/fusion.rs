@@ -232,6 +232,31 @@ impl Default for Settings {
     }
 }
 
+impl Settings {
+    /// trine's default fusion for a collection embedded by `embedder`. The
+    /// `absolute` normalisation scales cosine from a floor measured on
+    /// MiniLM, the default embedder; on the `static` embedder (a weaker
+    /// semantic channel with another cosine scale) z-scores with per-query
+    /// weighting rank ordinary questions best, and `absolute` falls below RRF
+    /// (docs/benchmarks.md, "Fusion": tuned on one half of each development
+    /// tier, reported on the other).
+    pub fn for_embedder(embedder: &str) -> Self {
+        match embedder {
+            "static" => Self {
+                normalization: Normalization::ZScore,
+                weights: Weights {
+                    lexical: 1.0,
+                    semantic: 2.0,
+                    verbatim: 0.0,
+                },
+                adaptive: 1.0,
+                ..Self::default()
+            },
+            _ => Self::default(),
+        }
+    }
+}
+
 /// A lexical candidate as fusion sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LexicalEntry {
@@ -314,13 +339,15 @@ fn normalise(scores: &[f64], how: Normalization, floor: f64, ceiling: f64) -> No
     }
     let top = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let low = scores.iter().copied().fold(f64::INFINITY, f64::min);
-    // Scores from `floor` (0) to `top` (1), clamped; nothing above the floor: 0.
+    // Scores from `floor` (0) to `top` (1), none below 0; nothing above the
+    // floor: 0. A score above a fixed top stays above 1 (BM25 over its
+    // full-match score), keeping its order.
     let from_floor = |top: f64| Normalised {
         values: scores
             .iter()
             .map(|s| {
                 if top > floor {
-                    ((s - floor) / (top - floor)).clamp(0.0, 1.0)
+                    ((s - floor) / (top - floor)).max(0.0)
                 } else {
                     0.0
                 }
@@ -728,10 +755,10 @@ mod tests {
 
     #[test]
     fn absolute_normalisation_keeps_each_channels_own_scale() {
-        // BM25 over the query's full-match score, clamped; cosine from the
-        // floor to 1.
-        let got = normalise(&[6.0, 3.0, 12.0], Normalization::Absolute, 0.0, 8.0);
-        assert_eq!(got.values, [0.75, 0.375, 1.0]);
+        // BM25 over the query's full-match score, above 1 where it scores
+        // more (its order kept); cosine from the floor to 1.
+        let got = normalise(&[6.0, 3.0, 12.0, 16.0], Normalization::Absolute, 0.0, 8.0);
+        assert_eq!(got.values, [0.75, 0.375, 1.5, 2.0]);
         let got = normalise(&[0.6, 0.2, 0.1], Normalization::Absolute, 0.2, 1.0);
         assert!((got.values[0] - 0.5).abs() < 1e-12);
         assert_eq!(&got.values[1..], [0.0, 0.0]);
