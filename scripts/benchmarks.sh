@@ -16,17 +16,8 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="${BENCH_DIR:-$repo/bench-work}"
 duration="${BENCH_DURATION:-60s}"
-mkdir -p "$work"
-cd "$repo"
-
-./scripts/fetch-model.sh >&2
-cargo build --quiet --bin trine
-# The commit the runs measure (a trailing + marks uncommitted changes).
-git describe --always --dirty=+ >"$work/commit.txt"
-trine="${CARGO_TARGET_DIR:-$repo/target}/debug/trine"
-models="$repo/models"
-[[ -f "$models/static/model.safetensors" ]] ||
-  "$trine" --models "$models" model distill >&2
+# shellcheck source=lib/runs.sh
+source "$repo/scripts/lib/runs.sh"
 
 corpus() { # N -> DIR: generated and ingested once
   local n=$1 dir="$work/corpus-$1"
