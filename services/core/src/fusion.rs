@@ -299,13 +299,22 @@ pub enum TierReason {
     Shaped,
     /// At most `tier_max` candidates hold the query verbatim.
     Rare,
+    /// A single term shaped like an identifier (`943a48b`, `libc6`) that at
+    /// most `tier_max` candidates hold: a commit or ticket id looked up.
+    Identifier,
 }
 
 /// The tier rule: `Some(reason)` when the verbatim candidates rank above the
-/// rest. `verbatim` is how many candidates hold the query verbatim.
+/// rest. `verbatim` is how many candidates hold the query verbatim. A query
+/// of two terms or more forms the tier when it is shaped or rare; a single
+/// term only when it is both (a common shaped word such as `ipv6` ranks by
+/// fusion, as every single term does).
 pub fn tier_rule(query: &str, verbatim: usize, settings: &Settings) -> Option<TierReason> {
-    if !settings.tier || verbatim == 0 || crate::terms(query, crate::Fold::Case).len() < 2 {
+    let terms = crate::terms(query, crate::Fold::Case).len();
+    if !settings.tier || verbatim == 0 || terms == 0 {
         None
+    } else if terms == 1 {
+        (shaped(query) && verbatim <= settings.tier_max).then_some(TierReason::Identifier)
     } else if shaped(query) {
         Some(TierReason::Shaped)
     } else if verbatim <= settings.tier_max {
@@ -462,18 +471,27 @@ pub fn fuse(lists: &Lists<'_>, settings: &Settings, limit: usize) -> Vec<Fused> 
         .filter(|c| c.verbatim)
         .map(|c| c.id)
         .collect();
+    let holding: Vec<(Uuid, f64)> = lexical
+        .iter()
+        .copied()
+        .filter(|(id, _)| verbatim_ids.contains(id))
+        .collect();
+    // A single term has no verbatim list (the ADR: the lexical list already is
+    // that term), except as the tier of an identifier; it never votes.
     let two_terms = crate::terms(lists.query, crate::Fold::Case).len() >= 2;
-    let verbatim: Vec<(Uuid, f64)> = if two_terms {
-        lexical
-            .iter()
-            .copied()
-            .filter(|(id, _)| verbatim_ids.contains(id))
-            .collect()
+    let identifier = !two_terms
+        && tier_rule(lists.query, holding.len(), settings) == Some(TierReason::Identifier);
+    let verbatim = if two_terms || identifier {
+        holding
     } else {
         Vec::new()
     };
     let (w_lexical, w_semantic) = channel_weights(lists, settings);
-    let w_verbatim = settings.weights.verbatim;
+    let w_verbatim = if two_terms {
+        settings.weights.verbatim
+    } else {
+        0.0
+    };
 
     // Each list's normalised values: the RRF term, or the normalised score.
     let scale = |kind: ListKind, list: &[(Uuid, f64)]| -> Normalised {
@@ -878,6 +896,11 @@ mod tests {
             ("error handling", 0, None),
             ("meeting", 1, None),
             ("the meeting", 1, None),
+            ("943a48b", 1, Some(TierReason::Identifier)),
+            ("0b85ed4a", 3, Some(TierReason::Identifier)),
+            ("0b85ed4a", 4, None),
+            ("ipv6", 40, None),
+            ("2026", 1, None),
         ];
         for (query, verbatim, want) in table {
             assert_eq!(
@@ -916,6 +939,28 @@ mod tests {
         assert_eq!(order(&hits), [3, 1, 2]);
         assert!(hits[0].tier && !hits[1].tier);
         assert_eq!(hits[0].matched_by(), ["lexical", "verbatim"]);
+        // A rare single identifier forms the tier, though no semantic list holds it.
+        let hits = run("943a48b", &[(3, 2.0, true)], &[(1, 0.9), (2, 0.8)], &s);
+        assert_eq!(order(&hits)[0], 3);
+        assert!(hits[0].tier);
+        // A single plain term forms none, and a single term never votes twice.
+        let hits = run("lisbon", &[(3, 2.0, true)], &[(1, 0.9), (2, 0.8)], &s);
+        assert!(hits.iter().all(|h| !h.tier));
+        let rrf = Settings {
+            method: Method::Rrf,
+            weights: Weights {
+                lexical: 1.0,
+                semantic: 1.0,
+                verbatim: 2.0,
+            },
+            ..s
+        };
+        let hits = run("lisbon", &[(3, 2.0, true)], &[(3, 0.9)], &rrf);
+        assert!(
+            (hits[0].score - 2.0 / 61.0).abs() < 1e-12,
+            "{}",
+            hits[0].score
+        );
         // A common phrase forms no tier: the fused order stands.
         let common: Vec<(u128, f64, bool)> = (1..=6).map(|i| (i, 10.0 - i as f64, i > 1)).collect();
         let hits = run("error handling", &common, &[(1, 0.9)], &s);
