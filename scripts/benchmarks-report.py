@@ -136,16 +136,18 @@ def eval_section(work: Path) -> list[str]:
         return []
     r = load(path)
     k = r["k"]
+    first = r["configurations"][0]["by_kind"]
+    counts = ", ".join(f"{v['queries']} {kind}" for kind, v in first.items() if kind != "all")
     out = [
         "## Ranking quality at 385,000 memories (`trine eval`)",
         "",
         f"`trine eval --queries queries.jsonl --modes hybrid,semantic,lexical --verbatim on,1,off`:",
-        f"{r['queries']} queries with known answers (the planted title, its exact near-duplicate",
-        "`Meeting 2026-11-12 09:58`, 40 ordinary meeting titles, 5 identifiers, 8 paraphrased",
-        f"questions); k = {k}, ranks read to {r['depth']}. `verbatim-x1` is DESIGN.md's equal",
-        "weights; the default weighs the verbatim list 2. Qdrant native: one Query API call,",
-        "dense and BM25 (or sparse) prefetches of 256, Qdrant's RRF with k = 61 (0-based",
-        "ranks: trine's k = 60).",
+        f"{r['queries']} queries with known answers ({counts}, by kind; `q01` is the planted",
+        f"title); k = {k}, ranks read to {r['depth']}. `verbatim-x1` weighs the verbatim list",
+        "1 and `no-verbatim` leaves it out. Qdrant native: one Query API call, dense and",
+        "BM25 (or sparse) prefetches of 256, Qdrant's RRF with k = 61 (0-based ranks:",
+        "trine's k = 60). The fusion default against the better channel and RRF per kind,",
+        "at every tenant size: docs/fusion.md.",
         "",
     ]
     kinds = sorted({kind for c in r["configurations"] for kind in c["by_kind"] if kind != "all"})
