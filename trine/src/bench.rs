@@ -103,6 +103,20 @@ pub struct Answer {
     pub degraded: bool,
 }
 
+/// A search's mesh overhead in milliseconds: the gateway's time beyond its
+/// slowest channel call and fusion's own work — the fusion hop, the payload
+/// read and the gateway's own code. `None` when the answer lacks the
+/// gateway's time or every channel's.
+pub fn mesh_overhead(stages: &[(String, f64)]) -> Option<f64> {
+    let of = |name: &str| stages.iter().find(|(s, _)| s == name).map(|(_, ms)| *ms);
+    let gateway = of("gateway")?;
+    let slowest = match (of("lexical"), of("semantic")) {
+        (None, None) => return None,
+        (a, b) => a.unwrap_or(0.0).max(b.unwrap_or(0.0)),
+    };
+    Some((gateway - slowest - of("fusion").unwrap_or(0.0)).max(0.0))
+}
+
 /// Percentiles of one measure (nearest rank).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Summary {
@@ -158,6 +172,9 @@ pub struct Report {
     pub end_to_end: Summary,
     /// Milliseconds per stage, as the gateway reported them.
     pub stages: BTreeMap<String, Summary>,
+    /// Milliseconds of each search beyond its slowest channel and fusion's
+    /// own work ([`mesh_overhead`]).
+    pub mesh_overhead: Summary,
     /// The lexical counts' share of each search's time.
     pub counts_share: Summary,
     /// Searches over the ADR's budget (share > 0.1).
@@ -173,12 +190,14 @@ impl Report {
         let mut errors = BTreeMap::new();
         let mut stages: BTreeMap<String, Vec<f64>> = BTreeMap::new();
         let (mut shares, mut ok, mut degraded) = (Vec::new(), 0, 0);
+        let mut overheads = Vec::new();
         for sample in samples {
             match &sample.outcome {
                 Ok(answer) => {
                     ok += 1;
                     degraded += usize::from(answer.degraded);
                     shares.push(answer.counts_share);
+                    overheads.extend(mesh_overhead(&answer.stages));
                     for (stage, ms) in &answer.stages {
                         stages.entry(stage.clone()).or_default().push(*ms);
                     }
@@ -209,6 +228,7 @@ impl Report {
                 .map(|(stage, ms)| (stage, Summary::of(ms)))
                 .collect(),
             counts_share: Summary::of(shares),
+            mesh_overhead: Summary::of(overheads),
             over_budget,
             ..Self::default()
         }
@@ -256,6 +276,9 @@ impl Report {
         out += &row("end to end (client)", &self.end_to_end);
         for (stage, summary) in &self.stages {
             out += &row(stage, summary);
+        }
+        if self.mesh_overhead.n > 0 {
+            out += &row("mesh overhead", &self.mesh_overhead);
         }
         let s = &self.counts_share;
         if self.mode != "native" {
@@ -546,6 +569,37 @@ mod tests {
         let one = Summary::of(vec![7.0]);
         assert_eq!((one.p50, one.p99), (7.0, 7.0));
         assert_eq!(Summary::of(Vec::new()), Summary::default());
+    }
+
+    #[test]
+    fn the_mesh_overhead_is_the_gateway_beyond_its_slowest_channel_and_fusion() {
+        let stages = |pairs: &[(&str, f64)]| -> Vec<(String, f64)> {
+            pairs.iter().map(|(s, ms)| (s.to_string(), *ms)).collect()
+        };
+        let table: &[(&[(&str, f64)], Option<f64>)] = &[
+            (
+                &[
+                    ("lexical", 12.0),
+                    ("semantic", 9.0),
+                    ("fusion", 0.4),
+                    ("fusion.call", 1.9),
+                    ("payload", 0.6),
+                    ("gateway", 15.0),
+                ],
+                Some(2.6),
+            ),
+            (&[("semantic", 9.0), ("gateway", 10.0)], Some(1.0)),
+            (&[("lexical", 5.0), ("gateway", 4.0)], Some(0.0)),
+            (&[("gateway", 4.0)], None),
+            (&[("lexical", 5.0)], None),
+        ];
+        for (pairs, want) in table {
+            let got = mesh_overhead(&stages(pairs));
+            match (got, want) {
+                (Some(g), Some(w)) => assert!((g - w).abs() < 1e-9, "{pairs:?}: {g}"),
+                _ => assert_eq!(got, *want, "{pairs:?}"),
+            }
+        }
     }
 
     #[test]
