@@ -576,7 +576,8 @@ mod tests {
         let stages = |pairs: &[(&str, f64)]| -> Vec<(String, f64)> {
             pairs.iter().map(|(s, ms)| (s.to_string(), *ms)).collect()
         };
-        let table: &[(&[(&str, f64)], Option<f64>)] = &[
+        type Row<'a> = (&'a [(&'a str, f64)], Option<f64>);
+        let table: &[Row<'_>] = &[
             (
                 &[
                     ("lexical", 12.0),
