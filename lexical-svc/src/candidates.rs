@@ -5,9 +5,9 @@ use std::time::{Duration, Instant};
 
 use futures::future::try_join_all;
 use tracing::{Instrument, field};
-use trine_core::bm25::{self, Bm25Params, CorpusStats};
-use trine_core::model::{Filter, Memory};
-use trine_core::{ErrorKind, Fold, Verbatim, terms, tokens};
+use trine_core::bm25::{self, Bm25Params, CorpusStats, TermCounts};
+use trine_core::model::{Filter, Memory, SparseVector, TermPoint};
+use trine_core::{ErrorKind, Fold, Verbatim, sparse, terms};
 use trine_store::{Store, StoreError};
 use trine_telemetry::int;
 use uuid::Uuid;
@@ -137,16 +137,16 @@ pub async fn candidates(
     .instrument(counts_span);
     let all_terms = async {
         let started = Instant::now();
-        let memories = if terms.len() >= 2 {
+        let points = if terms.len() >= 2 {
             store
-                .scroll(&with_terms(filter, &terms), cap, None)
+                .scroll_terms(&with_terms(filter, &terms), cap, None)
                 .await?
-                .memories
+                .points
         } else {
             Vec::new()
         };
-        tracing::Span::current().record("read", int(memories.len()));
-        Ok::<_, StoreError>((memories, started))
+        tracing::Span::current().record("read", int(points.len()));
+        Ok::<_, StoreError>((points, started))
     }
     .instrument(tracing::info_span!(parent: &read_span, "lexical.read.all_terms", terms = int(terms.len()), read = field::Empty));
     // Beyond the ADR: the points holding the query as a phrase are read
@@ -173,10 +173,11 @@ pub async fn candidates(
 
     // While room is left: each term's points, rarest first.
     let mut seen: HashSet<Uuid> = HashSet::new();
-    let mut read: Vec<Memory> = phrase
+    let mut read: Vec<Read> = phrase
         .into_iter()
-        .chain(all_terms)
-        .filter(|m| seen.insert(m.id))
+        .map(Read::from)
+        .chain(all_terms.into_iter().map(Read::from))
+        .filter(|r| seen.insert(r.id))
         .take(cap)
         .collect();
     let mut order: Vec<(usize, u64)> = per_term.iter().copied().enumerate().collect();
@@ -194,9 +195,14 @@ pub async fn candidates(
             let mut offset = None;
             while read.len() < cap {
                 let page = store
-                    .scroll(&term_filters[i], cap - read.len(), offset)
+                    .scroll_terms(&term_filters[i], cap - read.len(), offset)
                     .await?;
-                read.extend(page.memories.into_iter().filter(|m| seen.insert(m.id)));
+                read.extend(
+                    page.points
+                        .into_iter()
+                        .map(Read::from)
+                        .filter(|r| seen.insert(r.id)),
+                );
                 match page.next_offset {
                     Some(next) => offset = Some(next),
                     None => break,
@@ -208,6 +214,31 @@ pub async fn candidates(
         .await?;
         span.record("read", int(read.len() - before));
     }
+    // Texts are read only where BM25 or the verbatim check cannot do without:
+    // points without trine's sparse encoding, and every point of a single-term
+    // query that is not that term alone (the verbatim check then needs the text).
+    let verbatim = Verbatim::new(query, fold);
+    let single = terms.len() == 1;
+    let term_alone = single && verbatim.is_token(&terms[0]);
+    let lacking: Vec<Uuid> = read
+        .iter()
+        .filter(|r| r.text.is_none() && (r.tf.is_none() || (single && !term_alone)))
+        .map(|r| r.id)
+        .collect();
+    if !lacking.is_empty() {
+        let texts: HashMap<Uuid, String> = store
+            .get(&lacking)
+            .instrument(tracing::info_span!(parent: &read_span, "lexical.read.texts", read = int(lacking.len())))
+            .await?
+            .into_iter()
+            .map(|m| (m.id, m.text))
+            .collect();
+        for r in &mut read {
+            if r.text.is_none() {
+                r.text = texts.get(&r.id).cloned();
+            }
+        }
+    }
     read_span.record("read", int(read.len()));
     drop(read_span);
     let read_took = read_started.elapsed();
@@ -215,9 +246,10 @@ pub async fn candidates(
     let score_span = tracing::info_span!("lexical.score", candidates = int(read.len()));
     let scoring = score_span.enter();
     let started = Instant::now();
+    let counts: Vec<TermCounts> = read.iter().map(|r| r.counts(&terms, fold)).collect();
     let stats = CorpusStats {
         n: total,
-        avg_len: average_len(&read, fold),
+        avg_len: average_len(&counts),
         df: terms
             .iter()
             .cloned()
@@ -225,13 +257,22 @@ pub async fn candidates(
             .collect::<HashMap<_, _>>(),
     };
     let reference = bm25::reference(&terms, &stats);
-    let verbatim = Verbatim::new(query, fold);
     let mut list: Vec<Candidate> = read
         .iter()
-        .map(|m| Candidate {
-            id: m.id,
-            score: bm25::score(&terms, &m.text, fold, &stats, Bm25Params::default()),
-            verbatim: verbatim.matches(&m.text, m.source.as_deref()),
+        .zip(&counts)
+        .map(|(r, c)| Candidate {
+            id: r.id,
+            score: bm25::score_counts(&terms, c, &stats, Bm25Params::default()),
+            verbatim: match &r.text {
+                Some(text) => verbatim.matches(text, r.source.as_deref()),
+                // Every point read for a single term holds it as a token; a
+                // point the phrase index did not return holds a query of
+                // several terms at most in its source.
+                None => {
+                    (term_alone && c.tf.iter().all(|tf| *tf > 0))
+                        || r.source.as_deref().is_some_and(|s| verbatim.in_text(s))
+                }
+            },
         })
         .collect();
     list.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
@@ -253,10 +294,56 @@ pub async fn candidates(
 
 /// The average length in tokens of the texts read: BM25's `avgdl`, estimated
 /// on the candidates (Qdrant keeps no length statistics trine can read).
-fn average_len(read: &[Memory], fold: Fold) -> f64 {
-    if read.is_empty() {
+fn average_len(counts: &[TermCounts]) -> f64 {
+    if counts.is_empty() {
         return 0.0;
     }
-    let total: usize = read.iter().map(|m| tokens(&m.text, fold).count()).sum();
-    total as f64 / read.len() as f64
+    let total: usize = counts.iter().map(|c| c.len).sum();
+    total as f64 / counts.len() as f64
+}
+
+/// One candidate as read: the phrase reads carry the text; the others carry
+/// the sparse encoding (term frequencies) and the source, the text only when
+/// it had to be read.
+struct Read {
+    id: Uuid,
+    source: Option<String>,
+    text: Option<String>,
+    tf: Option<SparseVector>,
+}
+
+impl Read {
+    /// BM25's counts: from the text when it was read, else from the sparse
+    /// encoding (the same counts: `TermCounts::of_sparse`).
+    fn counts(&self, terms: &[String], fold: Fold) -> TermCounts {
+        match (&self.text, &self.tf) {
+            (Some(text), _) => TermCounts::of_text(terms, text, fold),
+            (None, Some(tf)) => TermCounts::of_sparse(terms, tf),
+            (None, None) => TermCounts::of_text(terms, "", fold),
+        }
+    }
+}
+
+impl From<Memory> for Read {
+    fn from(m: Memory) -> Self {
+        Self {
+            id: m.id,
+            source: m.source,
+            text: Some(m.text),
+            tf: None,
+        }
+    }
+}
+
+impl From<TermPoint> for Read {
+    fn from(p: TermPoint) -> Self {
+        Self {
+            id: p.id,
+            source: p.source,
+            text: None,
+            // Only trine's encoding is read as term frequencies: another
+            // tool's sparse vectors (fractional weights) send us to the text.
+            tf: p.tf.filter(sparse::is_term_frequencies),
+        }
+    }
 }

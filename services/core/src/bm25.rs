@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 
 use crate::fold::Fold;
+use crate::model::SparseVector;
+use crate::sparse::token_id;
 use crate::terms::tokens;
 
 /// BM25's free parameters.
@@ -49,6 +51,58 @@ pub fn reference(terms: &[String], stats: &CorpusStats) -> f64 {
         .sum()
 }
 
+/// What BM25 reads of one text: each query term's frequency (in query-term
+/// order) and the text's length in tokens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TermCounts {
+    pub tf: Vec<u32>,
+    pub len: usize,
+}
+
+impl TermCounts {
+    /// The counts of a text, its tokens folded as the terms were (`fold`).
+    pub fn of_text(terms: &[String], text: &str, fold: Fold) -> Self {
+        let mut tf = vec![0u32; terms.len()];
+        let mut len = 0usize;
+        for token in tokens(text, fold) {
+            len += 1;
+            if let Some(i) = terms.iter().position(|t| *t == token) {
+                tf[i] += 1;
+            }
+        }
+        Self { tf, len }
+    }
+
+    /// The counts of a text from its sparse encoding ([`crate::sparse`]:
+    /// term frequencies by token id): the same as [`TermCounts::of_text`]
+    /// of the text it encodes, unless two of its tokens share a CRC-32.
+    pub fn of_sparse(terms: &[String], sparse: &SparseVector) -> Self {
+        let at = |id: u32| {
+            sparse
+                .indices
+                .iter()
+                .position(|i| *i == id)
+                .map_or(0.0, |p| sparse.values[p])
+        };
+        let count = |v: f32| {
+            if v.is_finite() && v > 0.0 {
+                v.round() as u64
+            } else {
+                0
+            }
+        };
+        let tf = terms
+            .iter()
+            .map(|t| u32::try_from(count(at(token_id(t)))).unwrap_or(u32::MAX))
+            .collect();
+        let len = sparse.values.iter().map(|v| count(*v)).sum::<u64>();
+        Self {
+            tf,
+            len: usize::try_from(len).unwrap_or(usize::MAX),
+        }
+    }
+}
+
 /// The BM25 score of a text for the query terms, the text's tokens folded
 /// as the terms were (`fold`).
 pub fn score(
@@ -58,14 +112,22 @@ pub fn score(
     stats: &CorpusStats,
     params: Bm25Params,
 ) -> f64 {
-    let mut tf: HashMap<String, u32> = HashMap::new();
-    let mut len = 0usize;
-    for token in tokens(text, fold) {
-        len += 1;
-        if terms.contains(&token) {
-            *tf.entry(token).or_default() += 1;
-        }
-    }
+    score_counts(
+        terms,
+        &TermCounts::of_text(terms, text, fold),
+        stats,
+        params,
+    )
+}
+
+/// The BM25 score of a text from its counts.
+pub fn score_counts(
+    terms: &[String],
+    counts: &TermCounts,
+    stats: &CorpusStats,
+    params: Bm25Params,
+) -> f64 {
+    let len = counts.len;
     let avg = if stats.avg_len > 0.0 {
         stats.avg_len
     } else {
@@ -74,10 +136,12 @@ pub fn score(
     let norm = params.k1 * (1.0 - params.b + params.b * len as f64 / avg);
     terms
         .iter()
-        .filter_map(|term| {
-            let f = f64::from(*tf.get(term)?);
+        .zip(&counts.tf)
+        .filter(|(_, tf)| **tf > 0)
+        .map(|(term, tf)| {
+            let f = f64::from(*tf);
             let df = stats.df.get(term).copied().unwrap_or(0);
-            Some(idf(stats.n, df) * f * (params.k1 + 1.0) / (f + norm))
+            idf(stats.n, df) * f * (params.k1 + 1.0) / (f + norm)
         })
         .sum()
 }
@@ -155,6 +219,51 @@ mod tests {
         assert_eq!(
             score(&terms("absent"), "rare common", Fold::Case, &s, p),
             0.0
+        );
+    }
+
+    #[test]
+    fn the_sparse_encoding_gives_the_texts_counts() {
+        let table: &[(&str, &str, Fold)] = &[
+            (
+                "billing retry",
+                "Billing retry: the billing job retries, billing again.",
+                Fold::Case,
+            ),
+            (
+                "Meeting 2026-11-11 09:58",
+                "Meeting 2026-11-11 09:58\nBună ziua",
+                Fold::Ascii,
+            ),
+            (
+                "sedinta de lucru",
+                "o ședința de lucru, ședința",
+                Fold::Ascii,
+            ),
+            ("absent words", "nothing of them here", Fold::Case),
+            ("x", "", Fold::Case),
+        ];
+        for (query, text, fold) in table {
+            let terms = crate::terms(query, *fold);
+            let from_text = TermCounts::of_text(&terms, text, *fold);
+            let sparse = crate::sparse::encode_text(text, *fold);
+            assert_eq!(
+                TermCounts::of_sparse(&terms, &sparse),
+                from_text,
+                "{query:?} in {text:?}"
+            );
+        }
+        let counts = TermCounts::of_text(
+            &crate::terms("billing retry", Fold::Case),
+            "billing billing retry x",
+            Fold::Case,
+        );
+        assert_eq!(
+            counts,
+            TermCounts {
+                tf: vec![2, 1],
+                len: 4
+            }
         );
     }
 

@@ -107,6 +107,24 @@ pub struct ScrollPage {
     pub next_offset: Option<Uuid>,
 }
 
+/// What BM25 and the verbatim check need of a point besides its text: its
+/// sparse encoding (the term frequencies of its text; `None` when the point
+/// has none) and its source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TermPoint {
+    pub id: Uuid,
+    pub source: Option<String>,
+    pub tf: Option<SparseVector>,
+}
+
+/// One page of a term scroll, in ascending point-id order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TermPage {
+    pub points: Vec<TermPoint>,
+    /// The id to pass as `offset` to read the next page; `None` at the end.
+    pub next_offset: Option<Uuid>,
+}
+
 /// Which embedder wrote a collection's dense vectors.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EmbedderId {

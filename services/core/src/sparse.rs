@@ -29,6 +29,16 @@ pub fn encode_text(text: &str, fold: Fold) -> SparseVector {
     to_vector(tf)
 }
 
+/// Whether a sparse vector reads as trine's text encoding: every weight a
+/// positive whole number (a term frequency). Another tool's encodings carry
+/// fractional weights.
+pub fn is_term_frequencies(v: &SparseVector) -> bool {
+    v.indices.len() == v.values.len()
+        && v.values
+            .iter()
+            .all(|w| w.is_finite() && *w >= 1.0 && w.fract() == 0.0)
+}
+
 /// A query's vector: weight 1 for each of its terms.
 pub fn encode_query(query: &str, fold: Fold) -> SparseVector {
     to_vector(
@@ -54,6 +64,19 @@ mod tests {
             v.indices.windows(2).all(|w| w[0] < w[1]),
             "ascending dimensions"
         );
+    }
+
+    #[test]
+    fn term_frequencies_are_whole_positive_weights() {
+        let v = |values: &[f32]| SparseVector {
+            indices: (0..values.len() as u32).collect(),
+            values: values.to_vec(),
+        };
+        assert!(is_term_frequencies(&encode_text("a b a c", Fold::Case)));
+        assert!(is_term_frequencies(&v(&[])));
+        assert!(!is_term_frequencies(&v(&[1.0, 0.37])), "a learned weight");
+        assert!(!is_term_frequencies(&v(&[0.0])));
+        assert!(!is_term_frequencies(&v(&[f32::NAN])));
     }
 
     #[test]

@@ -40,6 +40,12 @@ impl Verbatim {
         !self.needle.is_empty() && normalize(text, self.fold).contains(&self.needle)
     }
 
+    /// Whether the query, normalised, is exactly this term: then every text
+    /// holding the term as a token holds the query verbatim.
+    pub fn is_token(&self, term: &str) -> bool {
+        !self.needle.is_empty() && self.needle == term
+    }
+
     /// Whether the query appears verbatim in the text or in the source.
     pub fn matches(&self, text: &str, source: Option<&str>) -> bool {
         self.in_text(text) || source.is_some_and(|s| self.in_text(s))
@@ -99,6 +105,25 @@ mod tests {
                 Verbatim::new(query, Fold::Case).matches(text, *source),
                 *want,
                 "{query:?} in {text:?} / {source:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_query_is_a_token_when_it_is_the_term_alone() {
+        let table: &[(&str, &str, bool)] = &[
+            ("943a48b", "943a48b", true),
+            ("  Sedinta ", "sedinta", true),
+            ("ȘEDINȚA", "sedinta", true),
+            ("943a48b?", "943a48b", false),
+            ("deb12u4", "deb", false),
+            ("", "", false),
+        ];
+        for (query, term, want) in table {
+            assert_eq!(
+                Verbatim::new(query, Fold::Ascii).is_token(term),
+                *want,
+                "{query:?} / {term:?}"
             );
         }
     }

@@ -26,7 +26,7 @@ use uuid::Uuid;
 use crate::{
     CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, Filter, Fold, Hit, Memory,
     NativeLexical, PayloadSchema, Point, Result, SPARSE_VECTOR, Scan, ScrollPage, SparseVector,
-    Store, StoreError,
+    Store, StoreError, TermPage, TermPoint,
 };
 use schema::io;
 
@@ -266,6 +266,42 @@ impl Open {
         };
         let n = self.shard.count(request).map_err(backend)?;
         Ok(n as u64)
+    }
+
+    /// Up to `limit` points matching `filter` with their sparse vector and
+    /// source only, in ascending id order from `offset` (inclusive).
+    fn scroll_terms(
+        &self,
+        filter: qe::Filter,
+        limit: usize,
+        offset: Option<Uuid>,
+    ) -> Result<TermPage> {
+        let request = qe::ScrollRequest {
+            offset: offset.map(qe::PointId::Uuid),
+            limit: Some(limit),
+            filter: Some(filter),
+            with_payload: Some(qe::WithPayloadInterface::Fields(vec![filter::path(
+                &self.schema.source,
+            )?])),
+            with_vector: qe::WithVector::Selector(vec![SPARSE_VECTOR.into()]),
+            order_by: None,
+        };
+        let (records, next) = self.shard.scroll(request).map_err(backend)?;
+        let points = records
+            .into_iter()
+            .map(|record| {
+                let id = convert::to_uuid(record.id);
+                TermPoint {
+                    id,
+                    source: convert::to_memory(id, record.payload, &self.schema).source,
+                    tf: record.vector.and_then(convert::sparse_of),
+                }
+            })
+            .collect();
+        Ok(TermPage {
+            points,
+            next_offset: next.map(convert::to_uuid),
+        })
     }
 
     /// Up to `limit` memories matching `filter`, in ascending id order from
@@ -512,6 +548,18 @@ impl Store for EdgeStore {
         check_limit(limit)?;
         let filter = filter::to_qdrant(filter, &self.inner.schema)?;
         self.with_shard(move |open, _| open.scroll(filter, limit, offset))
+            .await
+    }
+
+    async fn scroll_terms(
+        &self,
+        filter: &Filter,
+        limit: usize,
+        offset: Option<Uuid>,
+    ) -> Result<TermPage> {
+        check_limit(limit)?;
+        let filter = filter::to_qdrant(filter, &self.inner.schema)?;
+        self.with_shard(move |open, _| open.scroll_terms(filter, limit, offset))
             .await
     }
 

@@ -87,6 +87,16 @@ pub trait Store: Send + Sync + 'static {
     /// The exact number of points matching the filter.
     async fn count(&self, filter: &Filter) -> Result<u64>;
 
+    /// Up to `limit` points matching the filter with what BM25 needs of each —
+    /// its sparse encoding — and its source, never its text, in ascending
+    /// point-id order from `offset` (inclusive): the lexical channel's reads.
+    async fn scroll_terms(
+        &self,
+        filter: &Filter,
+        limit: usize,
+        offset: Option<Uuid>,
+    ) -> Result<TermPage>;
+
     /// Up to `limit` memories matching the filter, in ascending point-id order,
     /// starting at `offset` (inclusive).
     async fn scroll(

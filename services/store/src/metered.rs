@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use crate::{
     CollectionInfo, CollectionSpec, Filter, Fold, Hit, Memory, NativeLexical, Point, Result, Scan,
-    ScrollPage, SparseVector, Store,
+    ScrollPage, SparseVector, Store, TermPage,
 };
 
 /// Wraps a store; each call's latency is recorded under its operation.
@@ -96,6 +96,19 @@ impl Store for Metered {
     ) -> Result<ScrollPage> {
         self.timed("scroll", self.inner.scroll(filter, limit, offset))
             .await
+    }
+
+    async fn scroll_terms(
+        &self,
+        filter: &Filter,
+        limit: usize,
+        offset: Option<Uuid>,
+    ) -> Result<TermPage> {
+        self.timed(
+            "scroll_terms",
+            self.inner.scroll_terms(filter, limit, offset),
+        )
+        .await
     }
 
     async fn query_dense(

@@ -25,8 +25,8 @@ use uuid::Uuid;
 use crate::{
     CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, FieldIndex, Filter, Fold, Hit,
     Memory, NativeLexical, PayloadIndex, PayloadSchema, Point, Result, SPARSE_VECTOR, Scan,
-    ScrollPage, SparseVector, Store, StoreError, TextIndexInfo, TimeBounds, TimeFormat,
-    UPSERT_BATCH,
+    ScrollPage, SparseVector, Store, StoreError, TermPage, TermPoint, TextIndexInfo, TimeBounds,
+    TimeFormat, UPSERT_BATCH,
 };
 
 /// Environment variable holding the optional Qdrant API key.
@@ -245,6 +245,55 @@ impl ServerStore {
         };
         Ok(ScrollPage {
             memories,
+            next_offset,
+        })
+    }
+
+    /// Up to `limit` points matching `filter` with their `sparse` vector and
+    /// source only, in ascending id order from `offset` (inclusive).
+    async fn scroll_terms_filtered(
+        &self,
+        filter: q::Filter,
+        limit: usize,
+        offset: Option<Uuid>,
+    ) -> Result<TermPage> {
+        let limit = u32::try_from(limit)
+            .ok()
+            .filter(|l| *l > 0)
+            .ok_or_else(|| {
+                StoreError::invalid("scroll limit", format!("{limit}: use 1 to {}", u32::MAX))
+            })?;
+        let mut request = ScrollPointsBuilder::new(self.collection.as_str())
+            .filter(filter)
+            .limit(limit)
+            .with_payload(q::PayloadIncludeSelector {
+                fields: vec![self.schema.source.clone()],
+            })
+            .with_vectors(q::VectorsSelector {
+                names: vec![SPARSE_VECTOR.to_string()],
+            });
+        if let Some(offset) = offset {
+            request = request.offset(point_id(offset));
+        }
+        let resp = self.client.scroll(request).await.map_err(|e| self.err(e))?;
+        let points = resp
+            .result
+            .into_iter()
+            .map(|p| {
+                let id = uuid_of(p.id.as_ref())?;
+                Ok(TermPoint {
+                    id,
+                    source: self.schema.to_memory(id, json_map(p.payload)).source,
+                    tf: p.vectors.and_then(sparse_output),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let next_offset = match resp.next_page_offset {
+            Some(id) => Some(uuid_of(Some(&id))?),
+            None => None,
+        };
+        Ok(TermPage {
+            points,
             next_offset,
         })
     }
@@ -488,6 +537,16 @@ impl Store for ServerStore {
         offset: Option<Uuid>,
     ) -> Result<ScrollPage> {
         self.scroll_filtered(qdrant_filter(filter, &self.schema)?, limit, offset)
+            .await
+    }
+
+    async fn scroll_terms(
+        &self,
+        filter: &Filter,
+        limit: usize,
+        offset: Option<Uuid>,
+    ) -> Result<TermPage> {
+        self.scroll_terms_filtered(qdrant_filter(filter, &self.schema)?, limit, offset)
             .await
     }
 
@@ -950,6 +1009,28 @@ fn timestamp(t: DateTime<Utc>) -> q::Timestamp {
 
 fn point_id(id: Uuid) -> q::PointId {
     q::PointId::from(id.to_string())
+}
+
+/// The `sparse` vector of a point read back, if it has one (in either of the
+/// forms a server sends: the `vector` oneof, or the older `data` and
+/// `indices`).
+#[allow(deprecated)]
+fn sparse_output(vectors: q::VectorsOutput) -> Option<SparseVector> {
+    let Some(q::vectors_output::VectorsOptions::Vectors(named)) = vectors.vectors_options else {
+        return None;
+    };
+    let output = named.vectors.get(SPARSE_VECTOR)?;
+    match &output.vector {
+        Some(q::vector_output::Vector::Sparse(s)) => Some(SparseVector {
+            indices: s.indices.clone(),
+            values: s.values.clone(),
+        }),
+        Some(_) => None,
+        None => output.indices.as_ref().map(|i| SparseVector {
+            indices: i.data.clone(),
+            values: output.data.clone(),
+        }),
+    }
 }
 
 fn uuid_of(id: Option<&q::PointId>) -> Result<Uuid> {

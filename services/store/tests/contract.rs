@@ -107,6 +107,7 @@ async fn run_contract(store: Arc<dyn Store>, layout: &PayloadSchema) {
     source_prefix_matches_the_start_only(store).await;
     created_range_is_half_open(store).await;
     scroll_pages_in_ascending_id_order(store).await;
+    term_scroll_reads_the_sparse_encoding_and_source_only(store).await;
     dense_query_ranks_by_cosine(store).await;
     bm25_ranks_the_rare_term_first_with_idf_within_the_tenant(store).await;
     native_hybrid_fuses_dense_and_lexical_with_qdrant_rrf(store).await;
@@ -1123,6 +1124,73 @@ async fn sparse_query_ranks_with_idf_within_the_tenant(store: &dyn Store) {
         "only tenant A's point of dimension 1"
     );
     assert!(only[0].memory.is_some(), "payload when asked");
+}
+
+async fn term_scroll_reads_the_sparse_encoding_and_source_only(store: &dyn Store) {
+    let t = "term-scroll";
+    let text = "billing retry billing";
+    let encoded = Point {
+        sparse: Some(trine_core::sparse::encode_text(text, Fold::Ascii)),
+        ..point(Memory {
+            source: Some("git/billing.md".into()),
+            ..memory(t, text)
+        })
+    };
+    let plain = point(memory(t, "billing without a sparse vector"));
+    let other = Point {
+        sparse: Some(sparse(&[(1, 1.0)])),
+        ..point(memory("term-scroll-other", "billing elsewhere"))
+    };
+    let want = [
+        (
+            encoded.memory.id,
+            encoded.sparse.clone(),
+            encoded.memory.source.clone(),
+        ),
+        (plain.memory.id, None, None),
+    ];
+    store
+        .upsert(vec![encoded, plain, other])
+        .await
+        .expect("upsert");
+
+    let filter = Filter {
+        all_terms: vec!["billing".into()],
+        ..Filter::tenant(t)
+    };
+    let mut got = Vec::new();
+    let mut offset = None;
+    loop {
+        let page = store
+            .scroll_terms(&filter, 1, offset)
+            .await
+            .expect("scroll_terms");
+        assert!(page.points.len() <= 1, "a page holds at most the limit");
+        got.extend(page.points);
+        match page.next_offset {
+            Some(next) => offset = Some(next),
+            None => break,
+        }
+    }
+    let ids: Vec<Uuid> = got.iter().map(|p| p.id).collect();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(ids, sorted, "ascending point-id order");
+    assert_eq!(
+        got.len(),
+        2,
+        "the tenant's two points holding the term: {got:?}"
+    );
+    for (id, tf, source) in want {
+        let p = got.iter().find(|p| p.id == id).expect("listed");
+        assert_eq!(p.tf, tf, "the sparse encoding as written");
+        assert_eq!(p.source, source, "the source");
+    }
+    let err = store
+        .scroll_terms(&filter, 0, None)
+        .await
+        .expect_err("limit 0");
+    assert!(matches!(err, StoreError::Invalid { .. }), "{err}");
 }
 
 async fn missing_sparse_pages_every_tenant_in_id_order(store: &dyn Store) {

@@ -35,6 +35,20 @@ pub(super) fn to_sparse(sparse: SparseVector) -> Result<qe::VectorInternal> {
         .map_err(|e| StoreError::invalid("sparse vector", e.to_string()))
 }
 
+/// The `sparse` vector of a point read back, if it has one.
+pub(super) fn sparse_of(vector: qe::VectorStructInternal) -> Option<SparseVector> {
+    let qe::VectorStructInternal::Named(mut named) = vector else {
+        return None;
+    };
+    match named.remove(SPARSE_VECTOR)? {
+        qe::VectorInternal::Sparse(sparse) => Some(SparseVector {
+            indices: sparse.indices,
+            values: sparse.values,
+        }),
+        _ => None,
+    }
+}
+
 /// The memory of a point read back ([`PayloadSchema::to_memory`]).
 pub(super) fn to_memory(id: Uuid, payload: Option<qe::Payload>, schema: &PayloadSchema) -> Memory {
     schema.to_memory(id, payload.map(|p| p.0).unwrap_or_default())

@@ -1,0 +1,158 @@
+#![allow(clippy::unwrap_used)] // test helpers fail loudly
+//! `candidates` scores BM25 from the points' sparse encodings, reading texts
+//! only where it must, and ranks exactly as scoring the texts does: the same
+//! scores, the same order, the same verbatim flags — for points with trine's
+//! encoding, without one, and with another tool's (fractional) sparse vector.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use trine_core::bm25::{self, Bm25Params, CorpusStats, TermCounts};
+use trine_core::model::{CollectionSpec, EmbedderId, Filter, Memory, Point, SparseVector};
+use trine_core::{Fold, Verbatim, sparse, terms};
+use trine_lexical::{CountCacheConfig, Counter, candidates};
+use trine_store::{EdgeStore, Store};
+use uuid::Uuid;
+
+const TENANT: &str = "acme";
+
+/// (text, source, how its sparse vector is written)
+const TEXTS: &[(&str, Option<&str>, Encoding)] = &[
+    (
+        "Meeting 2026-11-11 09:58\nBună ziua, începem ședința.",
+        Some("recording/0b85ed4a/chunk-1"),
+        Encoding::Trine,
+    ),
+    (
+        "Meeting 2026-11-12 09:58 about the billing retry",
+        None,
+        Encoding::Trine,
+    ),
+    (
+        "billing retry billing retry, the billing job again",
+        None,
+        Encoding::Trine,
+    ),
+    (
+        "the billing job retried at 09:58 on 2026-11-11",
+        None,
+        Encoding::None,
+    ),
+    (
+        "a retry of the job after the billing outage",
+        Some("git/billing.md"),
+        Encoding::Foreign,
+    ),
+    ("Ședința de lucru: bugetul pe 2026", None, Encoding::Trine),
+    ("sedinta noua, fara diacritice", None, Encoding::None),
+    (
+        "commit 943a48b fixed the billing retry",
+        None,
+        Encoding::Trine,
+    ),
+    ("unrelated words about lunch", None, Encoding::Trine),
+];
+
+#[derive(Clone, Copy)]
+enum Encoding {
+    Trine,
+    None,
+    Foreign,
+}
+
+const QUERIES: &[&str] = &[
+    "Meeting 2026-11-11 09:58",
+    "billing retry",
+    "billing",
+    "sedinta",
+    "ședință 2026",
+    "943a48b",
+    "943a48b?",
+    "billing job",
+    "lunch outage retry",
+];
+
+#[tokio::test]
+async fn scores_from_sparse_encodings_equal_scores_from_texts() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
+    let spec = CollectionSpec {
+        embedder: EmbedderId {
+            name: "none".into(),
+            dim: 4,
+        },
+    };
+    store.ensure_collection(&spec).await.unwrap();
+    let points: Vec<Point> = TEXTS
+        .iter()
+        .map(|(text, source, encoding)| Point {
+            memory: Memory {
+                id: Uuid::new_v4(),
+                text: text.to_string(),
+                source: source.map(str::to_string),
+                tenant: TENANT.into(),
+                project: None,
+                kind: None,
+                created_at: None,
+                valid_from: None,
+                valid_until: None,
+                metadata: None,
+            },
+            dense: vec![1.0, 0.0, 0.0, 0.0],
+            sparse: match encoding {
+                Encoding::Trine => Some(sparse::encode_text(text, Fold::Ascii)),
+                Encoding::None => None,
+                Encoding::Foreign => Some(SparseVector {
+                    indices: vec![sparse::token_id("billing"), 7],
+                    values: vec![0.42, 1.3],
+                }),
+            },
+        })
+        .collect();
+    let texts: HashMap<Uuid, Memory> = points
+        .iter()
+        .map(|p| (p.memory.id, p.memory.clone()))
+        .collect();
+    store.upsert(points).await.unwrap();
+    let counter = Counter::new(store.clone(), CountCacheConfig::default());
+    let filter = Filter::tenant(TENANT);
+
+    for query in QUERIES {
+        let found = candidates(store.as_ref(), &counter, query, Fold::Ascii, &filter, 256)
+            .await
+            .unwrap();
+        assert!(!found.list.is_empty(), "{query:?} finds something");
+        // The same figures from the texts themselves.
+        let terms = terms(query, Fold::Ascii);
+        let counts: Vec<TermCounts> = found
+            .list
+            .iter()
+            .map(|c| TermCounts::of_text(&terms, &texts[&c.id].text, Fold::Ascii))
+            .collect();
+        let stats = CorpusStats {
+            n: found.total,
+            avg_len: counts.iter().map(|c| c.len).sum::<usize>() as f64 / counts.len() as f64,
+            df: found.term_counts.iter().cloned().collect(),
+        };
+        let verbatim = Verbatim::new(query, Fold::Ascii);
+        for (c, counts) in found.list.iter().zip(&counts) {
+            let memory = &texts[&c.id];
+            let want = bm25::score_counts(&terms, counts, &stats, Bm25Params::default());
+            assert!(
+                (c.score - want).abs() < 1e-9,
+                "{query:?}: {:?} scores {} from its encoding, {want} from its text",
+                memory.text,
+                c.score
+            );
+            assert_eq!(
+                c.verbatim,
+                verbatim.matches(&memory.text, memory.source.as_deref()),
+                "{query:?}: the verbatim flag of {:?}",
+                memory.text
+            );
+        }
+        let mut sorted = found.list.clone();
+        sorted.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+        assert_eq!(found.list, sorted, "{query:?}: best first");
+    }
+}
