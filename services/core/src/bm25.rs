@@ -1,6 +1,7 @@
 //! BM25 over a candidate set (DESIGN.md §1): document frequencies are exact
 //! counts within the search's filters, N the exact count of points within
-//! them; term frequency and length come from the point's own text.
+//! them; term frequency and length come from the point's own text, or from
+//! its sparse encoding of that text (`TermCounts::of_sparse`: the same counts).
 
 use std::collections::HashMap;
 
