@@ -270,20 +270,30 @@ class Corpus:
         return [(m, {"query": t, "kind": "title"}) for t, m in picked]
 
 
-def bench_queries(tenant: str, seed: int) -> list[dict]:
-    """Searches an agent might send, from a random of their own."""
+def bench_queries(tenant: str, seed: int, n: int = BENCH_QUERIES) -> list[dict]:
+    """`n` distinct searches an agent might send, from a random of their own
+    (distinct, so that `trine bench --no-repeat` can send each once)."""
     r = random.Random(seed + 1)
-    out = []
-    for i in range(BENCH_QUERIES):
+    out: list[dict] = []
+    seen: set[str] = set()
+    while len(out) < n:
         shape = r.random()
         if shape < 0.7:
             query = (f"Meeting {r.choice(['2024', '2025', '2026'])}-{r.randint(1, 12):02d}-"
                      f"{r.randint(1, 28):02d} {r.randint(0, 23):02d}:{r.randint(0, 59):02d}")
         elif shape < 0.85:
             query = f"{r.choice(COMPONENTS)} {r.choice(ISSUES)}"
+            if n > BENCH_QUERIES:  # the 320 pairs alone would repeat
+                query += f" {r.choice(PEOPLE)} {r.choice(VERBS)}"
         else:
             query = f"what did {r.choice(PEOPLE)} say about {r.choice(TOPICS)}"
-        out.append({"qid": f"b{i + 1:04d}", "query": query, "tenant": tenant})
+            if n > BENCH_QUERIES:
+                query += f" on {r.choice(['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday'])}"
+                query += f" {r.randint(1, 28)}"
+        if query in seen:
+            continue
+        seen.add(query)
+        out.append({"qid": f"b{len(out) + 1:04d}", "query": query, "tenant": tenant})
     return out
 
 
@@ -298,6 +308,8 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=385_000, help="memories (default 385,000)")
     parser.add_argument("--tenant", default="bench")
     parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--bench-queries", type=int, default=BENCH_QUERIES,
+                        help=f"distinct bench queries to write (default {BENCH_QUERIES:,})")
     args = parser.parse_args()
 
     memories, queries = Corpus(args.n, args.tenant, args.seed).build()
@@ -309,7 +321,7 @@ def main() -> None:
         for q in queries:
             f.write(json.dumps(q, ensure_ascii=False) + "\n")
     with open(args.out / "bench-queries.jsonl", "w", encoding="utf-8") as f:
-        for q in bench_queries(args.tenant, args.seed):
+        for q in bench_queries(args.tenant, args.seed, args.bench_queries):
             f.write(json.dumps(q, ensure_ascii=False) + "\n")
 
     counts = dict.fromkeys(RATES, 0)

@@ -66,6 +66,31 @@ pub struct Args {
     /// Also write the JSON object to this file
     #[arg(long)]
     pub save: Option<PathBuf>,
+    /// Send each distinct query (text and tenant) at most once, warm-up
+    /// included, so that no count is reused from a repeat; the run fails if
+    /// the queries run out before the time is up
+    #[arg(long)]
+    pub no_repeat: bool,
+}
+
+/// The requests to send: every query, or with `--no-repeat` each distinct
+/// one once, in file order.
+fn distinct(requests: Vec<SearchRequest>, no_repeat: bool) -> Vec<SearchRequest> {
+    if !no_repeat {
+        return requests;
+    }
+    let mut seen = std::collections::HashSet::new();
+    requests
+        .into_iter()
+        .filter(|r| {
+            let tenant = r
+                .filters
+                .as_ref()
+                .map(|f| f.tenant.clone())
+                .unwrap_or_default();
+            seen.insert((r.query.clone(), tenant))
+        })
+        .collect()
 }
 
 /// Parses `500ms`, `30s`, `2m` (a bare number is seconds).
@@ -388,19 +413,30 @@ async fn native(
 
 /// Runs the load against `target` and returns the samples that started
 /// inside the measured window, with the ticks shed.
+/// The samples of a run, the open loop's shed ticks, and whether the
+/// queries ran out (`--no-repeat`) before the time was up.
 async fn load(
     target: Target,
     requests: Arc<Vec<SearchRequest>>,
     args: &Args,
-) -> (Vec<Sample>, usize) {
+) -> (Vec<Sample>, usize, bool) {
     let started = Instant::now();
     let measure_from = started + args.warmup;
     let until = measure_from + args.duration;
     let next = Arc::new(AtomicUsize::new(0));
+    let ran_out = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let pick = {
-        let next = next.clone();
+        let (next, ran_out) = (next.clone(), ran_out.clone());
         let requests = requests.clone();
-        move || requests[next.fetch_add(1, Ordering::Relaxed) % requests.len()].clone()
+        let no_repeat = args.no_repeat;
+        move || {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if no_repeat && i >= requests.len() {
+                ran_out.store(true, Ordering::Relaxed);
+                return None;
+            }
+            Some(requests[i % requests.len()].clone())
+        }
     };
     let (tx, mut rx) = mpsc::unbounded_channel::<(Instant, Sample)>();
     let mut shed = 0;
@@ -410,8 +446,9 @@ async fn load(
                 let (mut target, tx, pick) = (target.clone(), tx.clone(), pick.clone());
                 tokio::spawn(async move {
                     while Instant::now() < until {
+                        let Some(request) = pick() else { break };
                         let at = Instant::now();
-                        let sample = target.search(pick()).await;
+                        let sample = target.search(request).await;
                         if tx.send((at, sample)).is_err() {
                             break;
                         }
@@ -429,7 +466,8 @@ async fn load(
                     shed += usize::from(Instant::now() >= measure_from);
                     continue;
                 };
-                let (mut target, tx, request) = (target.clone(), tx.clone(), pick());
+                let Some(request) = pick() else { break };
+                let (mut target, tx) = (target.clone(), tx.clone());
                 tokio::spawn(async move {
                     let at = Instant::now();
                     let sample = target.search(request).await;
@@ -446,7 +484,7 @@ async fn load(
             samples.push(sample);
         }
     }
-    (samples, shed)
+    (samples, shed, ran_out.load(Ordering::Relaxed))
 }
 
 pub async fn run(config: &Config, args: Args) -> CmdResult {
@@ -467,8 +505,14 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     if args.native.is_some() && args.endpoint.is_some() && config.qdrant.is_none() {
         return Err("--native reads the collection itself: run without --endpoint (embedded), or give --qdrant".into());
     }
-    let requests: Arc<Vec<SearchRequest>> =
-        Arc::new(queries.iter().map(|q| request(q, &args, mode)).collect());
+    let requests = distinct(
+        queries.iter().map(|q| request(q, &args, mode)).collect(),
+        args.no_repeat,
+    );
+    if requests.is_empty() {
+        return Err(format!("{}: no queries", args.queries.display()).into());
+    }
+    let requests: Arc<Vec<SearchRequest>> = Arc::new(requests);
     let mut opened = None;
     let (target, mesh) = match &args.endpoint {
         Some(endpoint) => (endpoint.clone(), None),
@@ -483,9 +527,20 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         None => target.clone(),
     };
     let client = MemoryClient::new(channel(&address)?);
-    let (samples, shed) = load(Target::Trine(client), requests.clone(), &args).await;
+    let (samples, shed, ran_out) = load(Target::Trine(client), requests.clone(), &args).await;
     if let Some(mesh) = mesh {
         mesh.stop().await?;
+    }
+    let out_of_queries = || {
+        format!(
+            "--no-repeat: the {} distinct queries of {} ran out before the warm-up and \
+             --duration were over: give more queries or a shorter --duration",
+            requests.len(),
+            args.queries.display()
+        )
+    };
+    if ran_out {
+        return Err(out_of_queries().into());
     }
     let mut report = Report {
         target,
@@ -511,7 +566,10 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             lexical: lexical.clone(),
             limit: usize::try_from(args.limit).unwrap_or(usize::MAX),
         };
-        let (samples, shed) = load(native, requests, &args).await;
+        let (samples, shed, ran_out) = load(native, requests.clone(), &args).await;
+        if ran_out {
+            return Err(out_of_queries().into());
+        }
         report.native = Some(Box::new(Report {
             target: "Qdrant's one-call hybrid on the same collection".to_string(),
             mode: "native".to_string(),
@@ -569,6 +627,27 @@ mod tests {
         let one = Summary::of(vec![7.0]);
         assert_eq!((one.p50, one.p99), (7.0, 7.0));
         assert_eq!(Summary::of(Vec::new()), Summary::default());
+    }
+
+    #[test]
+    fn no_repeat_keeps_each_distinct_query_and_tenant_once() {
+        let req = |query: &str, tenant: &str| SearchRequest {
+            query: query.into(),
+            filters: Some(Filters {
+                tenant: tenant.into(),
+                ..Filters::default()
+            }),
+            ..SearchRequest::default()
+        };
+        let all = vec![req("a", "t"), req("b", "t"), req("a", "t"), req("a", "u")];
+        assert_eq!(distinct(all.clone(), false), all);
+        let once: Vec<(String, String)> = distinct(all, true)
+            .into_iter()
+            .map(|r| (r.query, r.filters.unwrap().tenant))
+            .collect();
+        let want =
+            [("a", "t"), ("b", "t"), ("a", "u")].map(|(q, t)| (q.to_string(), t.to_string()));
+        assert_eq!(once, want);
     }
 
     #[test]
