@@ -7,7 +7,8 @@ use futures::future::try_join_all;
 use tracing::{Instrument, field};
 use trine_core::bm25::{self, Bm25Params, CorpusStats, TermCounts};
 use trine_core::model::{Filter, Memory, SparseVector, TermPoint};
-use trine_core::{ErrorKind, Fold, Verbatim, sparse, terms};
+use trine_core::terms::{self, terms};
+use trine_core::{ErrorKind, Fold, Verbatim, sparse};
 use trine_store::{Store, StoreError};
 use trine_telemetry::int;
 use uuid::Uuid;
@@ -90,7 +91,7 @@ pub async fn candidates(
     filter: &Filter,
     cap: usize,
 ) -> Result<Candidates, LexicalError> {
-    let terms = terms(query, fold);
+    let terms = terms::bounded(terms(query, fold), terms::MAX_COUNTED_TERMS);
     if terms.is_empty() || cap == 0 {
         return Ok(Candidates::default());
     }

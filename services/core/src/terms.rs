@@ -43,6 +43,31 @@ pub fn terms(query: &str, fold: Fold) -> Vec<String> {
     out
 }
 
+/// The most terms the lexical channel counts and scores for one query: a
+/// pasted paragraph of hundreds of terms would otherwise make as many exact
+/// counts (DESIGN.md §1's counts are one per term).
+pub const MAX_COUNTED_TERMS: usize = 32;
+
+/// At most `max` of the terms, in query order: the longest ones (earlier
+/// first among equals) — length standing in for rarity, which is not known
+/// before counting. Fewer terms than `max` are kept as they are.
+pub fn bounded(terms: Vec<String>, max: usize) -> Vec<String> {
+    if terms.len() <= max {
+        return terms;
+    }
+    let mut by_length: Vec<usize> = (0..terms.len()).collect();
+    by_length.sort_by_key(|&i| (std::cmp::Reverse(terms[i].chars().count()), i));
+    let mut keep = vec![false; terms.len()];
+    for &i in by_length.iter().take(max) {
+        keep[i] = true;
+    }
+    terms
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(t, k)| k.then_some(t))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,6 +100,31 @@ mod tests {
         for (query, expected) in table {
             check(query, expected);
         }
+    }
+
+    #[test]
+    fn long_queries_keep_their_longest_terms_in_order() {
+        let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let table: &[(&[&str], usize, &[&str])] = &[
+            (&["billing", "retry"], 2, &["billing", "retry"]),
+            (
+                &["a1", "billing", "of", "retry", "x"],
+                2,
+                &["billing", "retry"],
+            ),
+            (&["ab", "cd", "ef", "ghi"], 3, &["ab", "cd", "ghi"]),
+            (&["ședință", "abcdefgh", "xyz"], 1, &["abcdefgh"]),
+            (&[], 3, &[]),
+        ];
+        for (terms, max, want) in table {
+            assert_eq!(
+                bounded(owned(terms), *max),
+                owned(want),
+                "{terms:?} to {max}"
+            );
+        }
+        let many: Vec<String> = (0..400).map(|i| format!("w{i}")).collect();
+        assert_eq!(bounded(many, MAX_COUNTED_TERMS).len(), MAX_COUNTED_TERMS);
     }
 
     #[test]
