@@ -213,7 +213,7 @@ impl Settings {
 
 impl Default for Settings {
     /// trine's default fusion (DESIGN.md §1; the measurements are in
-    /// docs/benchmarks.md, "Fusion").
+    /// docs/fusion.md).
     fn default() -> Self {
         Self {
             method: Method::Score,
@@ -238,7 +238,7 @@ impl Settings {
     /// MiniLM, the default embedder; on the `static` embedder (a weaker
     /// semantic channel with another cosine scale) z-scores with per-query
     /// weighting rank ordinary questions best, and `absolute` falls below RRF
-    /// (docs/benchmarks.md, "Fusion": tuned on one half of each development
+    /// (docs/fusion.md: tuned on one half of each development
     /// tier, reported on the other).
     pub fn for_embedder(embedder: &str) -> Self {
         match embedder {
