@@ -47,11 +47,15 @@ def machine(work: Path) -> list[str]:
     commit = work / "commit.txt"
     commit = commit.read_text(encoding="utf-8").strip() if commit.exists() else "?"
     runs = max((p.stat().st_mtime for p in work.glob("*.json")), default=0)
+    profile = work / "profile.txt"
+    profile = profile.read_text(encoding="utf-8").strip() if profile.exists() else "dev"
+    profile = ("release profile" if profile == "release"
+               else "dev profile (dependencies at opt-level 3)")
     return [
         f"- Runs: {datetime.fromtimestamp(runs, timezone.utc):%Y-%m-%d %H:%M} UTC, "
         f"trine at commit `{commit}` (a trailing + marks uncommitted changes)",
         f"- Machine: {sh('nproc')} cores ({cpu()}), {mem} GB RAM, {sh('rustc', '--version')}, "
-        "dev profile (dependencies at opt-level 3)",
+        f"{profile}",
         "- Store: Qdrant Edge (embedded, one data directory); embedder: `static` "
         "(Model2Vec distilled from all-MiniLM-L6-v2, 256 dimensions)",
         f"- Work files: `{work.name}/` (the JSON reports below come from there)",
@@ -211,6 +215,42 @@ def bench_section(work: Path) -> list[str]:
     return out + [""]
 
 
+def sweep_section(work: Path) -> list[str]:
+    runs = sorted(work.glob("sweep-*.json"), key=lambda p: int(p.stem.split("-")[1]))
+    loop = work / "open-loop.json"
+    if not runs and not loop.exists():
+        return []
+    out = [
+        "## Under load at 385,000 memories: a concurrency sweep and an open loop",
+        "",
+        "`trine bench --queries bench-queries.jsonl --concurrency C --native bm25` (closed "
+        "loop), then `--rate R --concurrency 64` (open loop: at most 64 in flight, ticks "
+        "beyond shed), strategy `candidates`, in-process mesh; Qdrant's one-call hybrid "
+        "under the same load in the same run. Milliseconds, end to end as the client saw "
+        "them; mesh overhead: the gateway's time beyond its slowest channel and fusion's "
+        "own work.",
+        "",
+        "| load | trine p50 / p95 / p99 | trine searches/s | errors | mesh overhead p50 | "
+        "native p50 / p95 / p99 | native searches/s | p50 ratio | throughput ratio |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for path in runs + ([loop] if loop.exists() else []):
+        r = load(path)
+        n = r.get("native") or {}
+        e, ne = r["end_to_end"], n.get("end_to_end", {})
+        label = (f"rate {r['rate']:g}/s (shed {r['shed']})" if r.get("rate")
+                 else f"concurrency {r['concurrency']}")
+        errors = sum(r["errors"].values()) if r["errors"] else 0
+        ratio = lambda a, b: f"{a / b:.2f}x" if b else "–"
+        out.append(
+            f"| {label} | {ms(e['p50'])} / {ms(e['p95'])} / {ms(e['p99'])} | "
+            f"{r['throughput']:.1f} | {errors} | {ms(r.get('mesh_overhead', {}).get('p50', 0))} | "
+            + (f"{ms(ne['p50'])} / {ms(ne['p95'])} / {ms(ne['p99'])} | {n['throughput']:.1f} | "
+               f"{ratio(e['p50'], ne['p50'])} | {ratio(r['throughput'], n['throughput'])} |"
+               if ne else "– | – | – | – |"))
+    return out + [""]
+
+
 def main() -> None:
     if len(sys.argv) != 2:
         sys.exit("usage: benchmarks-report.py WORK_DIR")
@@ -229,6 +269,7 @@ def main() -> None:
     lines += counts_section(work)
     lines += eval_section(work)
     lines += bench_section(work)
+    lines += sweep_section(work)
     print("\n".join(lines).rstrip() + "\n")
 
 

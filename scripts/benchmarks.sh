@@ -3,9 +3,12 @@
 # 400,000 memories, scripts/gen-corpus.py), their ingest with the static
 # embedder, the counts budget without and with the count cache (400,000),
 # `trine eval` of every configuration and Qdrant's native hybrid (385,000),
-# and `trine bench` of each strategy against Qdrant's native hybrid (385,000).
+# `trine bench` of each strategy against Qdrant's native hybrid (385,000), and
+# a concurrency sweep (1, 4, 16, 64) and an open-loop rate run of the default
+# strategy beside native (385,000). Release profile (BENCH_PROFILE=dev for the
+# test profile).
 #
-#     ./scripts/benchmarks.sh            # ~1 hour on 2 cores, most of it two index builds
+#     ./scripts/benchmarks.sh            # ~1.5 hours on 2 cores, most of it two index builds
 #
 # Work files go to $BENCH_DIR (default ./bench-work); a corpus whose data
 # directory exists is not ingested again (delete it to measure the ingest).
@@ -16,6 +19,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="${BENCH_DIR:-$repo/bench-work}"
 duration="${BENCH_DURATION:-60s}"
+profile="${BENCH_PROFILE:-release}"
 # shellcheck source=lib/runs.sh
 source "$repo/scripts/lib/runs.sh"
 
@@ -59,6 +63,16 @@ for strategy in candidates bm25 sparse gate; do
     --native "$native" --duration "$duration" --warmup 5s \
     --save "$work/bench-$strategy.json" >/dev/null
 done
+
+# Concurrency sweep at 385,000 (closed loop), then an open loop at a fixed
+# rate with at most 64 in flight: trine's default strategy beside native bm25.
+sweep_duration="${BENCH_SWEEP_DURATION:-30s}"
+for c in 1 4 16 64; do
+  at "$adr" bench --queries "$adr/bench-queries.jsonl" --concurrency "$c" --native bm25 \
+    --duration "$sweep_duration" --warmup 5s --save "$work/sweep-$c.json" >/dev/null
+done
+at "$adr" bench --queries "$adr/bench-queries.jsonl" --rate "${BENCH_RATE:-50}" --concurrency 64 \
+  --native bm25 --duration "$sweep_duration" --warmup 5s --save "$work/open-loop.json" >/dev/null
 
 python3 scripts/benchmarks-report.py "$work" >docs/benchmarks.md
 echo "wrote docs/benchmarks.md" >&2
