@@ -109,8 +109,9 @@ pub fn assess(
 /// The order in which `auto` takes the first ready strategy, from `trine
 /// eval` and `trine bench` at 385,000 memories (docs/benchmarks.md): in
 /// hybrid mode all four put every title first, `candidates` with the best
-/// MRR at the lowest latency; alone, `sparse` ranks best (s@1 0.95) and
-/// `bm25` is both worse (0.71) and twice as slow; `gate` misses titles.
+/// MRR at the lowest latency; alone, `candidates` and `sparse` rank best
+/// (s@1 0.967 and 0.960), `bm25` is worse (0.881) and about twice as slow;
+/// `gate` misses titles and phrases.
 pub const AUTO_ORDER: [Strategy; 5] = [
     Strategy::Candidates,
     Strategy::Sparse,
