@@ -268,6 +268,29 @@ impl Open {
         Ok(n as u64)
     }
 
+    /// Up to `limit` records matching `filter` with the payload and vectors
+    /// asked for, in ascending id order from `offset` (inclusive), and the
+    /// offset of the next page.
+    fn scroll_records(
+        &self,
+        filter: qe::Filter,
+        limit: usize,
+        offset: Option<Uuid>,
+        with_payload: qe::WithPayloadInterface,
+        with_vector: qe::WithVector,
+    ) -> Result<(Vec<qe::Record>, Option<Uuid>)> {
+        let request = qe::ScrollRequest {
+            offset: offset.map(qe::PointId::Uuid),
+            limit: Some(limit),
+            filter: Some(filter),
+            with_payload: Some(with_payload),
+            with_vector,
+            order_by: None,
+        };
+        let (records, next) = self.shard.scroll(request).map_err(backend)?;
+        Ok((records, next.map(convert::to_uuid)))
+    }
+
     /// Up to `limit` points matching `filter` with their sparse vector and
     /// source only, in ascending id order from `offset` (inclusive).
     fn scroll_terms(
@@ -276,17 +299,9 @@ impl Open {
         limit: usize,
         offset: Option<Uuid>,
     ) -> Result<TermPage> {
-        let request = qe::ScrollRequest {
-            offset: offset.map(qe::PointId::Uuid),
-            limit: Some(limit),
-            filter: Some(filter),
-            with_payload: Some(qe::WithPayloadInterface::Fields(vec![filter::path(
-                &self.schema.source,
-            )?])),
-            with_vector: qe::WithVector::Selector(vec![SPARSE_VECTOR.into()]),
-            order_by: None,
-        };
-        let (records, next) = self.shard.scroll(request).map_err(backend)?;
+        let source = qe::WithPayloadInterface::Fields(vec![filter::path(&self.schema.source)?]);
+        let sparse = qe::WithVector::Selector(vec![SPARSE_VECTOR.into()]);
+        let (records, next_offset) = self.scroll_records(filter, limit, offset, source, sparse)?;
         let points = records
             .into_iter()
             .map(|record| {
@@ -300,22 +315,20 @@ impl Open {
             .collect();
         Ok(TermPage {
             points,
-            next_offset: next.map(convert::to_uuid),
+            next_offset,
         })
     }
 
     /// Up to `limit` memories matching `filter`, in ascending id order from
     /// `offset` (inclusive).
     fn scroll(&self, filter: qe::Filter, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage> {
-        let request = qe::ScrollRequest {
-            offset: offset.map(qe::PointId::Uuid),
-            limit: Some(limit),
-            filter: Some(filter),
-            with_payload: Some(qe::WithPayloadInterface::Bool(true)),
-            with_vector: qe::WithVector::Bool(false),
-            order_by: None,
-        };
-        let (records, next) = self.shard.scroll(request).map_err(backend)?;
+        let (records, next_offset) = self.scroll_records(
+            filter,
+            limit,
+            offset,
+            qe::WithPayloadInterface::Bool(true),
+            qe::WithVector::Bool(false),
+        )?;
         let memories = records
             .into_iter()
             .map(|record| {
@@ -324,7 +337,7 @@ impl Open {
             .collect();
         Ok(ScrollPage {
             memories,
-            next_offset: next.map(convert::to_uuid),
+            next_offset,
         })
     }
 

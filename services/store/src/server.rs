@@ -208,14 +208,17 @@ impl ServerStore {
         })
     }
 
-    /// Up to `limit` memories matching `filter`, in ascending id order from
-    /// `offset` (inclusive).
-    async fn scroll_filtered(
+    /// Up to `limit` points matching `filter` with the payload and vectors
+    /// asked for, in ascending id order from `offset` (inclusive), and the
+    /// offset of the next page.
+    async fn scroll_points(
         &self,
         filter: q::Filter,
         limit: usize,
         offset: Option<Uuid>,
-    ) -> Result<ScrollPage> {
+        payload: impl Into<q::with_payload_selector::SelectorOptions>,
+        vectors: impl Into<q::with_vectors_selector::SelectorOptions>,
+    ) -> Result<(Vec<q::RetrievedPoint>, Option<Uuid>)> {
         let limit = u32::try_from(limit)
             .ok()
             .filter(|l| *l > 0)
@@ -225,24 +228,37 @@ impl ServerStore {
         let mut request = ScrollPointsBuilder::new(self.collection.as_str())
             .filter(filter)
             .limit(limit)
-            .with_payload(true)
-            .with_vectors(false);
+            .with_payload(payload)
+            .with_vectors(vectors);
         if let Some(offset) = offset {
             request = request.offset(point_id(offset));
         }
         let resp = self.client.scroll(request).await.map_err(|e| self.err(e))?;
-        let memories = resp
-            .result
+        let next_offset = match resp.next_page_offset {
+            Some(id) => Some(uuid_of(Some(&id))?),
+            None => None,
+        };
+        Ok((resp.result, next_offset))
+    }
+
+    /// Up to `limit` memories matching `filter`, in ascending id order from
+    /// `offset` (inclusive).
+    async fn scroll_filtered(
+        &self,
+        filter: q::Filter,
+        limit: usize,
+        offset: Option<Uuid>,
+    ) -> Result<ScrollPage> {
+        let (points, next_offset) = self
+            .scroll_points(filter, limit, offset, true, false)
+            .await?;
+        let memories = points
             .into_iter()
             .map(|p| {
                 let id = uuid_of(p.id.as_ref())?;
                 Ok(self.schema.to_memory(id, json_map(p.payload)))
             })
             .collect::<Result<Vec<_>>>()?;
-        let next_offset = match resp.next_page_offset {
-            Some(id) => Some(uuid_of(Some(&id))?),
-            None => None,
-        };
         Ok(ScrollPage {
             memories,
             next_offset,
@@ -257,27 +273,16 @@ impl ServerStore {
         limit: usize,
         offset: Option<Uuid>,
     ) -> Result<TermPage> {
-        let limit = u32::try_from(limit)
-            .ok()
-            .filter(|l| *l > 0)
-            .ok_or_else(|| {
-                StoreError::invalid("scroll limit", format!("{limit}: use 1 to {}", u32::MAX))
-            })?;
-        let mut request = ScrollPointsBuilder::new(self.collection.as_str())
-            .filter(filter)
-            .limit(limit)
-            .with_payload(q::PayloadIncludeSelector {
-                fields: vec![self.schema.source.clone()],
-            })
-            .with_vectors(q::VectorsSelector {
-                names: vec![SPARSE_VECTOR.to_string()],
-            });
-        if let Some(offset) = offset {
-            request = request.offset(point_id(offset));
-        }
-        let resp = self.client.scroll(request).await.map_err(|e| self.err(e))?;
-        let points = resp
-            .result
+        let payload = q::PayloadIncludeSelector {
+            fields: vec![self.schema.source.clone()],
+        };
+        let vectors = q::VectorsSelector {
+            names: vec![SPARSE_VECTOR.to_string()],
+        };
+        let (points, next_offset) = self
+            .scroll_points(filter, limit, offset, payload, vectors)
+            .await?;
+        let points = points
             .into_iter()
             .map(|p| {
                 let id = uuid_of(p.id.as_ref())?;
@@ -288,10 +293,6 @@ impl ServerStore {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let next_offset = match resp.next_page_offset {
-            Some(id) => Some(uuid_of(Some(&id))?),
-            None => None,
-        };
         Ok(TermPage {
             points,
             next_offset,
