@@ -87,16 +87,8 @@ async fn scores_from_sparse_encodings_equal_scores_from_texts() {
         .iter()
         .map(|(text, source, encoding)| Point {
             memory: Memory {
-                id: Uuid::new_v4(),
-                text: text.to_string(),
                 source: source.map(str::to_string),
-                tenant: TENANT.into(),
-                project: None,
-                kind: None,
-                created_at: None,
-                valid_from: None,
-                valid_until: None,
-                metadata: None,
+                ..Memory::new(Uuid::new_v4(), TENANT, *text)
             },
             dense: vec![1.0, 0.0, 0.0, 0.0],
             sparse: match encoding {

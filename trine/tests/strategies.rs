@@ -192,18 +192,7 @@ async fn write_without_sparse(data: &Path, n: u32) {
             Point {
                 dense: embedder.embed_one(&text),
                 sparse: None,
-                memory: Memory {
-                    id: Uuid::from_u128(u128::from(i) + 1),
-                    text,
-                    source: None,
-                    tenant: "acme".into(),
-                    project: None,
-                    kind: None,
-                    created_at: None,
-                    valid_from: None,
-                    valid_until: None,
-                    metadata: None,
-                },
+                memory: Memory::new(Uuid::from_u128(u128::from(i) + 1), "acme", text),
             }
         })
         .collect();
@@ -360,16 +349,8 @@ async fn an_old_collection_folds_diacritics_once_upgraded() {
         let memories = memories()
             .into_iter()
             .map(|r| Memory {
-                id: r.id.parse().unwrap(),
-                text: r.text,
                 source: r.source,
-                tenant: r.tenant,
-                project: None,
-                kind: None,
-                created_at: None,
-                valid_from: None,
-                valid_until: None,
-                metadata: None,
+                ..Memory::new(r.id.parse().unwrap(), r.tenant, r.text)
             })
             .collect();
         writer.write(memories).await.unwrap();

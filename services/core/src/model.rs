@@ -252,6 +252,22 @@ pub fn parse_time(field: &str, raw: Option<&str>) -> Result<Option<DateTime<Utc>
 }
 
 impl Memory {
+    /// A memory of `tenant` holding `text`, every other field empty.
+    pub fn new(id: Uuid, tenant: impl Into<String>, text: impl Into<String>) -> Self {
+        Self {
+            id,
+            text: text.into(),
+            source: None,
+            tenant: tenant.into(),
+            project: None,
+            kind: None,
+            created_at: None,
+            valid_from: None,
+            valid_until: None,
+            metadata: None,
+        }
+    }
+
     /// Checks what every stored memory must satisfy.
     pub fn validate(&self) -> Result<(), String> {
         if self.tenant.trim().is_empty() {

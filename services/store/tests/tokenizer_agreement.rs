@@ -232,18 +232,7 @@ async fn store_texts(store: &Arc<EdgeStore>, texts: &[String]) -> Vec<Uuid> {
     let points: Vec<Point> = texts
         .iter()
         .map(|text| Point {
-            memory: Memory {
-                id: Uuid::new_v4(),
-                text: text.clone(),
-                source: None,
-                tenant: TENANT.into(),
-                project: None,
-                kind: None,
-                created_at: None,
-                valid_from: None,
-                valid_until: None,
-                metadata: None,
-            },
+            memory: Memory::new(Uuid::new_v4(), TENANT, text.clone()),
             dense: vec![1.0, 0.0, 0.0, 0.0],
             sparse: None,
         })
