@@ -78,7 +78,9 @@ def corpus_section(work: Path) -> list[str]:
         out.append("")
         out.append("```")
         if gen.exists():
-            out += gen.read_text(encoding="utf-8").rstrip().splitlines()
+            # The generator names its output directory: say it relative to the work files.
+            text = gen.read_text(encoding="utf-8").replace(f"{work.resolve()}/", f"{work.name}/")
+            out += text.rstrip().splitlines()
         if ingest.exists():
             out += [line for line in ingest.read_text(encoding="utf-8").splitlines() if line.strip()]
         out.append("```")
