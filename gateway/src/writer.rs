@@ -114,8 +114,16 @@ impl Writer {
     /// Embeds and stores validated memories, replacing any with the same ids.
     /// Returns when the store has made them durable.
     pub async fn write(&self, memories: Vec<Memory>) -> Result<(), WriteError> {
+        let points = self.points(memories).await?;
+        self.upsert(points).await
+    }
+
+    /// The points `memories` become — embedded, with the sparse encoding of
+    /// the collection's fold — not yet stored: a bulk ingest embeds the next
+    /// batch while [`Self::upsert`] stores this one.
+    pub async fn points(&self, memories: Vec<Memory>) -> Result<Vec<Point>, WriteError> {
         if memories.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let texts: Vec<String> = memories.iter().map(|m| m.text.clone()).collect();
         let vectors = self.embedder.embed(&texts).await?;
@@ -127,7 +135,7 @@ impl Writer {
                 want: memories.len(),
             });
         }
-        let points = memories
+        Ok(memories
             .into_iter()
             .zip(vectors)
             .map(|(memory, dense)| Point {
@@ -135,7 +143,14 @@ impl Writer {
                 memory,
                 dense,
             })
-            .collect();
+            .collect())
+    }
+
+    /// Stores points made by [`Self::points`]; returns when they are durable.
+    pub async fn upsert(&self, points: Vec<Point>) -> Result<(), WriteError> {
+        if points.is_empty() {
+            return Ok(());
+        }
         self.store.upsert(points).await?;
         Ok(())
     }

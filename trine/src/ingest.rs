@@ -1,24 +1,28 @@
-//! `trine ingest FILE.jsonl`: one memory a line, batched, with a progress bar
-//! on a terminal. Bad lines are reported by number and skipped.
+//! `trine ingest FILE.jsonl`: one memory a line, batched; the next batch is
+//! embedded while this one is stored. Progress (read, embedded, stored, rate,
+//! ETA, then the index build) as bars on a terminal, as a line every ten
+//! seconds elsewhere. Bad lines are reported by number and skipped.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
-use trine_core::model::{Memory, MemoryInput};
+use tokio::sync::mpsc;
+use trine_core::model::{Memory, MemoryInput, Point};
 use trine_gateway::Writer;
 
+use crate::progress::{self, Progress};
 use crate::{CmdResult, Config, EXIT_PARTIAL, load_embedder, open_store};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// JSON-lines file of memories, or `-` for standard input
     pub file: PathBuf,
-    /// Memories embedded and written per batch
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    /// Memories embedded and written per batch (MiniLM sorts a batch by
+    /// length, so larger batches waste less of its work on padding)
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub batch: u16,
     /// Skip building indexes after the ingest (do it later with another ingest)
     #[arg(long)]
@@ -46,33 +50,66 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     let writer = Writer::new(store.clone(), embedder);
     writer.prepare().await?;
 
-    let bar = progress(total);
+    let progress = Arc::new(Progress::new(total));
     let started = Instant::now();
+    // Embedding the next batch overlaps storing this one: one batch waits.
+    let (tx, rx) = mpsc::channel::<(Vec<Point>, usize)>(1);
+    let storing = tokio::spawn(store_batches(writer.clone(), rx, progress.clone()));
     let mut lines = reader.lines();
     let mut line_no = 0usize;
     let mut batch: Vec<Memory> = Vec::with_capacity(usize::from(args.batch));
-    let (mut stored, mut failed) = (0usize, 0usize);
-    while let Some(line) = lines.next_line().await? {
-        line_no += 1;
-        bar.inc(1);
-        if line.trim().is_empty() {
-            continue;
-        }
-        match parse_line(&line) {
-            Ok(memory) => batch.push(memory),
-            Err(why) => {
-                failed += 1;
-                bar.suspend(|| eprintln!("line {line_no}: {why}"));
+    let mut failed = 0usize;
+    let mut embedded = Ok(());
+    loop {
+        let line = lines.next_line().await?;
+        let end = line.is_none();
+        if let Some(line) = line {
+            line_no += 1;
+            if !line.trim().is_empty() {
+                match parse_line(&line) {
+                    Ok(memory) => batch.push(memory),
+                    Err(why) => {
+                        failed += 1;
+                        progress.say(&format!("line {line_no}: {why}"));
+                    }
+                }
             }
         }
-        if batch.len() >= usize::from(args.batch) {
-            stored += batch.len();
-            write(&writer, std::mem::take(&mut batch), line_no, stored).await?;
+        if batch.len() >= usize::from(args.batch) || (end && !batch.is_empty()) {
+            match writer.points(std::mem::take(&mut batch)).await {
+                Ok(points) => {
+                    progress.embedded_through(line_no);
+                    if tx.send((points, line_no)).await.is_err() {
+                        break; // storing failed: its error is reported below
+                    }
+                }
+                Err(e) => {
+                    embedded = Err(format!("{e} (the batch ending at line {line_no})"));
+                    break;
+                }
+            }
+        }
+        if end {
+            break;
         }
     }
-    stored += batch.len();
-    write(&writer, batch, line_no, stored).await?;
-    bar.finish_and_clear();
+    drop(tx);
+    let stored = storing
+        .await
+        .map_err(|e| format!("the storing task failed: {e}"))?;
+    let stored = match (embedded, stored) {
+        (Ok(()), Ok(stored)) => stored,
+        (Err(why), Ok(stored)) | (Ok(()), Err((why, stored))) | (Err(_), Err((why, stored))) => {
+            progress.finish();
+            return Err(format!(
+                "{why}; the {} memories through line {} were stored, re-run to resume (ids make it idempotent)",
+                stored.memories, stored.through
+            )
+            .into());
+        }
+    };
+    progress.finish();
+    let stored = stored.memories;
 
     let wrote = started.elapsed().as_secs_f64();
     eprintln!(
@@ -80,9 +117,10 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         stored as f64 / wrote.max(1e-9)
     );
     if !args.no_optimize && stored > 0 {
-        eprintln!("building indexes …");
         let building = Instant::now();
+        let spinner = progress::spinner("building indexes");
         store.optimize().await?;
+        drop(spinner);
         eprintln!("built indexes in {:.1} s", building.elapsed().as_secs_f64());
     }
     let secs = started.elapsed().as_secs_f64();
@@ -98,20 +136,34 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     })
 }
 
-/// Writes one batch; a failure says how far the input was stored.
-async fn write(
-    writer: &Writer,
-    batch: Vec<Memory>,
-    line_no: usize,
-    stored: usize,
-) -> Result<(), String> {
-    let size = batch.len();
-    writer.write(batch).await.map_err(|e| {
-        format!(
-            "{e}; the {} memories before line {line_no}'s batch were stored, re-run to resume (ids make it idempotent)",
-            stored - size
-        )
-    })
+/// How far the input is stored: memories, and the last line of the last
+/// stored batch.
+#[derive(Debug, Clone, Copy, Default)]
+struct Stored {
+    memories: usize,
+    through: usize,
+}
+
+/// Stores the embedded batches in order; on the first failure, stops and
+/// says why and how far it got.
+async fn store_batches(
+    writer: Writer,
+    mut batches: mpsc::Receiver<(Vec<Point>, usize)>,
+    progress: Arc<Progress>,
+) -> Result<Stored, (String, Stored)> {
+    let mut stored = Stored::default();
+    while let Some((points, line_no)) = batches.recv().await {
+        let size = points.len();
+        if let Err(e) = writer.upsert(points).await {
+            return Err((format!("{e} (the batch ending at line {line_no})"), stored));
+        }
+        stored = Stored {
+            memories: stored.memories + size,
+            through: line_no,
+        };
+        progress.stored_through(line_no);
+    }
+    Ok(stored)
 }
 
 /// One JSON line as a validated memory, or why not.
@@ -135,17 +187,4 @@ async fn count_lines(path: &PathBuf) -> Result<u64, String> {
         n += 1;
     }
     Ok(n)
-}
-
-/// A bar with rate and ETA on a terminal; nothing otherwise.
-fn progress(total: Option<u64>) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = total.map_or_else(ProgressBar::new_spinner, ProgressBar::new);
-    let template = "{spinner} {pos}/{len} lines [{bar:30}] {per_sec} eta {eta}";
-    if let Ok(style) = ProgressStyle::with_template(template) {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar
 }

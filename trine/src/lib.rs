@@ -10,6 +10,7 @@ mod eval;
 mod ingest;
 pub mod mesh;
 mod model;
+mod progress;
 mod queries;
 pub mod search;
 mod serve;

@@ -59,6 +59,22 @@ impl BertConfig {
     }
 }
 
+impl BertConfig {
+    /// Floating-point operations of one forward pass over `batch` texts
+    /// padded to `seq` tokens, counting a multiply-add as two: per layer
+    /// the four `hidden × hidden` projections and the two feed-forward
+    /// matrices on every token, and the attention's scores and weighted sum
+    /// (`seq × seq × hidden` each). Embedding lookups, normalisations and
+    /// activations are left out (under 1 % here).
+    pub fn forward_flops(&self, batch: usize, seq: usize) -> f64 {
+        let (b, s) = (batch as f64, seq as f64);
+        let (h, i) = (self.hidden_size as f64, self.intermediate_size as f64);
+        let dense = 2.0 * b * s * (4.0 * h * h + 2.0 * h * i);
+        let attention = 2.0 * 2.0 * b * s * s * h;
+        self.num_hidden_layers as f64 * (dense + attention)
+    }
+}
+
 /// Word + position + token-type embeddings, then LayerNorm.
 struct Embeddings {
     word: Embedding,
@@ -233,4 +249,43 @@ pub(crate) fn mean_pool(hidden: &Tensor, mask: &Tensor) -> candle_core::Result<T
     let sum = hidden.broadcast_mul(&mask)?.sum(1)?;
     let count = mask.sum(1)?.clamp(1e-9f32, f32::MAX)?;
     sum.broadcast_div(&count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn minilm() -> BertConfig {
+        BertConfig {
+            vocab_size: 30522,
+            hidden_size: 384,
+            num_hidden_layers: 6,
+            num_attention_heads: 12,
+            intermediate_size: 1536,
+            max_position_embeddings: 512,
+            type_vocab_size: 2,
+            layer_norm_eps: 1e-12,
+            hidden_act: "gelu".to_string(),
+        }
+    }
+
+    #[test]
+    fn forward_flops_count_the_matrices_and_the_attention() {
+        // (batch, seq, expected): per token 6 × 2 × (4·384² + 2·384·1536)
+        // = 21,233,664 for the matrices, plus 6 × 4 × seq × 384 for attention.
+        let table = [
+            (0, 128, 0.0),
+            (1, 1, 21_233_664.0 + 9_216.0),
+            (1, 128, 128.0 * (21_233_664.0 + 9_216.0 * 128.0)),
+            (16, 256, 16.0 * 256.0 * (21_233_664.0 + 9_216.0 * 256.0)),
+        ];
+        let config = minilm();
+        for (batch, seq, expected) in table {
+            assert_eq!(
+                config.forward_flops(batch, seq),
+                expected,
+                "{batch} × {seq}"
+            );
+        }
+    }
 }

@@ -23,7 +23,7 @@ use async_trait::async_trait;
 
 pub use error::{EmbedError, Result};
 pub use hash::HashEmbedder;
-pub use minilm::MiniLm;
+pub use minilm::{MiniLm, Work};
 pub use static_model::{StaticConfig, StaticEmbedder};
 
 /// The most texts one inference batch holds.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use candle_core::{Device, Tensor};
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::bert::{Bert, BertConfig, mean_pool};
 use crate::error::{EmbedError, Result, require_file};
@@ -25,10 +25,33 @@ pub struct MiniLm {
     inner: Arc<Inner>,
 }
 
+/// What embedding some texts cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Work {
+    pub texts: usize,
+    /// Tokens the texts became (with [CLS] and [SEP], after truncation).
+    pub tokens: usize,
+    /// Token positions the forward passes computed: `tokens` plus padding.
+    pub padded: usize,
+    /// Floating-point operations of the forward passes.
+    pub flops: f64,
+}
+
+impl Work {
+    fn add(&mut self, other: Self) {
+        self.texts += other.texts;
+        self.tokens += other.tokens;
+        self.padded += other.padded;
+        self.flops += other.flops;
+    }
+}
+
 /// The loaded model and tokenizer.
 pub(crate) struct Inner {
     pub bert: Bert,
     pub tokenizer: Tokenizer,
+    /// The id padding positions get (masked out of attention and pooling).
+    pub pad_id: u32,
     pub device: Device,
 }
 
@@ -45,7 +68,7 @@ impl MiniLm {
             require_file(path, FETCH_HINT)?;
         }
         let config = BertConfig::read(&config_path)?;
-        let tokenizer = load_tokenizer(
+        let (tokenizer, pad_id) = load_tokenizer(
             &tokenizer_path,
             MAX_TOKENS.min(config.max_position_embeddings),
         )?;
@@ -55,6 +78,7 @@ impl MiniLm {
             inner: Arc::new(Inner {
                 bert,
                 tokenizer,
+                pad_id,
                 device,
             }),
         })
@@ -63,7 +87,38 @@ impl MiniLm {
     /// Embeds `texts` on the calling thread, [`MAX_BATCH`] texts per forward
     /// pass. Blocking: from async code use [`Embedder::embed`].
     pub fn embed_sync(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        Ok(self.inner.embed(texts)?.0)
+    }
+
+    /// As [`Self::embed_sync`], with what the forward passes cost: for
+    /// `trine model speed`.
+    pub fn embed_measured(&self, texts: &[&str]) -> Result<(Vec<Vec<f32>>, Work)> {
         self.inner.embed(texts)
+    }
+
+    /// GFLOP/s of candle's f32 matrix product on this machine, at the shape
+    /// of MiniLM's largest layer over a full batch (`[16·256, hidden] ×
+    /// [hidden, intermediate]`), timed for about `seconds`: the ceiling the
+    /// model's own rate is read against.
+    pub fn matmul_gflops(&self, seconds: f64) -> Result<f64> {
+        let config = &self.inner.bert.config;
+        let (m, k, n) = (
+            MAX_BATCH * MAX_TOKENS,
+            config.hidden_size,
+            config.intermediate_size,
+        );
+        let device = &self.inner.device;
+        let a = Tensor::ones((m, k), candle_core::DType::F32, device)?;
+        let b = Tensor::ones((k, n), candle_core::DType::F32, device)?;
+        a.matmul(&b)?; // warm the thread pool
+        let started = std::time::Instant::now();
+        let mut runs = 0u32;
+        while runs == 0 || started.elapsed().as_secs_f64() < seconds {
+            a.matmul(&b)?;
+            runs += 1;
+        }
+        let flops = 2.0 * (m * k * n) as f64 * f64::from(runs);
+        Ok(flops / started.elapsed().as_secs_f64() / 1e9)
     }
 
     /// The model and tokenizer, for distillation.
@@ -73,70 +128,85 @@ impl MiniLm {
 }
 
 /// Reads `tokenizer.json` and replaces its fixed padding and truncation with
-/// padding to the longest text of a batch and truncation at `max_tokens`.
-fn load_tokenizer(path: &Path, max_tokens: usize) -> Result<Tokenizer> {
+/// no padding (batches are padded by hand, [`Inner::embed`]) and truncation
+/// at `max_tokens`; returns the padding token's id beside it.
+fn load_tokenizer(path: &Path, max_tokens: usize) -> Result<(Tokenizer, u32)> {
     let mut tokenizer = Tokenizer::from_file(path).map_err(|e| EmbedError::bad_model(path, e))?;
-    let mut padding = tokenizer.get_padding().cloned().unwrap_or_default();
-    padding.strategy = PaddingStrategy::BatchLongest;
-    if tokenizer.token_to_id(&padding.pad_token).is_none() {
-        padding = PaddingParams {
-            strategy: PaddingStrategy::BatchLongest,
-            ..PaddingParams::default()
-        };
-    }
-    tokenizer.with_padding(Some(padding));
+    let pad_id = tokenizer
+        .get_padding()
+        .map(|p| p.pad_id)
+        .or_else(|| tokenizer.token_to_id("[PAD]"))
+        .unwrap_or(0);
+    tokenizer.with_padding(None);
     tokenizer
         .with_truncation(Some(TruncationParams {
             max_length: max_tokens,
             ..TruncationParams::default()
         }))
         .map_err(|e| EmbedError::bad_model(path, e))?;
-    Ok(tokenizer)
+    Ok((tokenizer, pad_id))
+}
+
+/// The texts' positions, longest in tokens first, cut into forward passes
+/// of at most [`MAX_BATCH`]: texts of like length share a pass, so little
+/// of it is padding.
+fn batches(lengths: &[usize]) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..lengths.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(lengths[i]));
+    order.chunks(MAX_BATCH).map(<[usize]>::to_vec).collect()
 }
 
 impl Inner {
-    /// Embeds texts in batches of at most [`MAX_BATCH`]; longest texts are
-    /// batched together to keep padding small, results come back in order.
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(texts[i].len()));
-        let mut out = vec![Vec::new(); texts.len()];
-        for chunk in order.chunks(MAX_BATCH) {
-            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
-            for (&i, vector) in chunk.iter().zip(self.embed_batch(&batch)?) {
-                out[i] = vector;
-            }
-        }
-        Ok(out)
-    }
-
-    /// One forward pass over `texts`.
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        if texts.is_empty() {
-            return Ok(Vec::new());
-        }
+    /// Embeds texts: each is tokenized once, then the texts go through the
+    /// model in passes of like token length ([`batches`]), each padded to its
+    /// longest text; results come back in order.
+    fn embed(&self, texts: &[&str]) -> Result<(Vec<Vec<f32>>, Work)> {
         let encodings = self
             .tokenizer
             .encode_batch(texts.to_vec(), true)
             .map_err(EmbedError::inference)?;
-        let seq = encodings
-            .iter()
-            .map(|e| e.get_ids().len())
-            .max()
-            .unwrap_or(0);
-        let mut ids = Vec::with_capacity(texts.len() * seq);
-        let mut mask = Vec::with_capacity(texts.len() * seq);
-        for encoding in &encodings {
-            if encoding.get_ids().len() != seq {
-                return Err(EmbedError::inference(
-                    "tokenizer did not pad the batch to one length",
-                ));
+        let lengths: Vec<usize> = encodings.iter().map(|e| e.get_ids().len()).collect();
+        let mut out = vec![Vec::new(); texts.len()];
+        let mut work = Work::default();
+        for batch in batches(&lengths) {
+            let seq = batch.iter().map(|&i| lengths[i]).max().unwrap_or(0);
+            let mut ids = Vec::with_capacity(batch.len() * seq);
+            let mut mask = Vec::with_capacity(batch.len() * seq);
+            for &i in &batch {
+                let real = encodings[i].get_ids();
+                ids.extend_from_slice(real);
+                ids.resize(ids.len() + seq - real.len(), self.pad_id);
+                mask.extend(std::iter::repeat_n(1u32, real.len()));
+                mask.resize(mask.len() + seq - real.len(), 0);
             }
-            ids.extend_from_slice(encoding.get_ids());
-            mask.extend_from_slice(encoding.get_attention_mask());
+            let vectors = self.forward(ids, mask, batch.len(), seq)?;
+            work.add(Work {
+                texts: batch.len(),
+                tokens: batch.iter().map(|&i| lengths[i]).sum(),
+                padded: batch.len() * seq,
+                flops: self.bert.config.forward_flops(batch.len(), seq),
+            });
+            for (i, vector) in batch.into_iter().zip(vectors) {
+                out[i] = vector;
+            }
         }
-        let ids = Tensor::from_vec(ids, (texts.len(), seq), &self.device)?;
-        let mask = Tensor::from_vec(mask, (texts.len(), seq), &self.device)?;
+        Ok((out, work))
+    }
+
+    /// One forward pass over `batch` texts of `seq` token ids each (padded),
+    /// with their attention mask: pooled, normalised vectors.
+    fn forward(
+        &self,
+        ids: Vec<u32>,
+        mask: Vec<u32>,
+        batch: usize,
+        seq: usize,
+    ) -> Result<Vec<Vec<f32>>> {
+        if batch == 0 || seq == 0 {
+            return Ok(vec![Vec::new(); batch]);
+        }
+        let ids = Tensor::from_vec(ids, (batch, seq), &self.device)?;
+        let mask = Tensor::from_vec(mask, (batch, seq), &self.device)?;
         let hidden = self.bert.forward(&ids, &mask)?;
         let pooled = mean_pool(&hidden, &mask)?;
         let mut vectors: Vec<Vec<f32>> = pooled.to_vec2()?;
@@ -163,9 +233,37 @@ impl Embedder for MiniLm {
         let texts = texts.to_vec();
         tokio::task::spawn_blocking(move || {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            inner.embed(&refs)
+            inner.embed(&refs).map(|(vectors, _)| vectors)
         })
         .await
         .map_err(|e| EmbedError::inference(format!("embedding task failed: {e}")))?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_group_like_lengths_longest_first_and_keep_every_text() {
+        let table: [(&[usize], &[&[usize]]); 3] = [
+            (&[], &[]),
+            (&[3, 9, 5], &[&[1, 2, 0]]),
+            // 20 texts: the 16 longest share the first pass.
+            (
+                &[
+                    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+                ],
+                &[
+                    &[19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4],
+                    &[3, 2, 1, 0],
+                ],
+            ),
+        ];
+        for (lengths, expected) in table {
+            let got = batches(lengths);
+            let expected: Vec<Vec<usize>> = expected.iter().map(|b| b.to_vec()).collect();
+            assert_eq!(got, expected, "{lengths:?}");
+        }
     }
 }
