@@ -82,7 +82,8 @@ def corpus_section(work: Path) -> list[str]:
             text = gen.read_text(encoding="utf-8").replace(f"{work.resolve()}/", f"{work.name}/")
             out += text.rstrip().splitlines()
         if ingest.exists():
-            out += [line for line in ingest.read_text(encoding="utf-8").splitlines() if line.strip()]
+            out += [line for line in ingest.read_text(encoding="utf-8").splitlines()
+                    if line.strip() and not line.startswith(("ingest: ", "building indexes: "))]
         out.append("```")
         out.append("")
     rate = work / "write-rate.txt"

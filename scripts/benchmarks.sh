@@ -5,8 +5,9 @@
 # `trine eval` of every configuration and Qdrant's native hybrid (385,000),
 # `trine bench` of each strategy against Qdrant's native hybrid (385,000), and
 # a concurrency sweep (1, 4, 16, 64) and an open-loop rate run of the default
-# strategy beside native (385,000). Release profile (BENCH_PROFILE=dev for the
-# test profile).
+# strategy beside native (385,000), and the scaling curve with peak memory
+# (scripts/scaling.sh). Release profile (BENCH_PROFILE=dev for the test
+# profile).
 #
 #     ./scripts/benchmarks.sh            # ~1.5 hours on 2 cores, most of it two index builds
 #
@@ -22,18 +23,6 @@ duration="${BENCH_DURATION:-60s}"
 profile="${BENCH_PROFILE:-release}"
 # shellcheck source=lib/runs.sh
 source "$repo/scripts/lib/runs.sh"
-
-corpus() { # N -> DIR: generated and ingested once
-  local n=$1 dir="$work/corpus-$1"
-  if [[ ! -d "$dir/data" ]]; then
-    python3 scripts/gen-corpus.py --out "$dir" --n "$n" >"$dir.gen.txt"
-    mkdir -p "$dir"
-    "$trine" --data "$dir/data" --embedder static --models "$models" \
-      ingest "$dir/memories.jsonl" --batch 1024 2>"$dir/ingest.txt" >>"$dir/ingest.txt"
-  fi
-  echo "$dir"
-}
-at() { "$trine" --data "$1/data" --embedder static --models "$models" "${@:2}"; }
 
 big="$(corpus 400000)"
 adr="$(corpus 385000)"
@@ -73,6 +62,9 @@ for c in 1 4 16 64; do
 done
 at "$adr" bench --queries "$adr/bench-queries.jsonl" --rate "${BENCH_RATE:-50}" --concurrency 64 \
   --native bm25 --duration "$sweep_duration" --warmup 5s --save "$work/open-loop.json" >/dev/null
+
+# The scaling curve (40,000 to 385,000 memories), with peak memory.
+BENCH_DIR="$work" BENCH_PROFILE="$profile" ./scripts/scaling.sh
 
 python3 scripts/benchmarks-report.py "$work" >docs/benchmarks.md
 echo "wrote docs/benchmarks.md" >&2

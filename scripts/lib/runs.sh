@@ -4,7 +4,9 @@
 # the runs measure (a trailing + marks uncommitted changes) in
 # $work/commit.txt and the profile in $work/profile.txt, distils the static
 # embedder when missing, and sets `trine` (the binary) and `models` (the
-# model files directory).
+# model files directory), and the functions `corpus N` (the scale corpus of N
+# memories, generated and ingested with the static embedder once, in
+# $work/corpus-N) and `at DIR ARGS...` (trine on that corpus).
 mkdir -p "$work"
 cd "$repo"
 profile="${profile:-dev}"
@@ -21,3 +23,15 @@ echo "$profile" >"$work/profile.txt"
 models="$repo/models"
 [[ -f "$models/static/model.safetensors" ]] ||
   "$trine" --models "$models" model distill >&2
+
+corpus() { # N -> DIR: generated and ingested once
+  local n=$1 dir="$work/corpus-$1"
+  if [[ ! -d "$dir/data" ]]; then
+    mkdir -p "$dir"
+    python3 scripts/gen-corpus.py --out "$dir" --n "$n" >"$dir.gen.txt"
+    "$trine" --data "$dir/data" --embedder static --models "$models" \
+      ingest "$dir/memories.jsonl" --batch 1024 2>"$dir/ingest.txt" >>"$dir/ingest.txt"
+  fi
+  echo "$dir"
+}
+at() { "$trine" --data "$1/data" --embedder static --models "$models" "${@:2}"; }

@@ -63,6 +63,10 @@ pub struct Args {
     /// prefetch, Qdrant's RRF) on the same collection, after trine's run
     #[arg(long)]
     pub native: Option<String>,
+    /// Only Qdrant's one-call hybrid (with --native), not trine: for the
+    /// peak memory of a process that serves native searches alone
+    #[arg(long, requires = "native")]
+    pub native_only: bool,
     /// Also write the JSON object to this file
     #[arg(long)]
     pub save: Option<PathBuf>,
@@ -126,6 +130,20 @@ pub struct Answer {
     pub stages: Vec<(String, f64)>,
     pub counts_share: f64,
     pub degraded: bool,
+}
+
+/// The peak resident memory in MiB from a `/proc/<pid>/status` text (its
+/// `VmHWM` line, in kB).
+pub fn peak_rss_mib(status: &str) -> Option<f64> {
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let mut words = line["VmHWM:".len()..].split_whitespace();
+    let kib: f64 = words.next()?.parse().ok()?;
+    (words.next() == Some("kB")).then_some(kib / 1024.0)
+}
+
+/// This process's peak resident memory in MiB, where `/proc` tells it.
+fn own_peak_rss_mib() -> Option<f64> {
+    peak_rss_mib(&std::fs::read_to_string("/proc/self/status").ok()?)
 }
 
 /// A search's mesh overhead in milliseconds: the gateway's time beyond its
@@ -204,6 +222,11 @@ pub struct Report {
     pub counts_share: Summary,
     /// Searches over the ADR's budget (share > 0.1).
     pub over_budget: usize,
+    /// This process's peak resident memory in MiB (`VmHWM`) when the run
+    /// ended — the serving process's for the in-process mesh; none against
+    /// an endpoint (the servers are other processes) or off Linux.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_rss_mib: Option<f64>,
     /// The same load on Qdrant's one-call hybrid, when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub native: Option<Box<Report>>,
@@ -312,6 +335,9 @@ impl Report {
                 s.p50, s.p95, s.p99, s.max, self.over_budget, s.n
             );
         }
+        if let Some(mib) = self.peak_rss_mib {
+            out += &format!("peak memory of this process (VmHWM): {mib:.0} MiB\n");
+        }
         if let Some(native) = &self.native {
             out += "\n";
             out += &native.render();
@@ -388,6 +414,51 @@ impl Target {
             outcome,
         }
     }
+}
+
+/// The opened store and embedder of an in-process run, for native's run to reuse.
+type Opened = (Arc<dyn Store>, Arc<dyn Embedder>);
+
+/// trine's run: against `--endpoint`, or the mesh started in-process (whose
+/// store and embedder come back for native's run); whether `--no-repeat`'s
+/// queries ran out.
+async fn run_trine(
+    config: &Config,
+    args: &Args,
+    requests: Arc<Vec<SearchRequest>>,
+) -> Result<(Report, Option<Opened>, bool), Box<dyn std::error::Error + Send + Sync>> {
+    let (target, address, mesh, opened) = match &args.endpoint {
+        Some(endpoint) => (endpoint.clone(), endpoint.clone(), None, None),
+        None => {
+            let local = local_mesh(config).await?;
+            (
+                "the in-process mesh".to_string(),
+                local.mesh.gateway.to_string(),
+                Some(local.mesh),
+                Some((local.store, local.embedder)),
+            )
+        }
+    };
+    let client = MemoryClient::new(channel(&address)?);
+    let (samples, shed, ran_out) = load(Target::Trine(client), requests, args).await;
+    let in_process = mesh.is_some();
+    if let Some(mesh) = mesh {
+        mesh.stop().await?;
+    }
+    let report = Report {
+        target,
+        mode: args.mode.clone(),
+        strategy: args
+            .strategy
+            .clone()
+            .unwrap_or_else(|| config.lexical.strategy.clone()),
+        concurrency: args.concurrency,
+        rate: args.rate,
+        shed,
+        peak_rss_mib: if in_process { own_peak_rss_mib() } else { None },
+        ..Report::of(&samples, args.duration.as_secs_f64())
+    };
+    Ok((report, opened, ran_out))
 }
 
 /// One search as a user of Qdrant alone would make it ([`native_search`]).
@@ -513,24 +584,6 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         return Err(format!("{}: no queries", args.queries.display()).into());
     }
     let requests: Arc<Vec<SearchRequest>> = Arc::new(requests);
-    let mut opened = None;
-    let (target, mesh) = match &args.endpoint {
-        Some(endpoint) => (endpoint.clone(), None),
-        None => {
-            let local = local_mesh(config).await?;
-            opened = Some((local.store, local.embedder));
-            ("the in-process mesh".to_string(), Some(local.mesh))
-        }
-    };
-    let address = match &mesh {
-        Some(mesh) => mesh.gateway.to_string(),
-        None => target.clone(),
-    };
-    let client = MemoryClient::new(channel(&address)?);
-    let (samples, shed, ran_out) = load(Target::Trine(client), requests.clone(), &args).await;
-    if let Some(mesh) = mesh {
-        mesh.stop().await?;
-    }
     let out_of_queries = || {
         format!(
             "--no-repeat: the {} distinct queries of {} ran out before the warm-up and \
@@ -539,47 +592,53 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             args.queries.display()
         )
     };
-    if ran_out {
-        return Err(out_of_queries().into());
-    }
-    let mut report = Report {
-        target,
-        mode: args.mode.clone(),
-        strategy: args
-            .strategy
-            .clone()
-            .unwrap_or_else(|| config.lexical.strategy.clone()),
-        concurrency: args.concurrency,
-        rate: args.rate,
-        shed,
-        ..Report::of(&samples, args.duration.as_secs_f64())
-    };
-    if let Some(lexical) = &args.native {
-        let (store, embedder) = match opened {
-            Some(opened) => opened,
-            None => (open_store(config).await?, load_embedder(config).await?),
-        };
-        let native = Target::Native {
-            fold: crate::backfill::collection_fold(store.as_ref()).await?,
-            store,
-            embedder,
-            lexical: lexical.clone(),
-            limit: usize::try_from(args.limit).unwrap_or(usize::MAX),
-        };
-        let (samples, shed, ran_out) = load(native, requests.clone(), &args).await;
+    let (trine, opened) = if args.native_only {
+        (None, None)
+    } else {
+        let (report, opened, ran_out) = run_trine(config, &args, requests.clone()).await?;
         if ran_out {
             return Err(out_of_queries().into());
         }
-        report.native = Some(Box::new(Report {
-            target: "Qdrant's one-call hybrid on the same collection".to_string(),
-            mode: "native".to_string(),
-            strategy: lexical.clone(),
-            concurrency: args.concurrency,
-            rate: args.rate,
-            shed,
-            ..Report::of(&samples, args.duration.as_secs_f64())
-        }));
-    }
+        (Some(report), opened)
+    };
+    let native = match &args.native {
+        Some(lexical) => {
+            let (store, embedder) = match opened {
+                Some(opened) => opened,
+                None => (open_store(config).await?, load_embedder(config).await?),
+            };
+            let target = Target::Native {
+                fold: crate::backfill::collection_fold(store.as_ref()).await?,
+                store,
+                embedder,
+                lexical: lexical.clone(),
+                limit: usize::try_from(args.limit).unwrap_or(usize::MAX),
+            };
+            let (samples, shed, ran_out) = load(target, requests.clone(), &args).await;
+            if ran_out {
+                return Err(out_of_queries().into());
+            }
+            Some(Report {
+                target: "Qdrant's one-call hybrid on the same collection".to_string(),
+                mode: "native".to_string(),
+                strategy: lexical.clone(),
+                concurrency: args.concurrency,
+                rate: args.rate,
+                shed,
+                peak_rss_mib: own_peak_rss_mib(),
+                ..Report::of(&samples, args.duration.as_secs_f64())
+            })
+        }
+        None => None,
+    };
+    let report = match (trine, native) {
+        (Some(trine), native) => Report {
+            native: native.map(Box::new),
+            ..trine
+        },
+        (None, Some(native)) => native,
+        (None, None) => return Err("--native-only needs --native bm25 or sparse".into()),
+    };
     print_report(&report, args.json, args.save.as_deref(), || report.render())?;
     let failed = |r: &Report| r.requests == 0 || !r.errors.is_empty();
     Ok(
@@ -612,6 +671,24 @@ mod tests {
                 (Err(e), Err(want)) => assert!(e.contains(want), "{raw}: {e}"),
                 (got, want) => panic!("{raw}: {got:?}, wanted {want:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn peak_memory_from_proc_status() {
+        let table = [
+            (
+                "Name:\ttrine\nVmPeak:\t 900 kB\nVmHWM:\t  524288 kB\nVmRSS:\t 1 kB\n",
+                Some(512.0),
+            ),
+            ("VmHWM:\t1536 kB", Some(1.5)),
+            ("VmHWM:\t1536 MB", None),
+            ("VmHWM:\tlots kB", None),
+            ("VmRSS:\t1024 kB", None),
+            ("", None),
+        ];
+        for (status, want) in table {
+            assert_eq!(peak_rss_mib(status), want, "{status:?}");
         }
     }
 
