@@ -46,7 +46,8 @@ def machine(work: Path) -> list[str]:
     mem = sh("sh", "-c", "free -g | awk '/Mem:/ {print $2}'")
     commit = work / "commit.txt"
     commit = commit.read_text(encoding="utf-8").strip() if commit.exists() else "?"
-    runs = max((p.stat().st_mtime for p in work.glob("*.json")), default=0)
+    runs = max((p.stat().st_mtime for p in work.glob("*.json")
+                if not p.name.startswith(("scale-", "four-"))), default=0)
     profile = work / "profile.txt"
     profile = profile.read_text(encoding="utf-8").strip() if profile.exists() else "dev"
     profile = ("release profile" if profile == "release"
@@ -254,6 +255,126 @@ def sweep_section(work: Path) -> list[str]:
     return out + [""]
 
 
+def runs_of(work: Path, suffix: str) -> str:
+    """Which commit and profile a script's own runs measured (commit-SUFFIX.txt)."""
+    read = lambda name: ((work / name).read_text(encoding="utf-8").strip()
+                         if (work / name).exists() else "?")
+    return (f"Runs: trine at commit `{read(f'commit{suffix}.txt')}`, "
+            f"{read(f'profile{suffix}.txt')} profile.")
+
+
+def ingest_figures(path: Path) -> tuple[str, str]:
+    """Write rate (memories/s) and index build seconds from an ingest's report."""
+    rate = build = "–"
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith("wrote ") and "(" in line:
+                rate = line.rsplit("(", 1)[1].split("/s", 1)[0]
+            elif line.startswith("built indexes in "):
+                build = line.removeprefix("built indexes in ").removesuffix(" s")
+    return rate, build
+
+
+def scaling_runs(work: Path) -> list[tuple[int, dict, dict, dict]]:
+    """(memories, concurrency-1 run, concurrency-16 run, native-only run) per size."""
+    sizes = sorted({int(p.name.split("-")[1]) for p in work.glob("scale-*-c1.json")})
+    runs = []
+    for n in sizes:
+        paths = [work / f"scale-{n}-{k}.json" for k in ("c1", "c16", "native")]
+        if all(p.exists() for p in paths):
+            runs.append((n, *(load(p) for p in paths)))
+    return runs
+
+
+def svg_plot(runs: list[tuple[int, dict, dict, dict]]) -> str:
+    """Two panels, p50 latency and throughput against corpus size (log scale),
+    trine and native at concurrency 1 and 16. Standard library only."""
+    import math
+
+    series = [
+        ("trine, concurrency 1", "#1f77b4", "", lambda r: r[1]),
+        ("native, concurrency 1", "#ff7f0e", "", lambda r: r[1]["native"]),
+        ("trine, concurrency 16", "#1f77b4", "6 4", lambda r: r[2]),
+        ("native, concurrency 16", "#ff7f0e", "6 4", lambda r: r[2]["native"]),
+    ]
+    panels = [("p50 latency, ms", lambda rep: rep["end_to_end"]["p50"]),
+              ("throughput, searches/s", lambda rep: rep["throughput"])]
+    w, h, left, top, pw, ph = 1080, 380, 70, 40, 330, 260
+    xs = [math.log10(r[0]) for r in runs]
+    x0, x1 = min(xs) - 0.1, max(xs) + 0.1
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+           f'font-family="sans-serif" font-size="12">',
+           f'<rect width="{w}" height="{h}" fill="white"/>']
+    for i, (title, value) in enumerate(panels):
+        ox = left + i * (pw + 110)
+        top_value = max(value(get(r)) for r in runs for _, _, _, get in series) * 1.15
+        sx = lambda x: ox + (x - x0) / (x1 - x0) * pw
+        sy = lambda y: top + ph - y / top_value * ph
+        out.append(f'<text x="{ox + pw / 2}" y="{top - 15}" text-anchor="middle" '
+                   f'font-weight="bold">{title}</text>')
+        out.append(f'<rect x="{ox}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#999"/>')
+        for k in range(5):
+            y = top_value * k / 4
+            out.append(f'<line x1="{ox}" x2="{ox + pw}" y1="{sy(y):.1f}" y2="{sy(y):.1f}" stroke="#eee"/>')
+            out.append(f'<text x="{ox - 6}" y="{sy(y) + 4:.1f}" text-anchor="end">{y:.0f}</text>')
+        for r, x in zip(runs, xs):
+            out.append(f'<text x="{sx(x):.1f}" y="{top + ph + 16}" text-anchor="middle">{r[0]:,}</text>')
+        out.append(f'<text x="{ox + pw / 2}" y="{top + ph + 34}" text-anchor="middle">memories (log scale)</text>')
+        for name, colour, dash, get in series:
+            points = " ".join(f"{sx(x):.1f},{sy(value(get(r))):.1f}" for r, x in zip(runs, xs))
+            out.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"'
+                       + (f' stroke-dasharray="{dash}"' if dash else "") + "/>")
+            for r, x in zip(runs, xs):
+                out.append(f'<circle cx="{sx(x):.1f}" cy="{sy(value(get(r))):.1f}" r="3" fill="{colour}"/>')
+    lx = left + 2 * pw + 110 + 10
+    for j, (name, colour, dash, _) in enumerate(series):
+        y = top + 10 + j * 20
+        out.append(f'<line x1="{lx}" x2="{lx + 24}" y1="{y}" y2="{y}" stroke="{colour}" stroke-width="2"'
+                   + (f' stroke-dasharray="{dash}"' if dash else "") + "/>")
+        out.append(f'<text x="{lx + 30}" y="{y + 4}">{name}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def scaling_section(work: Path) -> list[str]:
+    runs = scaling_runs(work)
+    if not runs:
+        return []
+    svg = Path(__file__).resolve().parent.parent / "docs" / "scaling.svg"
+    svg.write_text(svg_plot(runs), encoding="utf-8")
+    out = [
+        "## Scaling: latency, throughput, ingest and memory by corpus size",
+        "",
+        "`./scripts/scaling.sh`: the scale corpus at each size (`gen-corpus.py --n N`, static "
+        "embedder); `trine bench --queries bench-queries.jsonl --concurrency C --native bm25` "
+        "(strategy `candidates`, in-process mesh, then Qdrant's one-call hybrid with a `bm25` "
+        "prefetch on the same collection in the same process); ingest figures from each "
+        "ingest's own report (writes, then one index build); peak memory: the process's "
+        "VmHWM after the concurrency-16 load — trine's in-process mesh (four services, the "
+        "store and the embedder in one process), and a process serving native searches "
+        "alone (`--native-only`). " + runs_of(work, "-scaling"),
+        "",
+        "![p50 latency and throughput by corpus size](scaling.svg)",
+        "",
+        "| memories | ingest writes/s | index build s | trine p50 c=1 / c=16 | "
+        "native p50 c=1 / c=16 | trine searches/s c=1 / c=16 | native searches/s c=1 / c=16 | "
+        "peak MiB trine / native |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for n, c1, c16, native in runs:
+        rate, build = ingest_figures(work / f"corpus-{n}" / "ingest.txt")
+        p50 = lambda r: ms(r["end_to_end"]["p50"])
+        peak = lambda r: f"{r['peak_rss_mib']:.0f}" if r.get("peak_rss_mib") else "–"
+        out.append(
+            f"| {n:,} | {rate} | {build} | {p50(c1)} / {p50(c16)} | "
+            f"{p50(c1['native'])} / {p50(c16['native'])} | "
+            f"{c1['throughput']:.1f} / {c16['throughput']:.1f} | "
+            f"{c1['native']['throughput']:.1f} / {c16['native']['throughput']:.1f} | "
+            f"{peak(c16)} / {peak(native)} |"
+        )
+    return out + [""]
+
+
 def main() -> None:
     if len(sys.argv) != 2:
         sys.exit("usage: benchmarks-report.py WORK_DIR")
@@ -273,6 +394,7 @@ def main() -> None:
     lines += eval_section(work)
     lines += bench_section(work)
     lines += sweep_section(work)
+    lines += scaling_section(work)
     print("\n".join(lines).rstrip() + "\n")
 
 

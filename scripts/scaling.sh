@@ -19,6 +19,7 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="${BENCH_DIR:-$repo/bench-work}"
 duration="${SCALING_DURATION:-20s}"
 profile="${BENCH_PROFILE:-release}"
+runs=-scaling # its commit and profile: $work/commit-scaling.txt, profile-scaling.txt
 # shellcheck source=lib/runs.sh
 source "$repo/scripts/lib/runs.sh"
 

@@ -2,7 +2,8 @@
 # they set `repo` and `work` (and `profile`: dev, the default, or release):
 # fetches the model files, builds trine in that profile, records the commit
 # the runs measure (a trailing + marks uncommitted changes) in
-# $work/commit.txt and the profile in $work/profile.txt, distils the static
+# $work/commit${runs}.txt and the profile in $work/profile${runs}.txt (`runs`:
+# empty, or a suffix naming a script's own runs, e.g. -scaling), distils the static
 # embedder when missing, and sets `trine` (the binary) and `models` (the
 # model files directory), and the functions `corpus N` (the scale corpus of N
 # memories, generated and ingested with the static embedder once, in
@@ -18,8 +19,8 @@ else
   cargo build --quiet --bin trine
   trine="${CARGO_TARGET_DIR:-$repo/target}/debug/trine"
 fi
-git describe --always --dirty=+ >"$work/commit.txt"
-echo "$profile" >"$work/profile.txt"
+git describe --always --dirty=+ >"$work/commit${runs:-}.txt"
+echo "$profile" >"$work/profile${runs:-}.txt"
 models="$repo/models"
 [[ -f "$models/static/model.safetensors" ]] ||
   "$trine" --models "$models" model distill >&2
