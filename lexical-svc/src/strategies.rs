@@ -5,23 +5,39 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
-use trine_core::model::{Filter, Hit};
+use trine_core::model::{Filter, Hit, PayloadRead};
 use trine_core::{Fold, Strategy, Verbatim, gate, sparse, terms};
 use trine_embed::Embedder;
 use trine_store::Store;
 
 use crate::{Candidate, Candidates, Counter, LexicalError, candidates};
 
-fn verbatim_list(query: &str, fold: Fold, hits: Vec<Hit>) -> Vec<Candidate> {
-    let verbatim = Verbatim::new(query, fold);
+/// What a strategy's query reads of each hit for the verbatim check: the
+/// whole memory only for a single-term query that is not that term alone
+/// (`Ședința.`: the text decides); otherwise the source alone — every hit of
+/// a lone term holds it as a token, and a query of several terms is found in
+/// the texts by the phrase reads ([`with_phrase_reads`]), so only the source
+/// is left to check.
+fn read_for(verbatim: &Verbatim, terms: &[String]) -> PayloadRead {
+    match terms {
+        [term] if !verbatim.is_token(term) => PayloadRead::Memory,
+        _ => PayloadRead::Source,
+    }
+}
+
+/// The strategy's hits as candidates, each flagged verbatim from what was
+/// read ([`read_for`]); the phrase reads flag the texts holding a query of
+/// several terms afterwards.
+fn verbatim_list(verbatim: &Verbatim, terms: &[String], hits: Vec<Hit>) -> Vec<Candidate> {
+    let term_alone = matches!(terms, [term] if verbatim.is_token(term));
     hits.into_iter()
         .map(|h| Candidate {
             id: h.id,
             score: f64::from(h.score),
-            verbatim: h
-                .memory
-                .as_ref()
-                .is_some_and(|m| verbatim.matches(&m.text, m.source.as_deref())),
+            verbatim: match &h.memory {
+                Some(m) => verbatim.matches(&m.text, m.source.as_deref()),
+                None => term_alone || h.source.as_deref().is_some_and(|s| verbatim.in_text(s)),
+            },
         })
         .collect()
 }
@@ -45,6 +61,8 @@ pub async fn run(
         return Ok(Candidates::default());
     }
     let started = Instant::now();
+    let verbatim = Verbatim::new(query, fold);
+    let read = read_for(&verbatim, &terms);
     let hits = match strategy {
         Strategy::Candidates => {
             return candidates(store, counter, query, fold, filter, cap).await;
@@ -53,12 +71,12 @@ pub async fn run(
         Strategy::Auto => return Err(LexicalError::Unresolved),
         Strategy::Bm25 => {
             store
-                .query_text(&terms.join(" "), filter, cap, true)
+                .query_text(&terms.join(" "), filter, cap, read)
                 .await?
         }
         Strategy::Sparse => {
             store
-                .query_sparse(sparse::encode_query(query, fold), filter, cap, true)
+                .query_sparse(sparse::encode_query(query, fold), filter, cap, read)
                 .await?
         }
         Strategy::Gate => {
@@ -78,11 +96,11 @@ pub async fn run(
                 any_terms: Some(tokens),
                 ..filter.clone()
             };
-            store.query_dense(vector, &gated, cap, true).await?
+            store.query_dense(vector, &gated, cap, read).await?
         }
     };
     Ok(Candidates {
-        list: verbatim_list(query, fold, hits),
+        list: verbatim_list(&verbatim, &terms, hits),
         term_counts: Vec::new(),
         total: 0,
         reference: 0.0,
@@ -112,12 +130,21 @@ pub async fn with_phrase_reads(
     };
     let page = store.scroll(&phrase, cap, None).await?;
     let verbatim = Verbatim::new(query, fold);
+    let holding: HashSet<_> = page
+        .memories
+        .iter()
+        .filter(|m| verbatim.matches(&m.text, m.source.as_deref()))
+        .map(|m| m.id)
+        .collect();
+    // The strategy read no texts: its hits holding the phrase are flagged here.
+    for candidate in &mut found.list {
+        candidate.verbatim |= holding.contains(&candidate.id);
+    }
     let listed: HashSet<_> = found.list.iter().map(|c| c.id).collect();
     let extra: Vec<Candidate> = page
         .memories
         .iter()
-        .filter(|m| !listed.contains(&m.id))
-        .filter(|m| verbatim.matches(&m.text, m.source.as_deref()))
+        .filter(|m| !listed.contains(&m.id) && holding.contains(&m.id))
         .map(|m| Candidate {
             id: m.id,
             score: 0.0,

@@ -91,12 +91,27 @@ impl Filter {
     }
 }
 
-/// A point found by a query, with its score. Payload is present when asked for.
+/// A point found by a query, with its score, and what of its payload the
+/// query asked for ([`PayloadRead`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
     pub id: Uuid,
     pub score: f32,
+    /// The whole memory, with [`PayloadRead::Memory`].
     pub memory: Option<Memory>,
+    /// The memory's source, with [`PayloadRead::Source`] or [`PayloadRead::Memory`]
+    /// (when it has one).
+    pub source: Option<String>,
+}
+
+/// What of each hit's payload a query reads: nothing (ids and scores), the
+/// source alone (a few bytes: what the verbatim check needs of a point the
+/// phrase index did not return), or the whole memory with its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PayloadRead {
+    Nothing,
+    Source,
+    Memory,
 }
 
 /// One page of a scroll, in ascending point-id order.

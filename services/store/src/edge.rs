@@ -25,8 +25,8 @@ use uuid::Uuid;
 
 use crate::{
     CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, Filter, Fold, Hit, Memory,
-    NativeLexical, PayloadSchema, Point, Result, SPARSE_VECTOR, Scan, ScrollPage, SparseVector,
-    Store, StoreError, TermPage, TermPoint,
+    NativeLexical, PayloadRead, PayloadSchema, Point, Result, SPARSE_VECTOR, Scan, ScrollPage,
+    SparseVector, Store, StoreError, TermPage, TermPoint,
 };
 use schema::io;
 
@@ -410,13 +410,20 @@ impl Open {
         filter: qe::Filter,
         params: qe::SearchParams,
         limit: usize,
-        with_payload: bool,
+        payload: PayloadRead,
     ) -> Result<Vec<Hit>> {
+        let with_payload = match payload {
+            PayloadRead::Nothing => qe::WithPayloadInterface::Bool(false),
+            PayloadRead::Source => {
+                qe::WithPayloadInterface::Fields(vec![filter::path(&self.schema.source)?])
+            }
+            PayloadRead::Memory => qe::WithPayloadInterface::Bool(true),
+        };
         let request = qe::QueryRequestBuilder::new(limit)
             .query(query)
             .filter(filter)
             .params(params)
-            .with_payload(qe::WithPayloadInterface::Bool(with_payload))
+            .with_payload(with_payload)
             .with_vector(qe::WithVector::Bool(false))
             .build();
         let points = self.shard.query(request).map_err(backend)?;
@@ -424,11 +431,13 @@ impl Open {
             .into_iter()
             .map(|point| {
                 let id = convert::to_uuid(point.id);
+                let memory = (payload != PayloadRead::Nothing)
+                    .then(|| convert::to_memory(id, point.payload, &self.schema));
                 Hit {
                     id,
                     score: point.score,
-                    memory: with_payload
-                        .then(|| convert::to_memory(id, point.payload, &self.schema)),
+                    source: memory.as_ref().and_then(|m| m.source.clone()),
+                    memory: memory.filter(|_| payload == PayloadRead::Memory),
                 }
             })
             .collect())
@@ -581,7 +590,7 @@ impl Store for EdgeStore {
         vector: Vec<f32>,
         filter: &Filter,
         limit: usize,
-        with_payload: bool,
+        payload: PayloadRead,
     ) -> Result<Vec<Hit>> {
         check_limit(limit)?;
         let filter = filter::to_qdrant(filter, &self.inner.schema)?;
@@ -599,7 +608,7 @@ impl Store for EdgeStore {
                 hnsw_ef: Some(limit.max(MIN_HNSW_EF)),
                 ..Default::default()
             };
-            open.query(query, filter, params, limit, with_payload)
+            open.query(query, filter, params, limit, payload)
         })
         .await
     }
@@ -609,7 +618,7 @@ impl Store for EdgeStore {
         query: &str,
         filter: &Filter,
         limit: usize,
-        with_payload: bool,
+        payload: PayloadRead,
     ) -> Result<Vec<Hit>> {
         check_limit(limit)?;
         let corpus = filter::tenant_only(filter, &self.inner.schema)?;
@@ -620,7 +629,7 @@ impl Store for EdgeStore {
                 return Err(StoreError::NoTextIndex(inner.name.clone()));
             }
             let text = qe::TextQueryBuilder::new(filter::path(&inner.schema.text)?, query).build();
-            open.query(text, filter, idf_within(corpus), limit, with_payload)
+            open.query(text, filter, idf_within(corpus), limit, payload)
         })
         .await
     }
@@ -630,7 +639,7 @@ impl Store for EdgeStore {
         vector: SparseVector,
         filter: &Filter,
         limit: usize,
-        with_payload: bool,
+        payload: PayloadRead,
     ) -> Result<Vec<Hit>> {
         check_limit(limit)?;
         let corpus = filter::tenant_only(filter, &self.inner.schema)?;
@@ -638,7 +647,7 @@ impl Store for EdgeStore {
         let vector = convert::to_sparse(vector)?;
         self.with_shard(move |open, _| {
             let query = nearest(vector, SPARSE_VECTOR);
-            open.query(query, filter, idf_within(corpus), limit, with_payload)
+            open.query(query, filter, idf_within(corpus), limit, payload)
         })
         .await
     }
@@ -706,6 +715,7 @@ impl Store for EdgeStore {
                     id: convert::to_uuid(point.id),
                     score: point.score,
                     memory: None,
+                    source: None,
                 })
                 .collect())
         })
@@ -874,7 +884,7 @@ mod tests {
         assert_eq!(info.text_index, None, "no text index yet");
 
         let err = store
-            .query_text("x", &Filter::tenant("t"), 5, false)
+            .query_text("x", &Filter::tenant("t"), 5, PayloadRead::Nothing)
             .await
             .expect_err("no text index");
         assert!(matches!(err, StoreError::NoTextIndex(_)), "{err}");
@@ -915,7 +925,7 @@ mod tests {
         let text = info.text_index.expect("a text index");
         assert!(text.ascii_folding && text.scoring, "{text:?}");
         let hits = store
-            .query_text("x", &Filter::tenant("t"), 5, false)
+            .query_text("x", &Filter::tenant("t"), 5, PayloadRead::Nothing)
             .await
             .expect("bm25 now runs");
         assert!(hits.is_empty());

@@ -112,7 +112,7 @@ pub trait Store: Send + Sync + 'static {
         vector: Vec<f32>,
         filter: &Filter,
         limit: usize,
-        with_payload: bool,
+        payload: PayloadRead,
     ) -> Result<Vec<Hit>>;
 
     /// The `limit` points ranked by Qdrant's BM25 over the text index, with
@@ -122,7 +122,7 @@ pub trait Store: Send + Sync + 'static {
         query: &str,
         filter: &Filter,
         limit: usize,
-        with_payload: bool,
+        payload: PayloadRead,
     ) -> Result<Vec<Hit>>;
 
     /// The `limit` points ranked by the `sparse` space (dot product, IDF modifier).
@@ -131,7 +131,7 @@ pub trait Store: Send + Sync + 'static {
         vector: SparseVector,
         filter: &Filter,
         limit: usize,
-        with_payload: bool,
+        payload: PayloadRead,
     ) -> Result<Vec<Hit>>;
 
     /// Qdrant's own one-call hybrid search, for comparing trine with what a

@@ -10,8 +10,8 @@ use trine_telemetry::Metrics;
 use uuid::Uuid;
 
 use crate::{
-    CollectionInfo, CollectionSpec, Filter, Fold, Hit, Memory, NativeLexical, Point, Result, Scan,
-    ScrollPage, SparseVector, Store, TermPage,
+    CollectionInfo, CollectionSpec, Filter, Fold, Hit, Memory, NativeLexical, PayloadRead, Point,
+    Result, Scan, ScrollPage, SparseVector, Store, TermPage,
 };
 
 /// Wraps a store; each call's latency is recorded under its operation.
@@ -116,11 +116,11 @@ impl Store for Metered {
         vector: Vec<f32>,
         filter: &Filter,
         limit: usize,
-        with_payload: bool,
+        payload: PayloadRead,
     ) -> Result<Vec<Hit>> {
         self.timed(
             "query_dense",
-            self.inner.query_dense(vector, filter, limit, with_payload),
+            self.inner.query_dense(vector, filter, limit, payload),
         )
         .await
     }
@@ -130,11 +130,11 @@ impl Store for Metered {
         query: &str,
         filter: &Filter,
         limit: usize,
-        with_payload: bool,
+        payload: PayloadRead,
     ) -> Result<Vec<Hit>> {
         self.timed(
             "query_text",
-            self.inner.query_text(query, filter, limit, with_payload),
+            self.inner.query_text(query, filter, limit, payload),
         )
         .await
     }
@@ -144,11 +144,11 @@ impl Store for Metered {
         vector: SparseVector,
         filter: &Filter,
         limit: usize,
-        with_payload: bool,
+        payload: PayloadRead,
     ) -> Result<Vec<Hit>> {
         self.timed(
             "query_sparse",
-            self.inner.query_sparse(vector, filter, limit, with_payload),
+            self.inner.query_sparse(vector, filter, limit, payload),
         )
         .await
     }

@@ -24,9 +24,9 @@ use uuid::Uuid;
 
 use crate::{
     CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, FieldIndex, Filter, Fold, Hit,
-    Memory, NativeLexical, PayloadIndex, PayloadSchema, Point, Result, SPARSE_VECTOR, Scan,
-    ScrollPage, SparseVector, Store, StoreError, TermPage, TermPoint, TextIndexInfo, TimeBounds,
-    TimeFormat, UPSERT_BATCH,
+    Memory, NativeLexical, PayloadIndex, PayloadRead, PayloadSchema, Point, Result, SPARSE_VECTOR,
+    Scan, ScrollPage, SparseVector, Store, StoreError, TermPage, TermPoint, TextIndexInfo,
+    TimeBounds, TimeFormat, UPSERT_BATCH,
 };
 
 /// Environment variable holding the optional Qdrant API key.
@@ -356,11 +356,15 @@ impl ServerStore {
     }
 
     /// Runs a query and turns its points into hits.
-    async fn run_query(&self, request: QueryPointsBuilder, with_payload: bool) -> Result<Vec<Hit>> {
+    async fn run_query(
+        &self,
+        request: QueryPointsBuilder,
+        payload: PayloadRead,
+    ) -> Result<Vec<Hit>> {
         let resp = self.client.query(request).await.map_err(|e| self.err(e))?;
         resp.result
             .into_iter()
-            .map(|p| scored_hit(p, with_payload, &self.schema))
+            .map(|p| scored_hit(p, payload, &self.schema))
             .collect()
     }
 
@@ -369,12 +373,18 @@ impl ServerStore {
         &self,
         filter: &Filter,
         limit: usize,
-        with_payload: bool,
+        payload: PayloadRead,
     ) -> Result<QueryPointsBuilder> {
-        Ok(QueryPointsBuilder::new(self.collection.as_str())
+        let request = QueryPointsBuilder::new(self.collection.as_str())
             .filter(qdrant_filter(filter, &self.schema)?)
-            .limit(limit as u64)
-            .with_payload(with_payload))
+            .limit(limit as u64);
+        Ok(match payload {
+            PayloadRead::Nothing => request.with_payload(false),
+            PayloadRead::Source => request.with_payload(q::PayloadIncludeSelector {
+                fields: vec![self.schema.source.clone()],
+            }),
+            PayloadRead::Memory => request.with_payload(true),
+        })
     }
 }
 
@@ -556,7 +566,7 @@ impl Store for ServerStore {
         vector: Vec<f32>,
         filter: &Filter,
         limit: usize,
-        with_payload: bool,
+        payload: PayloadRead,
     ) -> Result<Vec<Hit>> {
         let want = self.dense_dim().await?;
         if vector.len() != want {
@@ -567,13 +577,13 @@ impl Store for ServerStore {
             });
         }
         let request = self
-            .query_request(filter, limit, with_payload)?
+            .query_request(filter, limit, payload)?
             .query(q::Query::new_nearest(q::VectorInput::new_dense(vector)))
             .using(DENSE_VECTOR);
         if limit == 0 {
             return Ok(Vec::new());
         }
-        self.run_query(request, with_payload).await
+        self.run_query(request, payload).await
     }
 
     async fn query_text(
@@ -581,20 +591,20 @@ impl Store for ServerStore {
         query: &str,
         filter: &Filter,
         limit: usize,
-        with_payload: bool,
+        payload: PayloadRead,
     ) -> Result<Vec<Hit>> {
         if query.trim().is_empty() {
             return Err(StoreError::invalid("text query", "it is empty"));
         }
         let request = self
-            .query_request(filter, limit, with_payload)?
+            .query_request(filter, limit, payload)?
             .query(q::Query::new_text(query))
             .using(self.schema.text.as_str())
             .params(tenant_idf(&self.schema, &filter.tenant));
         if limit == 0 {
             return Ok(Vec::new());
         }
-        match self.run_query(request, with_payload).await {
+        match self.run_query(request, payload).await {
             Ok(hits) => Ok(hits),
             Err(err @ (StoreError::Invalid { .. } | StoreError::Backend(_))) => {
                 // A refused BM25 query most likely means no scored text index: say so.
@@ -616,12 +626,12 @@ impl Store for ServerStore {
         vector: SparseVector,
         filter: &Filter,
         limit: usize,
-        with_payload: bool,
+        payload: PayloadRead,
     ) -> Result<Vec<Hit>> {
         check_sparse(&vector)?;
         let empty = vector.indices.is_empty();
         let request = self
-            .query_request(filter, limit, with_payload)?
+            .query_request(filter, limit, payload)?
             .query(q::Query::new_nearest(q::VectorInput::new_sparse(
                 vector.indices,
                 vector.values,
@@ -631,7 +641,7 @@ impl Store for ServerStore {
         if limit == 0 || empty {
             return Ok(Vec::new());
         }
-        self.run_query(request, with_payload).await
+        self.run_query(request, payload).await
     }
 
     async fn query_native_hybrid(
@@ -683,13 +693,13 @@ impl Store for ServerStore {
         let rrf_k = u32::try_from(rrf_k)
             .map_err(|_| StoreError::invalid("rrf k", "it is above 4,294,967,295"))?;
         let request = self
-            .query_request(filter, limit, false)?
+            .query_request(filter, limit, PayloadRead::Nothing)?
             .prefetch(vec![dense.build(), lexical.build()])
             .query(q::Query::new_rrf(RrfBuilder::with_k(rrf_k)));
         if limit == 0 {
             return Ok(Vec::new());
         }
-        self.run_query(request, false).await
+        self.run_query(request, PayloadRead::Nothing).await
     }
 
     async fn set_sparse(&self, vectors: Vec<(Uuid, SparseVector)>) -> Result<()> {
@@ -1114,13 +1124,15 @@ fn json_map(payload: HashMap<String, q::Value>) -> Map<String, Json> {
         .collect()
 }
 
-fn scored_hit(p: q::ScoredPoint, with_payload: bool, layout: &PayloadSchema) -> Result<Hit> {
+fn scored_hit(p: q::ScoredPoint, payload: PayloadRead, layout: &PayloadSchema) -> Result<Hit> {
     let id = uuid_of(p.id.as_ref())?;
-    let memory = with_payload.then(|| layout.to_memory(id, json_map(p.payload)));
+    let memory =
+        (payload != PayloadRead::Nothing).then(|| layout.to_memory(id, json_map(p.payload)));
     Ok(Hit {
         id,
         score: p.score,
-        memory,
+        source: memory.as_ref().and_then(|m| m.source.clone()),
+        memory: memory.filter(|_| payload == PayloadRead::Memory),
     })
 }
 

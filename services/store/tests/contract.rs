@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use serde_json::json;
 use trine_store::{
-    CollectionSpec, EdgeStore, EmbedderId, Filter, Fold, Memory, NativeLexical, PayloadSchema,
-    Point, Scan, SparseVector, Store, StoreError, TextIndexInfo, TimeFormat,
+    CollectionSpec, EdgeStore, EmbedderId, Filter, Fold, Memory, NativeLexical, PayloadRead,
+    PayloadSchema, Point, Scan, SparseVector, Store, StoreError, TextIndexInfo, TimeFormat,
 };
 use uuid::Uuid;
 
@@ -400,7 +400,7 @@ async fn every_field_round_trips(store: &dyn Store) {
         assert_eq!(m, want, "scroll returns every field as written");
     }
     let hits = store
-        .query_dense(axis(0), &filter, 10, true)
+        .query_dense(axis(0), &filter, 10, PayloadRead::Memory)
         .await
         .expect("dense query");
     for h in &hits {
@@ -694,12 +694,12 @@ async fn tenant_is_a_boundary(store: &dyn Store) {
         "scroll stays in the tenant"
     );
     let dense = store
-        .query_dense(axis(0), &a, 10, false)
+        .query_dense(axis(0), &a, 10, PayloadRead::Nothing)
         .await
         .expect("dense");
     assert_eq!(hit_ids(&dense), only_a, "dense query stays in the tenant");
     let text_hits = store
-        .query_text("secret", &a, 10, false)
+        .query_text("secret", &a, 10, PayloadRead::Nothing)
         .await
         .expect("text");
     assert_eq!(
@@ -708,7 +708,7 @@ async fn tenant_is_a_boundary(store: &dyn Store) {
         "text query stays in the tenant"
     );
     let sparse_hits = store
-        .query_sparse(vector, &a, 10, false)
+        .query_sparse(vector, &a, 10, PayloadRead::Nothing)
         .await
         .expect("sparse");
     assert_eq!(
@@ -932,7 +932,7 @@ async fn dense_query_ranks_by_cosine(store: &dyn Store) {
     points.reverse();
     store.upsert(points).await.expect("upsert");
     let hits = store
-        .query_dense(axis(0), &Filter::tenant(t), 10, false)
+        .query_dense(axis(0), &Filter::tenant(t), 10, PayloadRead::Nothing)
         .await
         .expect("dense query");
     assert_eq!(hit_ids(&hits), want, "ranked by cosine similarity");
@@ -945,7 +945,7 @@ async fn dense_query_ranks_by_cosine(store: &dyn Store) {
         "no payload unless asked"
     );
     let top = store
-        .query_dense(axis(0), &Filter::tenant(t), 2, true)
+        .query_dense(axis(0), &Filter::tenant(t), 2, PayloadRead::Memory)
         .await
         .expect("dense query");
     assert_eq!(
@@ -1030,7 +1030,7 @@ async fn bm25_ranks_the_rare_term_first_with_idf_within_the_tenant(store: &dyn S
     let filter = Filter::tenant(a);
     let query = "zephyr common";
     let before = store
-        .query_text(query, &filter, 10, false)
+        .query_text(query, &filter, 10, PayloadRead::Nothing)
         .await
         .expect("text query");
     assert_eq!(
@@ -1051,7 +1051,7 @@ async fn bm25_ranks_the_rare_term_first_with_idf_within_the_tenant(store: &dyn S
         .collect();
     put(store, b).await;
     let after = store
-        .query_text(query, &filter, 10, false)
+        .query_text(query, &filter, 10, PayloadRead::Nothing)
         .await
         .expect("text query");
     assert_eq!(
@@ -1066,7 +1066,7 @@ async fn bm25_ranks_the_rare_term_first_with_idf_within_the_tenant(store: &dyn S
         );
     }
     let hits = store
-        .query_text("zephyr", &filter, 10, true)
+        .query_text("zephyr", &filter, 10, PayloadRead::Memory)
         .await
         .expect("text query");
     assert_eq!(hit_ids(&hits), vec![rare.id], "only tenant A's point");
@@ -1081,7 +1081,8 @@ async fn sparse_query_ranks_with_idf_within_the_tenant(store: &dyn Store) {
         sparse: Some(sparse(pairs)),
     };
     // In tenant A, dimension 1 is rare (1 of 5), dimension 2 common (4 of 5).
-    let rare = put_sparse(a, &[(1, 1.0)]);
+    let mut rare = put_sparse(a, &[(1, 1.0)]);
+    rare.memory.source = Some("notes/rare.md".to_string());
     let rare_id = rare.memory.id;
     let mut points = vec![rare];
     points.extend((0..4).map(|_| put_sparse(a, &[(2, 1.0)])));
@@ -1102,7 +1103,12 @@ async fn sparse_query_ranks_with_idf_within_the_tenant(store: &dyn Store) {
 
     let filter = Filter::tenant(a);
     let hits = store
-        .query_sparse(sparse(&[(1, 1.0), (2, 1.0)]), &filter, 10, false)
+        .query_sparse(
+            sparse(&[(1, 1.0), (2, 1.0)]),
+            &filter,
+            10,
+            PayloadRead::Nothing,
+        )
         .await
         .expect("sparse query");
     assert_eq!(
@@ -1115,7 +1121,7 @@ async fn sparse_query_ranks_with_idf_within_the_tenant(store: &dyn Store) {
         "the rare dimension ranks first, IDF within the tenant: {hits:?}"
     );
     let only = store
-        .query_sparse(sparse(&[(1, 1.0)]), &filter, 10, true)
+        .query_sparse(sparse(&[(1, 1.0)]), &filter, 10, PayloadRead::Memory)
         .await
         .expect("sparse query");
     assert_eq!(
@@ -1124,6 +1130,23 @@ async fn sparse_query_ranks_with_idf_within_the_tenant(store: &dyn Store) {
         "only tenant A's point of dimension 1"
     );
     assert!(only[0].memory.is_some(), "payload when asked");
+    assert_eq!(only[0].source.as_deref(), Some("notes/rare.md"));
+    // The source alone: what the verbatim check needs of a hit, not its text.
+    let sources = store
+        .query_sparse(sparse(&[(1, 1.0)]), &filter, 10, PayloadRead::Source)
+        .await
+        .expect("sparse query");
+    assert_eq!(
+        (sources[0].memory.as_ref(), sources[0].source.as_deref()),
+        (None, Some("notes/rare.md")),
+        "the source without the memory"
+    );
+    let bare = &hits[0];
+    assert_eq!(
+        (bare.memory.as_ref(), bare.source.as_ref()),
+        (None, None),
+        "nothing read"
+    );
 }
 
 async fn term_scroll_reads_the_sparse_encoding_and_source_only(store: &dyn Store) {
@@ -1288,7 +1311,7 @@ async fn set_sparse_fills_only_the_sparse_vector(store: &dyn Store) {
         .expect("upsert");
     let before = count_missing(store).await;
     let filter = Filter::tenant(t);
-    let near = |i| store.query_dense(axis(i), &filter, 10, true);
+    let near = |i| store.query_dense(axis(i), &filter, 10, PayloadRead::Memory);
     let (near_a, near_b) = (near(2).await.expect("dense"), near(3).await.expect("dense"));
 
     store
@@ -1325,7 +1348,7 @@ async fn set_sparse_fills_only_the_sparse_vector(store: &dyn Store) {
         "the dense vector is unchanged"
     );
     let hits = store
-        .query_sparse(sparse(&[(7, 1.0)]), &filter, 10, true)
+        .query_sparse(sparse(&[(7, 1.0)]), &filter, 10, PayloadRead::Memory)
         .await
         .expect("sparse query");
     assert_eq!(
@@ -1363,14 +1386,24 @@ async fn set_sparse_skips_unknown_ids_and_is_repeatable(store: &dyn Store) {
     assert_eq!(count_missing(store).await, before - 2, "both filled");
     let filter = Filter::tenant(t);
     let once = store
-        .query_sparse(sparse(&[(3, 1.0), (4, 1.0)]), &filter, 10, false)
+        .query_sparse(
+            sparse(&[(3, 1.0), (4, 1.0)]),
+            &filter,
+            10,
+            PayloadRead::Nothing,
+        )
         .await
         .expect("sparse query");
     store.set_sparse(vectors).await.expect("set_sparse again");
     assert_eq!(count_missing(store).await, before - 2, "still filled");
     assert_eq!(count(store, &filter).await, 2, "still two points");
     let twice = store
-        .query_sparse(sparse(&[(3, 1.0), (4, 1.0)]), &filter, 10, false)
+        .query_sparse(
+            sparse(&[(3, 1.0), (4, 1.0)]),
+            &filter,
+            10,
+            PayloadRead::Nothing,
+        )
         .await
         .expect("sparse query");
     assert_eq!(hit_ids(&once), hit_ids(&twice), "the same answer");
@@ -1396,7 +1429,12 @@ async fn upserting_without_sparse_makes_a_point_missing_again(store: &dyn Store)
     );
     assert!(missing_ids(store).await.contains(&m.id), "listed again");
     let hits = store
-        .query_sparse(sparse(&[(5, 1.0)]), &Filter::tenant("refill"), 10, false)
+        .query_sparse(
+            sparse(&[(5, 1.0)]),
+            &Filter::tenant("refill"),
+            10,
+            PayloadRead::Nothing,
+        )
         .await
         .expect("sparse query");
     assert!(hits.is_empty(), "the sparse space no longer finds it");
@@ -1500,18 +1538,21 @@ async fn an_empty_gate_is_refused(store: &dyn Store) {
     is_invalid(store.scroll(&filter, 10, None).await.map(drop), "scroll");
     is_invalid(
         store
-            .query_dense(axis(0), &filter, 10, false)
+            .query_dense(axis(0), &filter, 10, PayloadRead::Nothing)
             .await
             .map(drop),
         "dense query",
     );
     is_invalid(
-        store.query_text("fox", &filter, 10, false).await.map(drop),
+        store
+            .query_text("fox", &filter, 10, PayloadRead::Nothing)
+            .await
+            .map(drop),
         "text query",
     );
     is_invalid(
         store
-            .query_sparse(sparse(&[(1, 1.0)]), &filter, 10, false)
+            .query_sparse(sparse(&[(1, 1.0)]), &filter, 10, PayloadRead::Nothing)
             .await
             .map(drop),
         "sparse query",
@@ -1529,12 +1570,17 @@ async fn probe(store: &dyn Store) -> Vec<String> {
         out.push(format!("{tenant} ids {:?}", ids(store, &filter).await));
     }
     let dense = store
-        .query_dense(axis(0), &Filter::tenant("dense"), 10, false)
+        .query_dense(axis(0), &Filter::tenant("dense"), 10, PayloadRead::Nothing)
         .await
         .expect("dense");
     out.push(format!("dense {:?}", hit_ids(&dense)));
     let text = store
-        .query_text("zephyr common", &Filter::tenant("bm25-a"), 10, false)
+        .query_text(
+            "zephyr common",
+            &Filter::tenant("bm25-a"),
+            10,
+            PayloadRead::Nothing,
+        )
         .await
         .expect("text");
     out.push(format!("text {:?}", hit_ids(&text)));
@@ -1545,7 +1591,12 @@ async fn probe(store: &dyn Store) -> Vec<String> {
     out.push(format!("phrase {}", count(store, &phrase).await));
     out.push(format!("missing sparse {:?}", missing_ids(store).await));
     let fill = store
-        .query_sparse(sparse(&[(7, 1.0)]), &Filter::tenant("fill"), 10, false)
+        .query_sparse(
+            sparse(&[(7, 1.0)]),
+            &Filter::tenant("fill"),
+            10,
+            PayloadRead::Nothing,
+        )
         .await
         .expect("sparse");
     out.push(format!("fill {:?}", hit_ids(&fill)));
@@ -1602,7 +1653,7 @@ fn bulk(tenant: &str, n: u64, dim: usize) -> Vec<Point> {
 /// The ten nearest points of tenant `opt`.
 async fn nearest(store: &dyn Store, query: Vec<f32>) -> Vec<Uuid> {
     let hits = store
-        .query_dense(query, &Filter::tenant("opt"), 10, false)
+        .query_dense(query, &Filter::tenant("opt"), 10, PayloadRead::Nothing)
         .await
         .expect("dense query");
     hit_ids(&hits)
@@ -1690,7 +1741,12 @@ async fn edge_set_sparse_survives_reopen() {
     assert_eq!(count_missing(&store).await, 1, "one still missing");
     assert_eq!(missing_ids(&store).await, set(&ids[1..]), "the other one");
     let hits = store
-        .query_sparse(sparse(&[(1, 1.0)]), &Filter::tenant("t"), 10, false)
+        .query_sparse(
+            sparse(&[(1, 1.0)]),
+            &Filter::tenant("t"),
+            10,
+            PayloadRead::Nothing,
+        )
         .await
         .expect("sparse query");
     assert_eq!(hit_ids(&hits), ids[..1].to_vec(), "the sparse vector kept");
@@ -1759,7 +1815,7 @@ async fn edge_refuses_bad_input() {
     ));
     let store = open_ready(dir.path()).await;
     let err = store
-        .query_dense(axis(0), &Filter::tenant("t"), 0, false)
+        .query_dense(axis(0), &Filter::tenant("t"), 0, PayloadRead::Nothing)
         .await
         .expect_err("limit 0");
     assert!(matches!(err, StoreError::Invalid { .. }), "{err}");
@@ -1769,7 +1825,12 @@ async fn edge_refuses_bad_input() {
         .expect_err("no tenant");
     assert!(matches!(err, StoreError::Invalid { .. }), "{err}");
     let err = store
-        .query_dense(axis(0)[..4].to_vec(), &Filter::tenant("t"), 5, false)
+        .query_dense(
+            axis(0)[..4].to_vec(),
+            &Filter::tenant("t"),
+            5,
+            PayloadRead::Nothing,
+        )
         .await
         .expect_err("dim");
     assert!(matches!(err, StoreError::DimensionMismatch { .. }), "{err}");
