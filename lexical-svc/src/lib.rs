@@ -26,7 +26,7 @@ pub use candidates::{Candidate, Candidates, LexicalError, candidates};
 pub use counts::{CountCacheConfig, Counter};
 pub use readiness::Ready;
 pub use service::{LexicalService, run};
-pub use strategies::with_phrase_reads;
+pub use strategies::{phrase_holders, with_phrase_holders};
 
 /// The lexical channel's settings.
 #[derive(Debug, Clone, PartialEq)]

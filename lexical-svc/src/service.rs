@@ -127,13 +127,17 @@ impl LexicalService {
         let store = self.store.as_ref();
         let embedder = self.embedder.as_deref();
         let counter = self.counter.as_ref();
-        let found =
-            strategies::run(strategy, store, counter, embedder, query, fold, filter, cap).await?;
+        let run = strategies::run(strategy, store, counter, embedder, query, fold, filter, cap);
         if matches!(strategy, Strategy::Off | Strategy::Candidates) {
             // `candidates` reads the phrase points itself, before scoring.
-            return Ok(found);
+            return run.await;
         }
-        strategies::with_phrase_reads(store, query, fold, filter, cap, found).await
+        // The phrase read runs beside the strategy's query, not after it.
+        let (found, holders) = tokio::try_join!(
+            run,
+            strategies::phrase_holders(store, query, fold, filter, cap)
+        )?;
+        Ok(strategies::with_phrase_holders(found, holders, cap))
     }
 }
 

@@ -3,7 +3,9 @@
 //! before the cap can drop them.
 
 use std::collections::HashSet;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use uuid::Uuid;
 
 use trine_core::model::{Filter, Hit, PayloadRead};
 use trine_core::{Fold, Strategy, Verbatim, gate, sparse, terms};
@@ -16,7 +18,7 @@ use crate::{Candidate, Candidates, Counter, LexicalError, candidates};
 /// whole memory only for a single-term query that is not that term alone
 /// (`Ședința.`: the text decides); otherwise the source alone — every hit of
 /// a lone term holds it as a token, and a query of several terms is found in
-/// the texts by the phrase reads ([`with_phrase_reads`]), so only the source
+/// the texts by the phrase reads ([`phrase_holders`]), so only the source
 /// is left to check.
 fn read_for(verbatim: &Verbatim, terms: &[String]) -> PayloadRead {
     match terms {
@@ -108,20 +110,19 @@ pub async fn run(
     })
 }
 
-/// Adds the points holding the query as a phrase (the phrase index, within
-/// the filters) that the strategy's list lacks, after it, keeping at most
-/// `cap`: a verbatim match is read even when the cap would drop it. The
-/// verbatim check then confirms each as DESIGN.md §1 says.
-pub async fn with_phrase_reads(
+/// The points holding the query as a phrase: ids from the phrase index
+/// within the filters (at most `cap`), each confirmed by the verbatim check
+/// as DESIGN.md §1 says, and the read's time; none for a single term. It
+/// runs beside the strategy's own query ([`with_phrase_holders`] merges).
+pub async fn phrase_holders(
     store: &dyn Store,
     query: &str,
     fold: Fold,
     filter: &Filter,
     cap: usize,
-    mut found: Candidates,
-) -> Result<Candidates, LexicalError> {
+) -> Result<Option<(Vec<Uuid>, Duration)>, LexicalError> {
     if terms(query, fold).len() < 2 || cap == 0 {
-        return Ok(found);
+        return Ok(None);
     }
     let started = Instant::now();
     let phrase = Filter {
@@ -130,23 +131,36 @@ pub async fn with_phrase_reads(
     };
     let page = store.scroll(&phrase, cap, None).await?;
     let verbatim = Verbatim::new(query, fold);
-    let holding: HashSet<_> = page
+    let holders = page
         .memories
         .iter()
         .filter(|m| verbatim.matches(&m.text, m.source.as_deref()))
         .map(|m| m.id)
         .collect();
-    // The strategy read no texts: its hits holding the phrase are flagged here.
+    Ok(Some((holders, started.elapsed())))
+}
+
+/// Flags the strategy's hits that hold the query as a phrase (it read no
+/// texts) and adds the holders its list lacks, after it, keeping at most
+/// `cap`: a verbatim match is kept even when the cap would drop it.
+pub fn with_phrase_holders(
+    mut found: Candidates,
+    holders: Option<(Vec<Uuid>, Duration)>,
+    cap: usize,
+) -> Candidates {
+    let Some((holders, took)) = holders else {
+        return found;
+    };
+    let holding: HashSet<Uuid> = holders.iter().copied().collect();
     for candidate in &mut found.list {
         candidate.verbatim |= holding.contains(&candidate.id);
     }
-    let listed: HashSet<_> = found.list.iter().map(|c| c.id).collect();
-    let extra: Vec<Candidate> = page
-        .memories
-        .iter()
-        .filter(|m| !listed.contains(&m.id) && holding.contains(&m.id))
-        .map(|m| Candidate {
-            id: m.id,
+    let listed: HashSet<Uuid> = found.list.iter().map(|c| c.id).collect();
+    let extra: Vec<Candidate> = holders
+        .into_iter()
+        .filter(|id| !listed.contains(id))
+        .map(|id| Candidate {
+            id,
             score: 0.0,
             verbatim: true,
         })
@@ -163,6 +177,83 @@ pub async fn with_phrase_reads(
     }
     found.list.extend(extra);
     found.list.truncate(cap);
-    found.timings.push(("lexical.phrase", started.elapsed()));
-    Ok(found)
+    found.timings.push(("lexical.phrase", took));
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: u128) -> Uuid {
+        Uuid::from_u128(n)
+    }
+
+    /// A list from (id, verbatim) pairs, best first.
+    fn list(items: &[(u128, bool)]) -> Candidates {
+        Candidates {
+            list: items
+                .iter()
+                .enumerate()
+                .map(|(rank, &(n, verbatim))| Candidate {
+                    id: id(n),
+                    score: 10.0 - rank as f64,
+                    verbatim,
+                })
+                .collect(),
+            ..Candidates::default()
+        }
+    }
+
+    #[test]
+    fn phrase_holders_are_flagged_added_and_kept_within_the_cap() {
+        // (list, holders (None: a single term), cap, expected (id, verbatim) in order)
+        type Row = (
+            &'static [(u128, bool)],
+            Option<&'static [u128]>,
+            usize,
+            &'static [(u128, bool)],
+        );
+        let table: [Row; 6] = [
+            // A single term: the list as the strategy made it.
+            (&[(1, true), (2, false)], None, 8, &[(1, true), (2, false)]),
+            // Listed holders are flagged where they rank.
+            (
+                &[(1, false), (2, false), (3, false)],
+                Some(&[2]),
+                8,
+                &[(1, false), (2, true), (3, false)],
+            ),
+            // Holders the list lacks follow it.
+            (
+                &[(1, false), (2, false)],
+                Some(&[9, 2]),
+                8,
+                &[(1, false), (2, true), (9, true)],
+            ),
+            // Over the cap: the lowest plain candidates make room.
+            (
+                &[(1, false), (2, false), (3, false)],
+                Some(&[8, 9]),
+                3,
+                &[(1, false), (8, true), (9, true)],
+            ),
+            // A verbatim candidate is never dropped for a holder; the cap still holds.
+            (
+                &[(1, true), (2, true)],
+                Some(&[9]),
+                2,
+                &[(1, true), (2, true)],
+            ),
+            // No holder found: nothing changes.
+            (&[(1, false)], Some(&[]), 8, &[(1, false)]),
+        ];
+        for (before, holders, cap, want) in table {
+            let holders = holders.map(|h| (h.iter().map(|&n| id(n)).collect(), Duration::ZERO));
+            let got = with_phrase_holders(list(before), holders.clone(), cap);
+            let got: Vec<(Uuid, bool)> = got.list.iter().map(|c| (c.id, c.verbatim)).collect();
+            let want: Vec<(Uuid, bool)> = want.iter().map(|&(n, v)| (id(n), v)).collect();
+            assert_eq!(got, want, "{before:?} with {holders:?}, cap {cap}");
+        }
+    }
 }
