@@ -375,6 +375,65 @@ def scaling_section(work: Path) -> list[str]:
     return out + [""]
 
 
+def four_section(work: Path) -> list[str]:
+    sizes = sorted({int(p.name.split("-")[1]) for p in work.glob("four-*-ingest.txt")})
+    out: list[str] = []
+    for size in sizes:
+        out += four_size_section(work, size)
+    return out
+
+
+def four_size_section(work: Path, size: int) -> list[str]:
+    at = lambda name: work / f"four-{size}-{name}"
+    runs = [(s, c) for s in ("candidates", "sparse") for c in (1, 16)
+            if at(f"{s}-c{c}.json").exists()]
+    if not runs:
+        return []
+    ingest = [line for line in at("ingest.txt").read_text(encoding="utf-8").splitlines()
+              if line.startswith(("wrote ", "built indexes", "stored "))]
+    out = [
+        f"## Four processes over a Qdrant server ({size:,} memories)",
+        "",
+        "`./scripts/four-process.sh`: `trine serve --role gateway|lexical|semantic|fusion` as four "
+        "OS processes over one Qdrant 1.19 server on loopback, the scale corpus ingested into it "
+        "(static embedder); `trine bench --endpoint GATEWAY --native sparse`, then the same load "
+        "on the in-process mesh over the same server, and Qdrant's one-call hybrid (dense + "
+        "`sparse` prefetch; 1.19 has no BM25 over the text index) on the same collection in the "
+        "same run. Milliseconds end to end; mesh overhead: the gateway's time beyond its slowest "
+        "channel and fusion's own work. " + runs_of(work, f"-four-{size}"),
+        "",
+        "```",
+        *ingest,
+        "```",
+        "",
+        "| strategy | load | four processes p50 / p95 / p99 | searches/s | mesh overhead p50 | "
+        "in-process p50 / searches/s | native p50 / searches/s | four / native p50 | "
+        "four / native throughput | errors |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for strategy, c in runs:
+        r = load(at(f"{strategy}-c{c}.json"))
+        inproc = at(f"inproc-{strategy}-c{c}.json")
+        i = load(inproc) if inproc.exists() else None
+        n = r.get("native") or {}
+        e, ne = r["end_to_end"], n.get("end_to_end", {})
+        errors = sum(r["errors"].values()) + (sum(n.get("errors", {}).values()) if n else 0)
+        out.append(
+            f"| {strategy} | concurrency {c} | {ms(e['p50'])} / {ms(e['p95'])} / {ms(e['p99'])} | "
+            f"{r['throughput']:.1f} | {ms(r['mesh_overhead']['p50'])} | "
+            + (f"{ms(i['end_to_end']['p50'])} / {i['throughput']:.1f} | " if i else "– | ")
+            + (f"{ms(ne['p50'])} / {n['throughput']:.1f} | {e['p50'] / ne['p50']:.2f}× | "
+               f"{r['throughput'] / n['throughput']:.2f}× |" if ne else "– | – | – |")
+            + f" {errors} |"
+        )
+    memory = at("memory.txt")
+    if memory.exists():
+        peaks = [line.split() for line in memory.read_text(encoding="utf-8").splitlines() if line.strip()]
+        out += ["", "Peak memory of each process after the runs (VmHWM): "
+                + ", ".join(f"{role} {int(kb) / 1024:.0f} MiB" for role, kb in peaks) + "."]
+    return out + [""]
+
+
 def main() -> None:
     if len(sys.argv) != 2:
         sys.exit("usage: benchmarks-report.py WORK_DIR")
@@ -395,6 +454,7 @@ def main() -> None:
     lines += bench_section(work)
     lines += sweep_section(work)
     lines += scaling_section(work)
+    lines += four_section(work)
     print("\n".join(lines).rstrip() + "\n")
 
 

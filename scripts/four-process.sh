@@ -13,7 +13,7 @@
 #
 # Needs a Qdrant server: FOUR_QDRANT_URL (gRPC) or, in the developers'
 # environment, ../shared/qdrant/start-qdrant (started here and stopped at the
-# end). Work files go to $BENCH_DIR (default ./bench-work); the report is
+# end). Work files go to $BENCH_DIR (default ./bench-work), named four-SIZE-*; the report is
 # rendered by scripts/benchmarks-report.py. Not part of the test command.
 set -euo pipefail
 
@@ -22,7 +22,7 @@ work="${BENCH_DIR:-$repo/bench-work}"
 duration="${FOUR_DURATION:-20s}"
 size="${FOUR_SIZE:-40000}"
 profile="${BENCH_PROFILE:-release}"
-runs=-four # its commit and profile: $work/commit-four.txt, profile-four.txt
+runs="-four-$size" # its commit and profile: $work/commit-four-SIZE.txt, profile-four-SIZE.txt
 # shellcheck source=lib/runs.sh
 source "$repo/scripts/lib/runs.sh"
 
@@ -50,16 +50,16 @@ dir="$work/corpus-$size"
 }
 server=(--qdrant "$url" --collection "four_$size" --embedder static --models "$models")
 "$trine" "${server[@]}" ingest "$dir/memories.jsonl" --batch 1024 \
-  >"$work/four-ingest.txt" 2>&1
+  >"$work/four-$size-ingest.txt" 2>&1
 
 # Four processes on free loopback ports; each is ready when its health service says SERVING.
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 lexical="127.0.0.1:$(port)" semantic="127.0.0.1:$(port)" fusion="127.0.0.1:$(port)" gateway="127.0.0.1:$(port)"
 serve() { # ROLE ADDR [args...]
   "$trine" "${server[@]}" --log error serve --role "$1" --listen "$2" --metrics off "${@:3}" \
-    >"$work/four-$1.log" 2>&1 &
+    >"$work/four-$size-$1.log" 2>&1 &
   pids+=($!)
-  echo $! >"$work/four-$1.pid"
+  echo $! >"$work/four-$size-$1.pid"
 }
 serve lexical "$lexical"
 serve semantic "$semantic"
@@ -80,16 +80,16 @@ for strategy in candidates sparse; do
     "$trine" "${server[@]}" --log error bench --endpoint "http://$gateway" \
       --queries "$dir/bench-queries.jsonl" --strategy "$strategy" --concurrency "$c" \
       --native sparse --duration "$duration" --warmup 5s \
-      --save "$work/four-$strategy-c$c.json" >/dev/null
+      --save "$work/four-$size-$strategy-c$c.json" >/dev/null
     "$trine" "${server[@]}" --log error bench \
       --queries "$dir/bench-queries.jsonl" --strategy "$strategy" --concurrency "$c" \
-      --duration "$duration" --warmup 5s --save "$work/four-inproc-$strategy-c$c.json" >/dev/null
+      --duration "$duration" --warmup 5s --save "$work/four-$size-inproc-$strategy-c$c.json" >/dev/null
   done
 done
 
 # Each role's peak resident memory, from the kernel.
 for role in gateway lexical semantic fusion; do
-  pid="$(cat "$work/four-$role.pid")"
+  pid="$(cat "$work/four-$size-$role.pid")"
   awk -v role="$role" '/^VmHWM:/ {print role, $2}' "/proc/$pid/status"
-done >"$work/four-memory.txt"
-echo "four-process runs in $work/four-*.json" >&2
+done >"$work/four-$size-memory.txt"
+echo "four-process runs in $work/four-$size-*.json" >&2
