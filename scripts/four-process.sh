@@ -92,4 +92,10 @@ for role in gateway lexical semantic fusion; do
   pid="$(cat "$work/four-$size-$role.pid")"
   awk -v role="$role" '/^VmHWM:/ {print role, $2}' "/proc/$pid/status"
 done >"$work/four-$size-memory.txt"
+# And the Qdrant server's, when this script started it.
+if [[ -n ${started_qdrant:-} ]]; then
+  for pid in ${TRINE_QDRANT_PIDS//,/ }; do
+    awk '/^VmHWM:/ {print "qdrant", $2}' "/proc/$pid/status"
+  done >>"$work/four-$size-memory.txt"
+fi
 echo "four-process runs in $work/four-$size-*.json" >&2

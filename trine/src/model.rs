@@ -34,7 +34,7 @@ pub enum Command {
         #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=100_000))]
         limit: u32,
         /// Texts handed to the model at once (as `trine ingest --batch`)
-        #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..=1024))]
+        #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u16).range(1..=1024))]
         batch: u16,
     },
 }
@@ -120,13 +120,7 @@ async fn speed(config: &Config, path: &Path, limit: usize, batch: usize) -> CmdR
         let mut work = Work::default();
         for chunk in texts.chunks(batch) {
             let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
-            let (_, done) = model.embed_measured(&refs)?;
-            work = Work {
-                texts: work.texts + done.texts,
-                tokens: work.tokens + done.tokens,
-                padded: work.padded + done.padded,
-                flops: work.flops + done.flops,
-            };
+            work.add(model.embed_measured(&refs)?.1);
         }
         Ok::<_, trine_embed::EmbedError>((work, started.elapsed().as_secs_f64(), ceiling))
     })

@@ -226,3 +226,44 @@ fn another_layout_is_written_read_and_checked_as_configured() {
     let problems = report["problems"].to_string();
     assert!(problems.contains("no text index on `text`"), "{problems}");
 }
+
+#[test]
+fn model_speed_reports_the_rate_against_the_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let texts = trine_testkit::workspace_dir().join("samples/memories.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_trine"))
+        .arg("--models")
+        .arg(trine_testkit::models_dir())
+        .args(["model", "speed"])
+        .arg(&texts)
+        .args(["--limit", "20", "--batch", "8"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    for want in [
+        "MiniLM on 20 texts in batches of 8",
+        "tokens/s",
+        "GFLOP/s",
+        "% of it",
+    ] {
+        assert!(stdout.contains(want), "{want:?} in: {stdout}");
+    }
+
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_trine"))
+        .arg("--models")
+        .arg(trine_testkit::models_dir())
+        .args(["model", "speed"])
+        .arg(&empty)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("no texts"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -38,7 +38,8 @@ pub struct Work {
 }
 
 impl Work {
-    fn add(&mut self, other: Self) {
+    /// Adds `other`'s work to this.
+    pub fn add(&mut self, other: Self) {
         self.texts += other.texts;
         self.tokens += other.tokens;
         self.padded += other.padded;
