@@ -434,6 +434,49 @@ def four_size_section(work: Path, size: int) -> list[str]:
     return out + [""]
 
 
+def realtext_section(work: Path) -> list[str]:
+    """trine per strategy beside native on the real-text corpus (make-devset.py --tiers xl)."""
+    dir = work / "realtext"
+    runs = [(s, c) for s in ("candidates", "bm25", "sparse", "gate") for c in (1, 16)
+            if (dir / f"bench-{s}-c{c}.json").exists()]
+    if not runs:
+        return []
+    ingest = [line for line in (dir / "ingest.txt").read_text(encoding="utf-8").splitlines()
+              if line.startswith(("wrote ", "built indexes", "stored "))] \
+        if (dir / "ingest.txt").exists() else []
+    read = lambda name: (dir / name).read_text(encoding="utf-8").strip() if (dir / name).exists() else "?"
+    out = [
+        "## Real text: trine per strategy vs Qdrant's one-call hybrid",
+        "",
+        "`python3 scripts/make-devset.py --tiers xl --flat`: every real text this machine's sources "
+        "hold (Debian package descriptions and changelogs, the Python standard library, "
+        "documentation, Rust sources of the Cargo registry; ADR 0172's 385,000 asked, the sources "
+        "hold fewer), ingested with the static embedder; `trine bench --queries queries.jsonl "
+        "--strategy S --concurrency C --native bm25|sparse` (in-process mesh, then Qdrant's "
+        f"one-call hybrid on the same collection in the same process). Runs: trine at commit "
+        f"`{read('commit.txt')}`, {read('profile.txt')} profile.",
+        "",
+        "```",
+        *ingest,
+        "```",
+        "",
+        "| strategy | load | trine p50 / p95 | trine searches/s | mesh overhead p50 | native | "
+        "native p50 / p95 | native searches/s | trine / native p50 | trine / native throughput |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for strategy, c in runs:
+        r = load(dir / f"bench-{strategy}-c{c}.json")
+        n = r.get("native") or {}
+        e, ne = r["end_to_end"], n.get("end_to_end", {})
+        out.append(
+            f"| {strategy} | concurrency {c} | {ms(e['p50'])} / {ms(e['p95'])} | "
+            f"{r['throughput']:.1f} | {ms(r['mesh_overhead']['p50'])} | {n.get('strategy', '–')} | "
+            + (f"{ms(ne['p50'])} / {ms(ne['p95'])} | {n['throughput']:.1f} | "
+               f"{e['p50'] / ne['p50']:.2f}× | {r['throughput'] / n['throughput']:.2f}× |"
+               if ne else "– | – | – | – |"))
+    return out + [""]
+
+
 def main() -> None:
     if len(sys.argv) != 2:
         sys.exit("usage: benchmarks-report.py WORK_DIR")
@@ -453,6 +496,7 @@ def main() -> None:
     lines += eval_section(work)
     lines += bench_section(work)
     lines += sweep_section(work)
+    lines += realtext_section(work)
     lines += scaling_section(work)
     lines += four_section(work)
     print("\n".join(lines).rstrip() + "\n")

@@ -5,8 +5,9 @@
 # `trine eval` of every configuration and Qdrant's native hybrid (385,000),
 # `trine bench` of each strategy against Qdrant's native hybrid (385,000), and
 # a concurrency sweep (1, 4, 16, 64) and an open-loop rate run of the default
-# strategy beside native (385,000), and the scaling curve with peak memory
-# (scripts/scaling.sh). Release profile (BENCH_PROFILE=dev for the test
+# strategy beside native (385,000), each strategy on real text (every memory
+# of make-devset.py --tiers xl) at concurrency 1 and 16, and the scaling
+# curve with peak memory (scripts/scaling.sh). Release profile (BENCH_PROFILE=dev for the test
 # profile).
 #
 #     ./scripts/benchmarks.sh            # ~1.5 hours on 2 cores, most of it two index builds
@@ -62,6 +63,28 @@ for c in 1 4 16 64; do
 done
 at "$adr" bench --queries "$adr/bench-queries.jsonl" --rate "${BENCH_RATE:-50}" --concurrency 64 \
   --native bm25 --duration "$sweep_duration" --warmup 5s --save "$work/open-loop.json" >/dev/null
+
+# Real text: every memory this machine's sources hold (make-devset.py --tiers
+# xl), each strategy beside native at concurrency 1 and 16.
+real="$work/realtext"
+mkdir -p "$real"
+[[ -f "$real/devset/memories.jsonl" ]] ||
+  python3 scripts/make-devset.py --tiers xl --flat --out "$real/devset" >"$real/devset.txt"
+[[ -d "$real/data" ]] ||
+  "$trine" --data "$real/data" --embedder static --models "$models" \
+    ingest "$real/devset/memories.jsonl" --batch 1024 >"$real/ingest.txt" 2>&1
+cp "$work/commit.txt" "$real/commit.txt"
+cp "$work/profile.txt" "$real/profile.txt"
+for strategy in candidates bm25 sparse gate; do
+  native=bm25
+  [[ $strategy == sparse ]] && native=sparse
+  for c in 1 16; do
+    "$trine" --data "$real/data" --embedder static --models "$models" bench \
+      --queries "$real/devset/queries.jsonl" --strategy "$strategy" --native "$native" \
+      --concurrency "$c" --duration "$sweep_duration" --warmup 5s \
+      --save "$real/bench-$strategy-c$c.json" >/dev/null
+  done
+done
 
 # The scaling curve (40,000 to 385,000 memories), with peak memory.
 BENCH_DIR="$work" BENCH_PROFILE="$profile" ./scripts/scaling.sh

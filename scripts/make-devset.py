@@ -5,6 +5,7 @@
     python3 scripts/make-devset.py --out devset       # devset/{small,medium,large}/*.jsonl
     python3 scripts/make-devset.py --tiers small --out samples/devset-small --flat
     python3 scripts/make-devset.py --out devset --check   # re-read and assert the invariants
+    python3 scripts/make-devset.py --tiers xl --out devset-xl --flat   # every source, for benchmarks
 
 The synthetic sample (make-sample.py) reproduces chosen traps; this set asks how
 search does on text nobody wrote for it. Memories come from what a Debian
@@ -49,7 +50,10 @@ TIERS = {
     "small": dict(debian=200, python=100, changelog=100, cluster=(4, 12), q=40, t=15, i=15, p=15),
     "medium": dict(debian=6500, python=2000, changelog=2500, cluster=(5, 40), q=300, t=60, i=60, p=60),
     "large": dict(everything=110_000, q=400, t=100, i=100, p=100),
+    # Not among the default tiers: the real-text corpus at ADR 0172's size, for the benchmarks.
+    "xl": dict(everything=385_000, q=400, t=100, i=100, p=100),
 }
+BIG = ("large", "xl")  # the tiers that take every source, then documentation and Rust chunks
 # Rust's char::is_whitespace (Unicode White_Space); Python's str.split() also splits on \x1c-\x1f.
 WHITESPACE = re.compile("[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
 CVE = re.compile(r"CVE-\d{4}-\d{4,}")
@@ -399,7 +403,7 @@ def choose_memories(tier: str, pool: dict, rng: random.Random, questions: list) 
         base = [m for p in ("debian", "python", "changelog") for m in pool[p]]
         need = max(0, spec["everything"] - len(base))
         docs = sorted(rng.sample(range(len(pool["doc"])), min(need, len(pool["doc"]))))
-        return base + [pool["doc"][i] for i in docs] + pool["rust"][: need - len(docs)]
+        return base + [pool["doc"][i] for i in docs] + pool[f"rust-{tier}"][: need - len(docs)]
     by_pkg: dict[str, list[dict]] = {}
     for m in pool["changelog"]:
         by_pkg.setdefault(m["package"], []).append(m)
@@ -564,20 +568,24 @@ def main() -> int:
     if not args.check:
         started = time.monotonic()
         files = stdlib_files()
+        big = [t for t in tiers if t in BIG]
         pool = {"debian": debian_memories(), "python": python_memories(files),
-                "changelog": changelog_memories(), "doc": doc_memories(files) if "large" in tiers else []}
+                "changelog": changelog_memories(), "doc": doc_memories(files) if big else []}
         if not pool["debian"]:
             sys.exit("no package descriptions: run `apt-get update -o Acquire::Languages=en` first")
         base = sum(len(pool[p]) for p in ("debian", "python", "changelog"))
-        room = TIERS["large"]["everything"] - base - len(pool["doc"])  # what the doc chunks leave
-        pool["rust"] = rust_memories(room, {fold(m["text"]) for m in pool["doc"]}) if "large" in tiers else []
+        for tier in big:  # each its own draw, so that a larger tier leaves the smaller one as it was
+            room = TIERS[tier]["everything"] - base - len(pool["doc"])  # what the doc chunks leave
+            pool[f"rust-{tier}"] = rust_memories(room, {fold(m["text"]) for m in pool["doc"]})
         print(f"sources: debian {len(pool['debian'])}, python {len(pool['python'])}, changelog "
               f"{len(pool['changelog'])} = {base} memories; doc chunks {len(pool['doc'])}, rust chunks "
-              f"{len(pool['rust'])} ({time.monotonic() - started:.1f} s)")
-        extra = len(pool["doc"]) + len(pool["rust"])
-        if "large" in tiers and base + extra < TIERS["large"]["everything"]:
-            print(f"large: the sources hold {base + extra} memories, fewer than "
-                  f"{TIERS['large']['everything']}; it takes every one")
+              + ", ".join(f"{len(pool[f'rust-{t}'])} ({t})" for t in big)
+              + f" ({time.monotonic() - started:.1f} s)")
+        for tier in big:
+            extra = len(pool["doc"]) + len(pool[f"rust-{tier}"])
+            if base + extra < TIERS[tier]["everything"]:
+                print(f"{tier}: the sources hold {base + extra} memories, fewer than "
+                      f"{TIERS[tier]['everything']}; it takes every one")
         cands = question_candidates(pool)
         print(f"question candidates: debian {len(cands['debian'])}, python {len(cands['python'])}")
         for tier in tiers:
