@@ -113,18 +113,32 @@ impl memory_server::Memory for MemoryService {
             )));
         }
         let mut valid = Vec::with_capacity(records.len());
+        let mut positions = Vec::with_capacity(records.len());
         let mut failed = Vec::new();
         for (index, record) in records.into_iter().enumerate() {
             let id = record.id.clone();
             let index = u32::try_from(index).unwrap_or(u32::MAX);
             match memory_from_wire(record) {
-                Ok(memory) => valid.push(memory),
+                Ok(memory) => {
+                    valid.push(memory);
+                    positions.push(index);
+                }
                 Err(message) => failed.push(v1::ItemError { index, id, message }),
             }
         }
-        let ids = valid.iter().map(|m| m.id.to_string()).collect();
+        let mut ids: Vec<Option<String>> = valid.iter().map(|m| Some(m.id.to_string())).collect();
         self.writer.prepare().await.map_err(write_status)?;
-        self.writer.write(valid).await.map_err(write_status)?;
+        let refused = self.writer.write(valid).await.map_err(write_status)?;
+        for r in refused {
+            ids[r.index] = None;
+            failed.push(v1::ItemError {
+                index: positions[r.index],
+                id: r.id.to_string(),
+                message: r.reason,
+            });
+        }
+        failed.sort_by_key(|e| e.index);
+        let ids = ids.into_iter().flatten().collect();
         Ok(Response::new(v1::UpsertResponse { ids, failed }))
     }
 

@@ -1,6 +1,7 @@
 //! Writing memories: embed their texts, encode their sparse vectors, build
 //! points, upsert.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -10,6 +11,7 @@ use trine_core::model::{CollectionSpec, EmbedderId, Memory, Point};
 use trine_core::{ErrorKind, Fold};
 use trine_embed::{EmbedError, Embedder};
 use trine_store::{Store, StoreError};
+use uuid::Uuid;
 
 /// A failed write.
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +38,47 @@ impl WriteError {
     }
 }
 
+/// A point a write did not store, by its position in the write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub index: usize,
+    pub id: Uuid,
+    pub reason: String,
+}
+
+/// Stripes of the writer's id locks.
+const STRIPES: usize = 64;
+
+fn stripe(id: Uuid) -> usize {
+    (id.as_u128() % STRIPES as u128) as usize
+}
+
+/// The points a write may store, given the tenant that holds each existing
+/// id, and those it refuses: an id held by another tenant, or claimed by an
+/// earlier point of the same write for another tenant. Order is kept.
+pub fn claim(points: Vec<Point>, owners: &HashMap<Uuid, String>) -> (Vec<Point>, Vec<Refused>) {
+    let mut claimed: HashMap<Uuid, String> = HashMap::new();
+    let (mut kept, mut refused) = (Vec::with_capacity(points.len()), Vec::new());
+    for (index, point) in points.into_iter().enumerate() {
+        let id = point.memory.id;
+        let owner = owners.get(&id).or_else(|| claimed.get(&id));
+        match owner {
+            Some(tenant) if *tenant != point.memory.tenant => refused.push(Refused {
+                index,
+                id,
+                reason: format!(
+                    "id {id} is held by another tenant: give this memory another id, or none (one is derived from its tenant, source and text)"
+                ),
+            }),
+            _ => {
+                claimed.insert(id, point.memory.tenant.clone());
+                kept.push(point);
+            }
+        }
+    }
+    (kept, refused)
+}
+
 /// Writes memories into one collection with one embedder.
 #[derive(Clone)]
 pub struct Writer {
@@ -45,6 +88,9 @@ pub struct Writer {
     prepared: Arc<OnceCell<()>>,
     /// The collection's fold (its text index's), and when it was read.
     fold: Arc<Mutex<Option<(Instant, Fold)>>>,
+    /// Locks striped by point id: a write holds those of its ids from the
+    /// ownership check to the store call.
+    stripes: Arc<Vec<tokio::sync::Mutex<()>>>,
 }
 
 /// How long the collection's fold is trusted before it is read again: an
@@ -58,6 +104,7 @@ impl Writer {
             embedder,
             prepared: Arc::new(OnceCell::new()),
             fold: Arc::new(Mutex::new(None)),
+            stripes: Arc::new((0..STRIPES).map(|_| tokio::sync::Mutex::new(())).collect()),
         }
     }
 
@@ -111,9 +158,10 @@ impl Writer {
         Ok(fold)
     }
 
-    /// Embeds and stores validated memories, replacing any with the same ids.
-    /// Returns when the store has made them durable.
-    pub async fn write(&self, memories: Vec<Memory>) -> Result<(), WriteError> {
+    /// Embeds and stores validated memories, replacing any of the same
+    /// tenant with the same ids. Returns when the store has made them
+    /// durable, with those refused ([`Self::upsert`]).
+    pub async fn write(&self, memories: Vec<Memory>) -> Result<Vec<Refused>, WriteError> {
         let points = self.points(memories).await?;
         self.upsert(points).await
     }
@@ -146,12 +194,96 @@ impl Writer {
             .collect())
     }
 
-    /// Stores points made by [`Self::points`]; returns when they are durable.
-    pub async fn upsert(&self, points: Vec<Point>) -> Result<(), WriteError> {
+    /// Stores points made by [`Self::points`]; returns when they are
+    /// durable, with the points refused because their id is held by another
+    /// tenant ([`Refused`]): a write never creates, changes or removes
+    /// another tenant's point. The check and the store call run under the
+    /// ids' stripe locks, so two writes through this writer cannot race
+    /// past each other's check.
+    pub async fn upsert(&self, points: Vec<Point>) -> Result<Vec<Refused>, WriteError> {
         if points.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
-        self.store.upsert(points).await?;
-        Ok(())
+        let mut stripes: Vec<usize> = points.iter().map(|p| stripe(p.memory.id)).collect();
+        stripes.sort_unstable();
+        stripes.dedup();
+        let mut held = Vec::with_capacity(stripes.len());
+        for i in stripes {
+            held.push(self.stripes[i].lock().await); // in stripe order: no deadlock
+        }
+        let ids: Vec<Uuid> = points.iter().map(|p| p.memory.id).collect();
+        let owners: HashMap<Uuid, String> = self
+            .store
+            .get(&ids)
+            .await?
+            .into_iter()
+            .map(|m| (m.id, m.tenant))
+            .collect();
+        let (kept, refused) = claim(points, &owners);
+        if !kept.is_empty() {
+            self.store.upsert(kept).await?;
+        }
+        drop(held);
+        Ok(refused)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(id: u128, tenant: &str) -> Point {
+        Point {
+            memory: Memory::new(Uuid::from_u128(id), tenant, "text"),
+            dense: Vec::new(),
+            sparse: None,
+        }
+    }
+
+    #[test]
+    fn a_write_claims_only_free_ids_and_its_tenants_own() {
+        // (existing owners, the write's (id, tenant)s, kept ids, refused positions)
+        type Row = (
+            &'static [(u128, &'static str)],
+            &'static [(u128, &'static str)],
+            &'static [u128],
+            &'static [usize],
+        );
+        let table: [Row; 6] = [
+            (&[], &[], &[], &[]),
+            // New ids and the tenant's own ids are written.
+            (&[(1, "acme")], &[(1, "acme"), (2, "acme")], &[1, 2], &[]),
+            // Another tenant's id is refused, the rest written.
+            (&[(1, "acme")], &[(2, "globex"), (1, "globex")], &[2], &[1]),
+            // Within one write, the first tenant to name a new id keeps it.
+            (
+                &[],
+                &[(3, "acme"), (3, "globex"), (3, "acme")],
+                &[3, 3],
+                &[1],
+            ),
+            // An id named twice by its owner's tenant is written twice (the last wins).
+            (&[(4, "acme")], &[(4, "acme"), (4, "acme")], &[4, 4], &[]),
+            // Tenants are compared exactly.
+            (&[(5, "acme")], &[(5, "Acme")], &[], &[0]),
+        ];
+        for (owners, write, kept_ids, refused_at) in table {
+            let owners: HashMap<Uuid, String> = owners
+                .iter()
+                .map(|&(id, t)| (Uuid::from_u128(id), t.to_string()))
+                .collect();
+            let points = write.iter().map(|&(id, t)| point(id, t)).collect();
+            let (kept, refused) = claim(points, &owners);
+            let kept: Vec<Uuid> = kept.iter().map(|p| p.memory.id).collect();
+            let want: Vec<Uuid> = kept_ids.iter().map(|&id| Uuid::from_u128(id)).collect();
+            assert_eq!(kept, want, "{write:?} over {owners:?}");
+            let at: Vec<usize> = refused.iter().map(|r| r.index).collect();
+            assert_eq!(at, refused_at, "{write:?} over {owners:?}");
+            assert!(
+                refused
+                    .iter()
+                    .all(|r| r.reason.contains("held by another tenant"))
+            );
+        }
     }
 }

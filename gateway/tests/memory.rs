@@ -129,3 +129,98 @@ async fn upsert_get_delete_over_grpc() {
     stop.send(()).unwrap();
     server.await.unwrap().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upsert_never_replaces_another_tenants_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
+    let writer = Writer::new(store, Arc::new(HashEmbedder::new(64)));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(trine_gateway::run(
+        listener,
+        MemoryService::new(writer),
+        async {
+            stopped.await.ok();
+        },
+    ));
+    let mut client = MemoryClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    let upsert = |records: Vec<Record>| UpsertRequest { records };
+
+    let first = client
+        .upsert(upsert(vec![record(A, "acme's own memory", "acme")]))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(first.ids, [A]);
+
+    // globex names acme's id: refused by index, the rest of the call stored;
+    // and within one call, the first tenant to name a new id keeps it.
+    let second = client
+        .upsert(upsert(vec![
+            record(B, "globex's own memory", "globex"),
+            record(A, "globex overwriting acme", "globex"),
+            record(B, "acme claiming globex's new id", "acme"),
+        ]))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(second.ids, [B], "{second:?}");
+    let refused: Vec<u32> = second.failed.iter().map(|f| f.index).collect();
+    assert_eq!(refused, [1, 2], "{second:?}");
+    assert!(
+        second.failed[0].message.contains("held by another tenant"),
+        "{second:?}"
+    );
+
+    let get = |tenant: &str, id: &str| GetRequest {
+        tenant: tenant.to_string(),
+        ids: vec![id.to_string()],
+    };
+    let acme = client
+        .get(get("acme", A))
+        .await
+        .unwrap()
+        .into_inner()
+        .records;
+    assert_eq!(acme.len(), 1);
+    assert_eq!(acme[0].text, "acme's own memory", "acme's memory unchanged");
+    assert!(
+        client
+            .get(get("globex", A))
+            .await
+            .unwrap()
+            .into_inner()
+            .records
+            .is_empty(),
+        "globex never got acme's id"
+    );
+    let globex = client
+        .get(get("globex", B))
+        .await
+        .unwrap()
+        .into_inner()
+        .records;
+    assert_eq!(globex[0].text, "globex's own memory");
+
+    // The owner still updates its own memory.
+    let again = client
+        .upsert(upsert(vec![record(A, "acme's memory, edited", "acme")]))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(again.failed.is_empty(), "{again:?}");
+    let acme = client
+        .get(get("acme", A))
+        .await
+        .unwrap()
+        .into_inner()
+        .records;
+    assert_eq!(acme[0].text, "acme's memory, edited");
+
+    stop.send(()).unwrap();
+    server.await.unwrap().unwrap();
+}

@@ -53,11 +53,12 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     let progress = Arc::new(Progress::new(total));
     let started = Instant::now();
     // Embedding the next batch overlaps storing this one: one batch waits.
-    let (tx, rx) = mpsc::channel::<(Vec<Point>, usize)>(1);
+    let (tx, rx) = mpsc::channel::<Batch>(1);
     let storing = tokio::spawn(store_batches(writer.clone(), rx, progress.clone()));
     let mut lines = reader.lines();
     let mut line_no = 0usize;
     let mut batch: Vec<Memory> = Vec::with_capacity(usize::from(args.batch));
+    let mut batch_lines: Vec<usize> = Vec::with_capacity(usize::from(args.batch));
     let mut failed = 0usize;
     let mut embedded = Ok(());
     loop {
@@ -67,7 +68,10 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             line_no += 1;
             if !line.trim().is_empty() {
                 match parse_line(&line) {
-                    Ok(memory) => batch.push(memory),
+                    Ok(memory) => {
+                        batch.push(memory);
+                        batch_lines.push(line_no);
+                    }
                     Err(why) => {
                         failed += 1;
                         progress.say(&format!("line {line_no}: {why}"));
@@ -79,7 +83,16 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             match writer.points(std::mem::take(&mut batch)).await {
                 Ok(points) => {
                     progress.embedded_through(line_no);
-                    if tx.send((points, line_no)).await.is_err() {
+                    let lines = std::mem::take(&mut batch_lines);
+                    if tx
+                        .send(Batch {
+                            points,
+                            lines,
+                            through: line_no,
+                        })
+                        .await
+                        .is_err()
+                    {
                         break; // storing failed: its error is reported below
                     }
                 }
@@ -109,6 +122,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         }
     };
     progress.finish();
+    failed += stored.refused;
     let stored = stored.memories;
 
     let wrote = started.elapsed().as_secs_f64();
@@ -141,27 +155,49 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
 #[derive(Debug, Clone, Copy, Default)]
 struct Stored {
     memories: usize,
+    /// Memories the writer refused (reported by line).
+    refused: usize,
     through: usize,
 }
 
-/// Stores the embedded batches in order; on the first failure, stops and
-/// says why and how far it got.
+/// Embedded points on their way to the store, with each one's input line and
+/// the batch's last line.
+struct Batch {
+    points: Vec<Point>,
+    lines: Vec<usize>,
+    through: usize,
+}
+
+/// Stores the embedded batches in order, reporting by line each memory the
+/// writer refused (an id another tenant holds); on the first failure, stops
+/// and says why and how far it got.
 async fn store_batches(
     writer: Writer,
-    mut batches: mpsc::Receiver<(Vec<Point>, usize)>,
+    mut batches: mpsc::Receiver<Batch>,
     progress: Arc<Progress>,
 ) -> Result<Stored, (String, Stored)> {
     let mut stored = Stored::default();
-    while let Some((points, line_no)) = batches.recv().await {
+    while let Some(Batch {
+        points,
+        lines,
+        through,
+    }) = batches.recv().await
+    {
         let size = points.len();
-        if let Err(e) = writer.upsert(points).await {
-            return Err((format!("{e} (the batch ending at line {line_no})"), stored));
+        let refused = match writer.upsert(points).await {
+            Ok(refused) => refused,
+            Err(e) => return Err((format!("{e} (the batch ending at line {through})"), stored)),
+        };
+        for r in &refused {
+            let line = lines.get(r.index).copied().unwrap_or(through);
+            progress.say(&format!("line {line}: {}", r.reason));
         }
         stored = Stored {
-            memories: stored.memories + size,
-            through: line_no,
+            memories: stored.memories + size - refused.len(),
+            refused: stored.refused + refused.len(),
+            through,
         };
-        progress.stored_through(line_no);
+        progress.stored_through(through);
     }
     Ok(stored)
 }

@@ -267,3 +267,43 @@ fn model_speed_reports_the_rate_against_the_machine() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn ingest_never_replaces_another_tenants_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let id = "00000000-0000-4000-8000-0000000000a1";
+    let acme =
+        format!("{{\"id\": \"{id}\", \"text\": \"acme's own memory\", \"tenant\": \"acme\"}}\n");
+    assert!(trine(&data, &["ingest", "-"], Some(&acme)).status.success());
+
+    let hostile = format!(
+        "{{\"text\": \"globex's own memory\", \"tenant\": \"globex\"}}\n{{\"id\": \"{id}\", \"text\": \"globex overwriting acme\", \"tenant\": \"globex\"}}\n"
+    );
+    let out = trine(&data, &["ingest", "-"], Some(&hostile));
+    let stderr = text(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "a refused line is a failed line: {stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("line 2: id {id} is held by another tenant")),
+        "{stderr}"
+    );
+    assert!(
+        text(&out.stdout).contains("stored 1 memories"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(doctor_points(&data), 2);
+
+    let found = trine(
+        &data,
+        &["search", "--tenant", "acme", "--json", "acme's own memory"],
+        None,
+    );
+    let found = text(&found.stdout);
+    assert!(found.contains("acme's own memory"), "{found}");
+    assert!(!found.contains("overwriting"), "{found}");
+}
