@@ -12,7 +12,7 @@ use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{DeleteRequest, GetRequest, Record, UpsertRequest};
 use trine_embed::HashEmbedder;
 use trine_gateway::{MemoryService, Writer};
-use trine_store::EdgeStore;
+use trine_store::{EdgeStore, ServerStore, Store};
 
 const TENANTS: [&str; 3] = ["acme", "globex", "initech"];
 const IDS: u128 = 24;
@@ -52,8 +52,7 @@ fn record(id: &str, tenant: &str, text: &str) -> Record {
     }
 }
 
-async fn serve(dir: &std::path::Path) -> (MemoryClient<Channel>, tokio::sync::oneshot::Sender<()>) {
-    let store = Arc::new(EdgeStore::open(dir, "memories").unwrap());
+async fn serve(store: Arc<dyn Store>) -> (MemoryClient<Channel>, tokio::sync::oneshot::Sender<()>) {
     let writer = Writer::new(store, Arc::new(HashEmbedder::new(16)));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -96,10 +95,50 @@ async fn state(client: &mut MemoryClient<Channel>) -> HashMap<String, (String, S
     out
 }
 
+fn edge(dir: &std::path::Path) -> Arc<dyn Store> {
+    Arc::new(EdgeStore::open(dir, "memories").unwrap())
+}
+
+/// A fresh collection on the Qdrant server of `TRINE_QDRANT_URL`, if set.
+async fn server() -> Option<Arc<dyn Store>> {
+    let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {
+        eprintln!("skipped: the tenancy test on a Qdrant server (set TRINE_QDRANT_URL to run it)");
+        return None;
+    };
+    let collection = format!("trine_tenancy_{}", uuid::Uuid::new_v4().simple());
+    Some(Arc::new(
+        ServerStore::connect(&url, &collection).await.unwrap(),
+    ))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_calls_never_change_another_tenants_memory() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut client, stop) = serve(dir.path()).await;
+    random_calls(edge(dir.path())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn random_calls_never_change_another_tenants_memory_on_a_server() {
+    if let Some(store) = server().await {
+        random_calls(store).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tenants_racing_for_a_new_id_leave_one_owner() {
+    let dir = tempfile::tempdir().unwrap();
+    racing(edge(dir.path())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tenants_racing_for_a_new_id_leave_one_owner_on_a_server() {
+    if let Some(store) = server().await {
+        racing(store).await;
+    }
+}
+
+async fn random_calls(store: Arc<dyn Store>) {
+    let (mut client, stop) = serve(store).await;
     let mut model: HashMap<String, (String, String)> = HashMap::new();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut refused = 0;
@@ -185,10 +224,8 @@ async fn random_calls_never_change_another_tenants_memory() {
     stop.send(()).unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tenants_racing_for_a_new_id_leave_one_owner() {
-    let dir = tempfile::tempdir().unwrap();
-    let (client, stop) = serve(dir.path()).await;
+async fn racing(store: Arc<dyn Store>) {
+    let (client, stop) = serve(store).await;
     for round in 0..50u128 {
         let target = id(1000 + round);
         let calls = TENANTS.iter().map(|tenant| {
