@@ -19,7 +19,7 @@ use trine_api::v1::lexical_client::LexicalClient;
 use trine_api::v1::semantic_client::SemanticClient;
 use trine_api::v1::{self, StageTiming};
 use trine_api::{filter_from_wire, filter_to_wire, fusion_from_wire, memory_to_wire, status};
-use trine_core::model::parse_id;
+use trine_core::model::{MAX_QUERY_BYTES, parse_id};
 use trine_core::{ErrorKind, Mode, Strategy};
 use trine_store::{Metered, Store};
 use trine_telemetry::grpc::{Traced, client_span, traced};
@@ -212,7 +212,7 @@ impl Searcher {
             tenant = request.filters.as_ref().map(|f| f.tenant.as_str()).unwrap_or(""),
             mode = field::Empty,
             strategy = field::Empty,
-            terms = int(trine_core::terms(&request.query, trine_core::Fold::Case).len()),
+            terms = field::Empty,
             limit = field::Empty,
             lexical = field::Empty,
             semantic = field::Empty,
@@ -228,13 +228,17 @@ impl Searcher {
         if query.is_empty() {
             return Err(invalid("query is empty"));
         }
-        if query.len() > self.config.max_query_bytes {
+        let max_query = self.config.max_query_bytes.min(MAX_QUERY_BYTES);
+        if query.len() > max_query {
             return Err(invalid(format!(
-                "query is {} bytes, more than the {} allowed",
+                "query is {} bytes, more than the {max_query} allowed",
                 query.len(),
-                self.config.max_query_bytes
             )));
         }
+        span.record(
+            "terms",
+            int(trine_core::terms(query, trine_core::Fold::Case).len()),
+        );
         let limit = self.limit(request.limit)?;
         let mode = self.mode(request.mode)?;
         fusion_from_wire(

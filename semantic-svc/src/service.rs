@@ -12,6 +12,7 @@ use trine_api::v1;
 use trine_api::v1::semantic_server::{Semantic, SemanticServer};
 use trine_api::{cap_from_wire, filter_from_wire, status, timings_to_wire};
 use trine_core::ErrorKind;
+use trine_core::model::MAX_QUERY_BYTES;
 use trine_embed::Embedder;
 use trine_store::{Metered, Store};
 use trine_telemetry::Metrics;
@@ -66,6 +67,12 @@ impl Semantic for SemanticService {
         let request = request.into_inner();
         if request.query.trim().is_empty() {
             return Err(invalid("query is empty"));
+        }
+        if request.query.len() > MAX_QUERY_BYTES {
+            return Err(invalid(format!(
+                "query is {} bytes, more than the {MAX_QUERY_BYTES} allowed",
+                request.query.len()
+            )));
         }
         let filter =
             filter_from_wire(request.filters.as_ref(), chrono::Utc::now()).map_err(invalid)?;

@@ -120,3 +120,23 @@ async fn bad_peer_addresses_say_what_to_fix() {
         assert!(err.contains(want), "{addr}: {err}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_query_is_refused_before_any_work() {
+    let (_dir, store) = store().await;
+    let (stop, rx) = watch::channel(false);
+    let (addr, _) = replica(store, "127.0.0.1:0", &rx).await;
+    let mut client = LexicalClient::new(channel(&addr.to_string()).unwrap());
+    // Four MiB of distinct words: refused on its size, never split into terms.
+    let huge: String = (0..400_000).map(|i| format!("w{i} ")).collect();
+    let err = client
+        .candidates(CandidatesRequest {
+            query: huge,
+            ..request()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument, "{err:?}");
+    assert!(err.message().contains("bytes, more than the"), "{err:?}");
+    stop.send(true).unwrap();
+}

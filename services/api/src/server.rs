@@ -3,9 +3,11 @@
 //! server span that continues the caller's trace and counted in the service's
 //! metrics, until the shutdown future resolves, then draining in-flight calls.
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::sync::Arc;
 
+use prost::Message;
 use tokio::net::TcpListener;
 use tonic::service::Routes;
 use tonic::transport::Server;
@@ -13,6 +15,34 @@ use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
 use trine_telemetry::Metrics;
 use trine_telemetry::grpc::ServerLayer;
+
+/// Every path a trine server can answer (`/package.Service/Method`): the
+/// methods of trine's protos, of the health service and of reflection, read
+/// from their file descriptor sets.
+pub fn known_paths() -> HashSet<String> {
+    [
+        crate::FILE_DESCRIPTOR_SET,
+        tonic_health::pb::FILE_DESCRIPTOR_SET,
+        tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET,
+    ]
+    .into_iter()
+    .filter_map(|bytes| prost_types::FileDescriptorSet::decode(bytes).ok())
+    .flat_map(|set| set.file)
+    .flat_map(|file| {
+        let package = file.package.unwrap_or_default();
+        file.service.into_iter().flat_map(move |service| {
+            let service_name = match (package.as_str(), service.name.as_deref()) {
+                ("", name) => name.unwrap_or_default().to_string(),
+                (package, name) => format!("{package}.{}", name.unwrap_or_default()),
+            };
+            service
+                .method
+                .into_iter()
+                .filter_map(move |m| m.name.map(|name| format!("/{service_name}/{name}")))
+        })
+    })
+    .collect()
+}
 
 /// Serves `routes` on `listener` until `shutdown` resolves. `names` are the
 /// fully qualified service names reported SERVING by the health service;
@@ -51,8 +81,31 @@ pub async fn serve(
     // peer's delayed ACK (~40 ms on Linux).
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     Server::builder()
-        .layer(ServerLayer::new(metrics))
+        .layer(ServerLayer::new(metrics, known_paths()))
         .add_routes(routes)
         .serve_with_incoming_shutdown(incoming, drained)
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_known_paths_are_every_served_method() {
+        let known = known_paths();
+        for path in [
+            "/trine.v1.Memory/Search",
+            "/trine.v1.Memory/Upsert",
+            "/trine.v1.Lexical/Candidates",
+            "/trine.v1.Semantic/Nearest",
+            "/trine.v1.Fusion/Fuse",
+            "/grpc.health.v1.Health/Check",
+            "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+        ] {
+            assert!(known.contains(path), "{path} in {known:?}");
+        }
+        assert!(!known.contains("/trine.v1.Memory/Nope"));
+        assert!(known.len() < 64, "a bounded set: {known:?}");
+    }
 }

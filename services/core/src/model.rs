@@ -193,6 +193,11 @@ pub struct CollectionInfo {
 /// Longest text a memory may hold, in bytes.
 pub const MAX_TEXT_BYTES: usize = 1 << 20;
 
+/// Longest query any service accepts, in bytes, checked before any work on
+/// it; the gateway's own limit (`max_query_bytes`, 4,096 by default) is
+/// configured within it.
+pub const MAX_QUERY_BYTES: usize = 1 << 16;
+
 /// A memory as a caller writes it (one JSON line of `trine ingest`): the id
 /// is optional and times are RFC 3339 strings.
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -8,6 +8,8 @@
 //! match the index. Query terms additionally drop stop words and keep first
 //! occurrences only.
 
+use std::collections::HashSet;
+
 use crate::fold::Fold;
 
 /// English stop words dropped from queries (Lucene's classic English set).
@@ -34,9 +36,10 @@ pub fn is_stop_word(token: &str) -> bool {
 /// The terms of a query: its tokens without stop words, first occurrences
 /// only, in query order.
 pub fn terms(query: &str, fold: Fold) -> Vec<String> {
+    let mut seen: HashSet<String> = HashSet::new();
     let mut out: Vec<String> = Vec::new();
     for token in tokens(query, fold) {
-        if !is_stop_word(&token) && !out.contains(&token) {
+        if !is_stop_word(&token) && seen.insert(token.clone()) {
             out.push(token);
         }
     }

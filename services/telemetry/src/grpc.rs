@@ -3,6 +3,7 @@
 //! and opens its span as the caller's child ([`ServerLayer`]), so one search
 //! is one trace across the four services.
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -114,13 +115,23 @@ fn code_of(headers: &http::HeaderMap) -> Code {
 #[derive(Debug, Clone)]
 pub struct ServerLayer {
     metrics: Arc<Metrics>,
+    known: Arc<HashSet<String>>,
 }
 
 impl ServerLayer {
-    pub fn new(metrics: Arc<Metrics>) -> Self {
-        Self { metrics }
+    /// `known`: the paths (`/package.Service/Method`) the server answers. A
+    /// call to any other path is counted as [`OTHER_METHOD`], so that
+    /// callers cannot grow the registry with made-up paths.
+    pub fn new(metrics: Arc<Metrics>, known: HashSet<String>) -> Self {
+        Self {
+            metrics,
+            known: Arc::new(known),
+        }
     }
 }
+
+/// The `method` label of calls to paths the server does not answer.
+pub const OTHER_METHOD: &str = "other";
 
 impl<S> tower_layer::Layer<S> for ServerLayer {
     type Service = ServerTrace<S>;
@@ -129,6 +140,7 @@ impl<S> tower_layer::Layer<S> for ServerLayer {
         ServerTrace {
             inner,
             metrics: self.metrics.clone(),
+            known: self.known.clone(),
         }
     }
 }
@@ -138,6 +150,7 @@ impl<S> tower_layer::Layer<S> for ServerLayer {
 pub struct ServerTrace<S> {
     inner: S,
     metrics: Arc<Metrics>,
+    known: Arc<HashSet<String>>,
 }
 
 impl<S, ReqBody, ResBody> tower_service::Service<http::Request<ReqBody>> for ServerTrace<S>
@@ -154,7 +167,12 @@ where
     }
 
     fn call(&mut self, request: http::Request<ReqBody>) -> Self::Future {
-        let path = request.uri().path().to_string();
+        let path = request.uri().path();
+        let path = if self.known.contains(path) {
+            path.to_string()
+        } else {
+            OTHER_METHOD.to_string()
+        };
         let (service, method) = rpc_names(&path);
         let span = tracing::info_span!(
             "grpc.server",
@@ -198,6 +216,56 @@ mod tests {
             ("trine.v1.Lexical", "Candidates")
         );
         assert_eq!(rpc_names("/odd"), ("odd", ""));
+    }
+
+    /// A server that answers every call with an empty OK response.
+    #[derive(Clone)]
+    struct Answer;
+
+    impl tower_service::Service<http::Request<()>> for Answer {
+        type Response = http::Response<()>;
+        type Error = std::convert::Infallible;
+        type Future = std::future::Ready<Result<http::Response<()>, Self::Error>>;
+
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _: http::Request<()>) -> Self::Future {
+            std::future::ready(Ok(http::Response::new(())))
+        }
+    }
+
+    #[test]
+    fn only_known_paths_become_metric_labels() {
+        use tower_layer::Layer;
+        let metrics = Metrics::new("test");
+        let known = HashSet::from(["/trine.v1.Memory/Search".to_string()]);
+        let mut server = ServerLayer::new(metrics.clone(), known).layer(Answer);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        for path in [
+            "/trine.v1.Memory/Search",
+            "/made.Up/Path1",
+            "/made.Up/Path2",
+            "/x",
+        ] {
+            let request = http::Request::builder().uri(path).body(()).unwrap();
+            runtime
+                .block_on(tower_service::Service::call(&mut server, request))
+                .unwrap();
+        }
+        let text = metrics.encode().unwrap();
+        assert!(
+            text.contains("method=\"/trine.v1.Memory/Search\""),
+            "{text}"
+        );
+        assert!(text.contains("method=\"other\""), "{text}");
+        assert!(
+            !text.contains("made.Up") && !text.contains("\"/x\""),
+            "{text}"
+        );
     }
 
     #[test]
