@@ -19,7 +19,7 @@ use trine_api::v1::lexical_client::LexicalClient;
 use trine_api::v1::semantic_client::SemanticClient;
 use trine_api::v1::{self, StageTiming};
 use trine_api::{filter_from_wire, filter_to_wire, fusion_from_wire, memory_to_wire, status};
-use trine_core::model::{MAX_QUERY_BYTES, parse_id};
+use trine_core::model::{check_query_bytes, parse_id};
 use trine_core::{ErrorKind, Mode, Strategy};
 use trine_store::{Metered, Store};
 use trine_telemetry::grpc::{Traced, client_span, traced};
@@ -228,13 +228,7 @@ impl Searcher {
         if query.is_empty() {
             return Err(invalid("query is empty"));
         }
-        let max_query = self.config.max_query_bytes.min(MAX_QUERY_BYTES);
-        if query.len() > max_query {
-            return Err(invalid(format!(
-                "query is {} bytes, more than the {max_query} allowed",
-                query.len(),
-            )));
-        }
+        check_query_bytes(query, self.config.max_query_bytes).map_err(invalid)?;
         span.record(
             "terms",
             int(trine_core::terms(query, trine_core::Fold::Case).len()),

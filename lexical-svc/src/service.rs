@@ -11,7 +11,7 @@ use tonic::{Request, Response, Status};
 use trine_api::v1;
 use trine_api::v1::lexical_server::{Lexical, LexicalServer};
 use trine_api::{cap_from_wire, filter_from_wire, status, timings_to_wire};
-use trine_core::model::{Filter, MAX_QUERY_BYTES};
+use trine_core::model::{Filter, MAX_QUERY_BYTES, check_query_bytes};
 use trine_core::{ErrorKind, Fold, Strategy};
 use trine_embed::Embedder;
 use trine_store::{Metered, Store};
@@ -160,12 +160,7 @@ impl Lexical for LexicalService {
     ) -> Result<Response<v1::CandidatesResponse>, Status> {
         let request = request.into_inner();
         let invalid = |e: String| status(ErrorKind::InvalidArgument, e);
-        if request.query.len() > MAX_QUERY_BYTES {
-            return Err(invalid(format!(
-                "query is {} bytes, more than the {MAX_QUERY_BYTES} allowed",
-                request.query.len()
-            )));
-        }
+        check_query_bytes(&request.query, MAX_QUERY_BYTES).map_err(invalid)?;
         tracing::Span::current().record(
             "terms",
             trine_telemetry::int(trine_core::terms(&request.query, Fold::Case).len()),

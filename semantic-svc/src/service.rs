@@ -12,7 +12,7 @@ use trine_api::v1;
 use trine_api::v1::semantic_server::{Semantic, SemanticServer};
 use trine_api::{cap_from_wire, filter_from_wire, status, timings_to_wire};
 use trine_core::ErrorKind;
-use trine_core::model::MAX_QUERY_BYTES;
+use trine_core::model::{MAX_QUERY_BYTES, check_query_bytes};
 use trine_embed::Embedder;
 use trine_store::{Metered, Store};
 use trine_telemetry::Metrics;
@@ -68,12 +68,7 @@ impl Semantic for SemanticService {
         if request.query.trim().is_empty() {
             return Err(invalid("query is empty"));
         }
-        if request.query.len() > MAX_QUERY_BYTES {
-            return Err(invalid(format!(
-                "query is {} bytes, more than the {MAX_QUERY_BYTES} allowed",
-                request.query.len()
-            )));
-        }
+        check_query_bytes(&request.query, MAX_QUERY_BYTES).map_err(invalid)?;
         let filter =
             filter_from_wire(request.filters.as_ref(), chrono::Utc::now()).map_err(invalid)?;
         let cap =

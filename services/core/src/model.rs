@@ -198,6 +198,19 @@ pub const MAX_TEXT_BYTES: usize = 1 << 20;
 /// configured within it.
 pub const MAX_QUERY_BYTES: usize = 1 << 16;
 
+/// Refuses a query longer than `max` bytes (and than [`MAX_QUERY_BYTES`]),
+/// saying by how much: the check every service makes before any work.
+pub fn check_query_bytes(query: &str, max: usize) -> Result<(), String> {
+    let max = max.min(MAX_QUERY_BYTES);
+    if query.len() > max {
+        return Err(format!(
+            "query is {} bytes, more than the {max} allowed: shorten it",
+            query.len()
+        ));
+    }
+    Ok(())
+}
+
 /// A memory as a caller writes it (one JSON line of `trine ingest`): the id
 /// is optional and times are RFC 3339 strings.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -316,6 +329,26 @@ impl Memory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn queries_over_the_size_limit_are_refused() {
+        // (query bytes, the caller's max, refused)
+        let table = [
+            (0, 4096, false),
+            (4096, 4096, false),
+            (4097, 4096, true),
+            (MAX_QUERY_BYTES, usize::MAX, false),
+            (MAX_QUERY_BYTES + 1, usize::MAX, true),
+        ];
+        for (bytes, max, refused) in table {
+            let query = "x".repeat(bytes);
+            let got = check_query_bytes(&query, max);
+            assert_eq!(got.is_err(), refused, "{bytes} bytes, max {max}: {got:?}");
+            if let Err(why) = got {
+                assert!(why.contains(&format!("query is {bytes} bytes")), "{why}");
+            }
+        }
+    }
 
     fn input(json: &str) -> Result<Memory, String> {
         serde_json::from_str::<MemoryInput>(json)
