@@ -4,7 +4,9 @@
 use chrono::{DateTime, TimeZone, Utc};
 use prost_types::{ListValue, Struct, Timestamp, Value, value::Kind};
 use trine_core::fusion::{self, Fused, ListKind, Method, Normalization, Settings};
-use trine_core::model::{Filter, Memory, derived_id, parse_id};
+use trine_core::model::{
+    Filter, MAX_SOURCE_BYTES, Memory, check_filter_values, check_label, derived_id, parse_id,
+};
 use uuid::Uuid;
 
 use crate::v1;
@@ -38,6 +40,15 @@ pub fn filter_from_wire(
     let f = filters.ok_or("filters are required: set filters.tenant")?;
     if f.tenant.trim().is_empty() {
         return Err("filters.tenant is required".to_string());
+    }
+    check_label("filters.tenant", &f.tenant)?;
+    check_filter_values("filters.projects", &f.projects)?;
+    check_filter_values("filters.kinds", &f.kinds)?;
+    if f.source_prefix.len() > MAX_SOURCE_BYTES {
+        return Err(format!(
+            "filters.source_prefix is {} bytes, more than the {MAX_SOURCE_BYTES} allowed",
+            f.source_prefix.len()
+        ));
     }
     Ok(Filter {
         tenant: f.tenant.clone(),

@@ -193,6 +193,41 @@ pub struct CollectionInfo {
 /// Longest text a memory may hold, in bytes.
 pub const MAX_TEXT_BYTES: usize = 1 << 20;
 
+/// Longest tenant, project or kind, in bytes (a name, not a document).
+pub const MAX_LABEL_BYTES: usize = 256;
+
+/// Longest source (a path or URL), in bytes.
+pub const MAX_SOURCE_BYTES: usize = 4096;
+
+/// Largest metadata object, in bytes of its JSON.
+pub const MAX_METADATA_BYTES: usize = 1 << 16;
+
+/// Most projects or kinds one filter may name.
+pub const MAX_FILTER_VALUES: usize = 64;
+
+/// Refuses a tenant, project or kind (`field`) longer than [`MAX_LABEL_BYTES`].
+pub fn check_label(field: &str, value: &str) -> Result<(), String> {
+    if value.len() > MAX_LABEL_BYTES {
+        return Err(format!(
+            "{field} is {} bytes, more than the {MAX_LABEL_BYTES} allowed",
+            value.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a filter naming more than [`MAX_FILTER_VALUES`] projects or
+/// kinds (`field`), or any of them too long.
+pub fn check_filter_values(field: &str, values: &[String]) -> Result<(), String> {
+    if values.len() > MAX_FILTER_VALUES {
+        return Err(format!(
+            "{field} names {} values, more than the {MAX_FILTER_VALUES} allowed",
+            values.len()
+        ));
+    }
+    values.iter().try_for_each(|v| check_label(field, v))
+}
+
 /// Longest query any service accepts, in bytes, checked before any work on
 /// it; the gateway's own limit (`max_query_bytes`, 4,096 by default) is
 /// configured within it.
@@ -315,6 +350,28 @@ impl Memory {
                 self.text.len()
             ));
         }
+        check_label("tenant", &self.tenant)?;
+        for (field, value) in [("project", &self.project), ("kind", &self.kind)] {
+            if let Some(value) = value {
+                check_label(field, value)?;
+            }
+        }
+        if let Some(source) = &self.source
+            && source.len() > MAX_SOURCE_BYTES
+        {
+            return Err(format!(
+                "source is {} bytes, more than the {MAX_SOURCE_BYTES} allowed",
+                source.len()
+            ));
+        }
+        if let Some(metadata) = &self.metadata {
+            let bytes = serde_json::to_vec(metadata).map_or(usize::MAX, |v| v.len());
+            if bytes > MAX_METADATA_BYTES {
+                return Err(format!(
+                    "metadata is {bytes} bytes of JSON, more than the {MAX_METADATA_BYTES} allowed"
+                ));
+            }
+        }
         if let (Some(from), Some(until)) = (self.valid_from, self.valid_until)
             && from >= until
         {
@@ -329,6 +386,97 @@ impl Memory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn oversized_names_sources_and_metadata_are_refused() {
+        let long = |n: usize| "x".repeat(n);
+        let base = Memory::new(Uuid::from_u128(1), "acme", "text");
+        let with_metadata = |bytes: usize| {
+            let mut map = serde_json::Map::new();
+            map.insert("k".to_string(), serde_json::Value::String(long(bytes)));
+            Memory {
+                metadata: Some(map),
+                ..base.clone()
+            }
+        };
+        // (memory, the error it gets, or None)
+        let table: Vec<(Memory, Option<&str>)> = vec![
+            (base.clone(), None),
+            (
+                Memory {
+                    tenant: long(MAX_LABEL_BYTES),
+                    ..base.clone()
+                },
+                None,
+            ),
+            (
+                Memory {
+                    tenant: long(MAX_LABEL_BYTES + 1),
+                    ..base.clone()
+                },
+                Some("tenant is 257 bytes"),
+            ),
+            (
+                Memory {
+                    project: Some(long(MAX_LABEL_BYTES + 1)),
+                    ..base.clone()
+                },
+                Some("project is 257 bytes"),
+            ),
+            (
+                Memory {
+                    kind: Some(long(MAX_LABEL_BYTES + 1)),
+                    ..base.clone()
+                },
+                Some("kind is 257 bytes"),
+            ),
+            (
+                Memory {
+                    source: Some(long(MAX_SOURCE_BYTES)),
+                    ..base.clone()
+                },
+                None,
+            ),
+            (
+                Memory {
+                    source: Some(long(MAX_SOURCE_BYTES + 1)),
+                    ..base.clone()
+                },
+                Some("source is 4097 bytes"),
+            ),
+            (with_metadata(100), None),
+            (
+                with_metadata(MAX_METADATA_BYTES),
+                Some("bytes of JSON, more than the 65536"),
+            ),
+        ];
+        for (memory, want) in table {
+            match (memory.validate(), want) {
+                (Ok(()), None) => {}
+                (Err(why), Some(want)) => assert!(why.contains(want), "{why} lacks {want}"),
+                (got, want) => panic!("{got:?}, wanted {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn filters_name_a_bounded_number_of_short_values() {
+        let values = |n: usize, len: usize| vec!["p".repeat(len); n];
+        let table = [
+            (values(0, 1), None),
+            (values(MAX_FILTER_VALUES, MAX_LABEL_BYTES), None),
+            (values(MAX_FILTER_VALUES + 1, 1), Some("names 65 values")),
+            (values(10_000, 1), Some("names 10000 values")),
+            (values(1, MAX_LABEL_BYTES + 1), Some("is 257 bytes")),
+        ];
+        for (values, want) in table {
+            match (check_filter_values("projects", &values), want) {
+                (Ok(()), None) => {}
+                (Err(why), Some(want)) => assert!(why.contains(want), "{why} lacks {want}"),
+                (got, want) => panic!("{} values: {got:?}, wanted {want:?}", values.len()),
+            }
+        }
+    }
 
     #[test]
     fn queries_over_the_size_limit_are_refused() {
