@@ -291,6 +291,14 @@ impl Open {
         Ok((records, next.map(convert::to_uuid)))
     }
 
+    /// The payload selector of the source alone: what the term scroll and a
+    /// `PayloadRead::Source` query read of each point.
+    fn source_only(&self) -> Result<qe::WithPayloadInterface> {
+        Ok(qe::WithPayloadInterface::Fields(vec![filter::path(
+            &self.schema.source,
+        )?]))
+    }
+
     /// Up to `limit` points matching `filter` with their sparse vector and
     /// source only, in ascending id order from `offset` (inclusive).
     fn scroll_terms(
@@ -299,7 +307,7 @@ impl Open {
         limit: usize,
         offset: Option<Uuid>,
     ) -> Result<TermPage> {
-        let source = qe::WithPayloadInterface::Fields(vec![filter::path(&self.schema.source)?]);
+        let source = self.source_only()?;
         let sparse = qe::WithVector::Selector(vec![SPARSE_VECTOR.into()]);
         let (records, next_offset) = self.scroll_records(filter, limit, offset, source, sparse)?;
         let points = records
@@ -414,9 +422,7 @@ impl Open {
     ) -> Result<Vec<Hit>> {
         let with_payload = match payload {
             PayloadRead::Nothing => qe::WithPayloadInterface::Bool(false),
-            PayloadRead::Source => {
-                qe::WithPayloadInterface::Fields(vec![filter::path(&self.schema.source)?])
-            }
+            PayloadRead::Source => self.source_only()?,
             PayloadRead::Memory => qe::WithPayloadInterface::Bool(true),
         };
         let request = qe::QueryRequestBuilder::new(limit)

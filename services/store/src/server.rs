@@ -265,6 +265,14 @@ impl ServerStore {
         })
     }
 
+    /// The payload selector of the source alone: what the term scroll and a
+    /// `PayloadRead::Source` query read of each point.
+    fn source_only(&self) -> q::PayloadIncludeSelector {
+        q::PayloadIncludeSelector {
+            fields: vec![self.schema.source.clone()],
+        }
+    }
+
     /// Up to `limit` points matching `filter` with their `sparse` vector and
     /// source only, in ascending id order from `offset` (inclusive).
     async fn scroll_terms_filtered(
@@ -273,9 +281,7 @@ impl ServerStore {
         limit: usize,
         offset: Option<Uuid>,
     ) -> Result<TermPage> {
-        let payload = q::PayloadIncludeSelector {
-            fields: vec![self.schema.source.clone()],
-        };
+        let payload = self.source_only();
         let vectors = q::VectorsSelector {
             names: vec![SPARSE_VECTOR.to_string()],
         };
@@ -380,9 +386,7 @@ impl ServerStore {
             .limit(limit as u64);
         Ok(match payload {
             PayloadRead::Nothing => request.with_payload(false),
-            PayloadRead::Source => request.with_payload(q::PayloadIncludeSelector {
-                fields: vec![self.schema.source.clone()],
-            }),
+            PayloadRead::Source => request.with_payload(self.source_only()),
             PayloadRead::Memory => request.with_payload(true),
         })
     }
