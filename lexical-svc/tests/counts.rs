@@ -12,18 +12,7 @@ use uuid::Uuid;
 
 fn point(tenant: &str, text: &str) -> Point {
     Point {
-        memory: Memory {
-            id: Uuid::new_v4(),
-            text: text.to_string(),
-            source: None,
-            tenant: tenant.to_string(),
-            project: None,
-            kind: None,
-            created_at: None,
-            valid_from: None,
-            valid_until: None,
-            metadata: None,
-        },
+        memory: Memory::new(Uuid::new_v4(), tenant, text),
         dense: vec![1.0, 0.0, 0.0, 0.0],
         sparse: None,
     }

@@ -1559,18 +1559,7 @@ mod tests {
     fn payload_round_trips_through_qdrant_values() {
         let cases = [
             full_memory(),
-            Memory {
-                id: Uuid::from_u128(8),
-                text: "only text".into(),
-                source: None,
-                tenant: "acme".into(),
-                project: None,
-                kind: None,
-                created_at: None,
-                valid_from: None,
-                valid_until: None,
-                metadata: None,
-            },
+            Memory::new(Uuid::from_u128(8), "acme", "only text"),
         ];
         for m in cases {
             let qdrant: HashMap<String, q::Value> =
@@ -1605,50 +1594,17 @@ mod tests {
     fn payload_tolerates_missing_and_odd_keys() {
         let id = Uuid::from_u128(9);
         let cases: Vec<(Json, Memory)> = vec![
-            (
-                json!({}),
-                Memory {
-                    id,
-                    text: String::new(),
-                    source: None,
-                    tenant: String::new(),
-                    project: None,
-                    kind: None,
-                    created_at: None,
-                    valid_from: None,
-                    valid_until: None,
-                    metadata: None,
-                },
-            ),
+            (json!({}), Memory::new(id, "", "")),
             (
                 json!({"text": "x", "tenant": "t", "created_at": "yesterday",
                        "metadata": [1], "project": 3, "valid_until": null, "extra": 1}),
-                Memory {
-                    id,
-                    text: "x".into(),
-                    source: None,
-                    tenant: "t".into(),
-                    project: None,
-                    kind: None,
-                    created_at: None,
-                    valid_from: None,
-                    valid_until: None,
-                    metadata: None,
-                },
+                Memory::new(id, "t", "x"),
             ),
             (
                 json!({"text": "x", "tenant": "t", "created_at": "2026-11-11T10:58:00+01:00"}),
                 Memory {
-                    id,
-                    text: "x".into(),
-                    source: None,
-                    tenant: "t".into(),
-                    project: None,
-                    kind: None,
                     created_at: Some(t("2026-11-11T09:58:00Z")),
-                    valid_from: None,
-                    valid_until: None,
-                    metadata: None,
+                    ..Memory::new(id, "t", "x")
                 },
             ),
         ];

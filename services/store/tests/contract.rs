@@ -141,18 +141,7 @@ fn ts(s: &str) -> DateTime<Utc> {
 }
 
 fn memory(tenant: &str, text: &str) -> Memory {
-    Memory {
-        id: Uuid::new_v4(),
-        text: text.into(),
-        source: None,
-        tenant: tenant.into(),
-        project: None,
-        kind: None,
-        created_at: None,
-        valid_from: None,
-        valid_until: None,
-        metadata: None,
-    }
+    Memory::new(Uuid::new_v4(), tenant, text)
 }
 
 /// The unit vector of axis `i`.
