@@ -1,24 +1,14 @@
 //! The gateway's `Memory` service over real gRPC, on an embedded store.
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
 
+mod common;
+
 use std::sync::Arc;
 
-use tokio::net::TcpListener;
+use common::{record, serve};
 use tonic::Code;
-use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{DeleteRequest, GetRequest, Record, SearchRequest, UpsertRequest};
-use trine_embed::HashEmbedder;
-use trine_gateway::{MemoryService, Writer};
 use trine_store::EdgeStore;
-
-fn record(id: &str, text: &str, tenant: &str) -> Record {
-    Record {
-        id: id.to_string(),
-        text: text.to_string(),
-        tenant: tenant.to_string(),
-        ..Record::default()
-    }
-}
 
 const A: &str = "00000000-0000-4000-8000-00000000000a";
 const B: &str = "00000000-0000-4000-8000-00000000000b";
@@ -26,29 +16,16 @@ const B: &str = "00000000-0000-4000-8000-00000000000b";
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upsert_get_delete_over_grpc() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
-    let writer = Writer::new(store, Arc::new(HashEmbedder::new(64)));
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(trine_gateway::run(
-        listener,
-        MemoryService::new(writer),
-        async {
-            stopped.await.ok();
-        },
-    ));
-    let mut client = MemoryClient::connect(format!("http://{addr}"))
-        .await
-        .unwrap();
+    let served = serve(Arc::new(EdgeStore::open(dir.path(), "memories").unwrap())).await;
+    let mut client = served.client.clone();
 
     let upserted = client
         .upsert(UpsertRequest {
             records: vec![
-                record(A, "Meeting 2026-11-11 09:58", "acme"),
-                record(B, "the same title elsewhere", "globex"),
-                record("not-a-uuid", "bad id", "acme"),
-                record("", "   ", "acme"),
+                record(A, "acme", "Meeting 2026-11-11 09:58"),
+                record(B, "globex", "the same title elsewhere"),
+                record("not-a-uuid", "acme", "bad id"),
+                record("", "acme", "   "),
             ],
         })
         .await
@@ -126,32 +103,18 @@ async fn upsert_get_delete_over_grpc() {
     let search = client.search(SearchRequest::default()).await.unwrap_err();
     assert_eq!(search.code(), Code::Unimplemented);
 
-    stop.send(()).unwrap();
-    server.await.unwrap().unwrap();
+    served.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upsert_never_replaces_another_tenants_memory() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
-    let writer = Writer::new(store, Arc::new(HashEmbedder::new(64)));
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(trine_gateway::run(
-        listener,
-        MemoryService::new(writer),
-        async {
-            stopped.await.ok();
-        },
-    ));
-    let mut client = MemoryClient::connect(format!("http://{addr}"))
-        .await
-        .unwrap();
+    let served = serve(Arc::new(EdgeStore::open(dir.path(), "memories").unwrap())).await;
+    let mut client = served.client.clone();
     let upsert = |records: Vec<Record>| UpsertRequest { records };
 
     let first = client
-        .upsert(upsert(vec![record(A, "acme's own memory", "acme")]))
+        .upsert(upsert(vec![record(A, "acme", "acme's own memory")]))
         .await
         .unwrap()
         .into_inner();
@@ -161,9 +124,9 @@ async fn an_upsert_never_replaces_another_tenants_memory() {
     // and within one call, the first tenant to name a new id keeps it.
     let second = client
         .upsert(upsert(vec![
-            record(B, "globex's own memory", "globex"),
-            record(A, "globex overwriting acme", "globex"),
-            record(B, "acme claiming globex's new id", "acme"),
+            record(B, "globex", "globex's own memory"),
+            record(A, "globex", "globex overwriting acme"),
+            record(B, "acme", "acme claiming globex's new id"),
         ]))
         .await
         .unwrap()
@@ -208,7 +171,7 @@ async fn an_upsert_never_replaces_another_tenants_memory() {
 
     // The owner still updates its own memory.
     let again = client
-        .upsert(upsert(vec![record(A, "acme's memory, edited", "acme")]))
+        .upsert(upsert(vec![record(A, "acme", "acme's memory, edited")]))
         .await
         .unwrap()
         .into_inner();
@@ -221,6 +184,5 @@ async fn an_upsert_never_replaces_another_tenants_memory() {
         .records;
     assert_eq!(acme[0].text, "acme's memory, edited");
 
-    stop.send(()).unwrap();
-    server.await.unwrap().unwrap();
+    served.stop().await;
 }

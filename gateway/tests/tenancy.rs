@@ -3,15 +3,15 @@
 //! writers of several tenants racing for the same new ids.
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
 
+mod common;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use tokio::net::TcpListener;
+use common::{record, serve};
 use tonic::transport::Channel;
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{DeleteRequest, GetRequest, Record, UpsertRequest};
-use trine_embed::HashEmbedder;
-use trine_gateway::{MemoryService, Writer};
 use trine_store::{EdgeStore, ServerStore, Store};
 
 const TENANTS: [&str; 3] = ["acme", "globex", "initech"];
@@ -41,33 +41,6 @@ impl Rng {
 
 fn id(n: u128) -> String {
     uuid::Uuid::from_u128(0x0000_0000_0000_4000_8000_0000_0000_0000 | n).to_string()
-}
-
-fn record(id: &str, tenant: &str, text: &str) -> Record {
-    Record {
-        id: id.to_string(),
-        text: text.to_string(),
-        tenant: tenant.to_string(),
-        ..Record::default()
-    }
-}
-
-async fn serve(store: Arc<dyn Store>) -> (MemoryClient<Channel>, tokio::sync::oneshot::Sender<()>) {
-    let writer = Writer::new(store, Arc::new(HashEmbedder::new(16)));
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(trine_gateway::run(
-        listener,
-        MemoryService::new(writer),
-        async {
-            stopped.await.ok();
-        },
-    ));
-    let client = MemoryClient::connect(format!("http://{addr}"))
-        .await
-        .unwrap();
-    (client, stop)
 }
 
 /// Every id's (tenant, text) as each tenant reads it.
@@ -138,7 +111,8 @@ async fn tenants_racing_for_a_new_id_leave_one_owner_on_a_server() {
 }
 
 async fn random_calls(store: Arc<dyn Store>) {
-    let (mut client, stop) = serve(store).await;
+    let served = serve(store).await;
+    let mut client = served.client.clone();
     let mut model: HashMap<String, (String, String)> = HashMap::new();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut refused = 0;
@@ -221,11 +195,12 @@ async fn random_calls(store: Arc<dyn Store>) {
         "the random calls did name other tenants' ids: {refused} refused of {ops}"
     );
     eprintln!("{ops} random calls, {refused} records refused, 0 cross-tenant changes");
-    stop.send(()).unwrap();
+    served.stop().await;
 }
 
 async fn racing(store: Arc<dyn Store>) {
-    let (client, stop) = serve(store).await;
+    let served = serve(store).await;
+    let client = served.client.clone();
     for round in 0..50u128 {
         let target = id(1000 + round);
         let calls = TENANTS.iter().map(|tenant| {
@@ -266,7 +241,7 @@ async fn racing(store: Arc<dyn Store>) {
             "round {round}"
         );
     }
-    stop.send(()).unwrap();
+    served.stop().await;
 }
 
 /// Runs the futures concurrently and returns their outputs in order.
