@@ -1,7 +1,8 @@
 //! `trine ingest FILE.jsonl`: one memory a line, batched; the next batch is
 //! embedded while this one is stored. Progress (read, embedded, stored, rate,
 //! ETA, then the index build) as bars on a terminal, as a line every ten
-//! seconds elsewhere. Bad lines are reported by number and skipped.
+//! seconds elsewhere. Bad lines — not JSON, not a memory, not UTF-8, longer
+//! than [`MAX_LINE_BYTES`] — are reported by number and skipped.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -55,19 +56,22 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     // Embedding the next batch overlaps storing this one: one batch waits.
     let (tx, rx) = mpsc::channel::<Batch>(1);
     let storing = tokio::spawn(store_batches(writer.clone(), rx, progress.clone()));
-    let mut lines = reader.lines();
+    let mut lines = Lines::new(reader);
     let mut line_no = 0usize;
     let mut batch: Vec<Memory> = Vec::with_capacity(usize::from(args.batch));
     let mut batch_lines: Vec<usize> = Vec::with_capacity(usize::from(args.batch));
     let mut failed = 0usize;
     let mut embedded = Ok(());
     loop {
-        let line = lines.next_line().await?;
+        let line = lines
+            .next()
+            .await
+            .map_err(|e| format!("cannot read line {}: {e}", line_no + 1))?;
         let end = line.is_none();
         if let Some(line) = line {
             line_no += 1;
-            if !line.trim().is_empty() {
-                match parse_line(&line) {
+            if !line.as_ref().is_ok_and(|l| l.trim().is_empty()) {
+                match line.and_then(|l| parse_line(&l)) {
                     Ok(memory) => {
                         batch.push(memory);
                         batch_lines.push(line_no);
@@ -209,18 +213,158 @@ fn parse_line(line: &str) -> Result<Memory, String> {
     input.into_memory()
 }
 
+/// Longest input line, in bytes: a memory at its largest text
+/// (`MAX_TEXT_BYTES`, 1 MiB) and metadata, with room for JSON's escapes.
+pub const MAX_LINE_BYTES: usize = 8 << 20;
+
+/// The input's lines as bytes, each one either its text or why it cannot be
+/// read: not UTF-8, or longer than [`MAX_LINE_BYTES`] (the rest of it is
+/// skipped without being held). Never holds more than one line's bytes.
+struct Lines<R> {
+    reader: R,
+    buf: Vec<u8>,
+}
+
+impl<R: AsyncBufRead + Unpin> Lines<R> {
+    fn new(reader: R) -> Self {
+        Self {
+            reader,
+            buf: Vec::new(),
+        }
+    }
+
+    /// The next line (without its `\n` or `\r\n`), `None` at the end.
+    async fn next(&mut self) -> std::io::Result<Option<Result<String, String>>> {
+        self.buf.clear();
+        let mut long = 0usize; // bytes of an over-long line, once it is one
+        let mut any = false;
+        loop {
+            let chunk = self.reader.fill_buf().await?;
+            if chunk.is_empty() {
+                break;
+            }
+            any = true;
+            let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => (i, true),
+                None => (chunk.len(), false),
+            };
+            if long == 0 && self.buf.len() + take <= MAX_LINE_BYTES {
+                self.buf.extend_from_slice(&chunk[..take]);
+            } else {
+                long = long.max(self.buf.len()) + take;
+                self.buf.clear();
+            }
+            self.reader.consume(take + usize::from(done));
+            if done {
+                break;
+            }
+        }
+        if !any {
+            return Ok(None);
+        }
+        if long > 0 {
+            return Ok(Some(Err(format!(
+                "the line is {long} bytes, more than the {MAX_LINE_BYTES} allowed"
+            ))));
+        }
+        if self.buf.last() == Some(&b'\r') {
+            self.buf.pop();
+        }
+        Ok(Some(match std::str::from_utf8(&self.buf) {
+            Ok(text) => Ok(text.to_owned()),
+            Err(e) => Err(format!(
+                "not UTF-8: invalid bytes at byte {} of the line",
+                e.valid_up_to()
+            )),
+        }))
+    }
+}
+
+/// The number of lines in a file, counted as bytes (any encoding).
 async fn count_lines(path: &PathBuf) -> Result<u64, String> {
     let file = tokio::fs::File::open(path)
         .await
         .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-    let mut lines = BufReader::new(file).lines();
-    let mut n = 0;
-    while let Some(_line) = lines
-        .next_line()
+    count_newlines(BufReader::new(file))
         .await
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
-    {
-        n += 1;
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+async fn count_newlines(mut reader: impl AsyncBufRead + Unpin) -> std::io::Result<u64> {
+    let (mut n, mut last) = (0u64, b'\n');
+    loop {
+        let chunk = reader.fill_buf().await?;
+        let Some(&end) = chunk.last() else { break };
+        n += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+        last = end;
+        let len = chunk.len();
+        reader.consume(len);
     }
-    Ok(n)
+    Ok(n + u64::from(last != b'\n'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn read_all(input: &[u8], capacity: usize) -> Vec<Result<String, String>> {
+        let mut lines = Lines::new(BufReader::with_capacity(capacity, input));
+        let mut out = Vec::new();
+        while let Some(line) = lines.next().await.expect("read from memory") {
+            out.push(line);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn lines_are_read_as_bytes_and_bad_ones_reported() {
+        let long = vec![b'x'; MAX_LINE_BYTES + 1];
+        let exact = vec![b'y'; MAX_LINE_BYTES];
+        let mut input = b"one\r\n\xff\xfe bad\n\nthree".to_vec();
+        input.push(b'\n');
+        input.extend_from_slice(&long);
+        input.push(b'\n');
+        input.extend_from_slice(&exact);
+        input.extend_from_slice(b"\nlast");
+        for capacity in [3, 8192] {
+            let lines = read_all(&input, capacity).await;
+            assert_eq!(lines.len(), 7, "capacity {capacity}");
+            assert_eq!(lines[0], Ok("one".to_string()));
+            assert_eq!(
+                lines[1],
+                Err("not UTF-8: invalid bytes at byte 0 of the line".to_string())
+            );
+            assert_eq!(lines[2], Ok(String::new()));
+            assert_eq!(lines[3], Ok("three".to_string()));
+            assert_eq!(
+                lines[4],
+                Err(format!(
+                    "the line is {} bytes, more than the {MAX_LINE_BYTES} allowed",
+                    MAX_LINE_BYTES + 1
+                ))
+            );
+            assert_eq!(lines[5].as_ref().map(String::len), Ok(MAX_LINE_BYTES));
+            assert_eq!(lines[6], Ok("last".to_string()));
+        }
+        assert!(read_all(b"", 8).await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn newlines_are_counted_whatever_the_bytes() {
+        for (input, lines) in [
+            (&b""[..], 0),
+            (b"a", 1),
+            (b"a\n", 1),
+            (b"a\n\xffb", 2),
+            (b"\n\n", 2),
+        ] {
+            assert_eq!(
+                count_newlines(BufReader::with_capacity(1, input))
+                    .await
+                    .unwrap(),
+                lines,
+                "{input:?}"
+            );
+        }
+    }
 }

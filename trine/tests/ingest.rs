@@ -307,3 +307,42 @@ fn ingest_never_replaces_another_tenants_memory() {
     assert!(found.contains("acme's own memory"), "{found}");
     assert!(!found.contains("overwriting"), "{found}");
 }
+
+#[test]
+fn ingest_skips_invalid_utf8_and_over_long_lines_by_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = dir.path().join("memories.jsonl");
+    let good = |i: u32| {
+        format!(r#"{{"text": "memory {i} about deploys", "tenant": "acme"}}"#).into_bytes()
+    };
+    let mut bytes = Vec::new();
+    bytes.extend(good(1));
+    bytes.extend(b"\n{\"text\": \"caf\xe9 latin-1\", \"tenant\": \"acme\"}\n");
+    bytes.extend(good(3));
+    bytes.push(b'\n');
+    // Line 4: nine MiB, longer than any memory's line may be.
+    bytes.extend(br#"{"tenant": "acme", "text": ""#);
+    bytes.extend(std::iter::repeat_n(b'a', 9 << 20));
+    bytes.extend(b"\"}\n");
+    bytes.extend(good(5));
+    std::fs::write(&file, bytes).unwrap();
+
+    let out = trine(&data, &["ingest", file.to_str().unwrap()], None);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "partial failure: {stderr}");
+    assert!(
+        stderr.contains("line 2: not UTF-8: invalid bytes at byte 13 of the line"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("line 4: the line is 9437214 bytes, more than the 8388608 allowed"),
+        "{stderr}"
+    );
+    assert!(
+        text(&out.stdout).contains("stored 3 memories"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(doctor_points(&data), 3);
+}
