@@ -3,56 +3,24 @@
 //! sample corpus.
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 fn trine(data: &Path) -> Command {
     trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), data)
 }
 
-/// A running `trine serve`, killed if a test fails before stopping it.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `trine serve` on a free loopback port and returns it with the
-/// gateway's address, read from its start-up line. Its later output is
-/// drained so that it never blocks on a full pipe.
-fn serve(data: &Path) -> (Server, String) {
-    let mut child = trine(data)
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--metrics",
-            "127.0.0.1:0",
-        ])
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start trine serve");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("serve printed its address")
-            .expect("read stderr");
-        if let Some(rest) = line.strip_prefix("trine serving on ") {
-            break rest
-                .split_whitespace()
-                .next()
-                .unwrap_or_default()
-                .to_string();
-        }
-    };
-    std::thread::spawn(move || lines.for_each(drop));
-    (Server(child), addr)
+/// Starts `trine serve` on a free loopback port.
+fn serve(data: &Path) -> trine_testkit::Served {
+    let mut cmd = trine(data);
+    cmd.args([
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics",
+        "127.0.0.1:0",
+    ]);
+    trine_testkit::Served::start(cmd)
 }
 
 /// The headline title and its id, from the sample's queries file: in acme
@@ -88,7 +56,8 @@ fn serve_then_search_finds_the_meeting_first() {
         String::from_utf8_lossy(&ingest.stderr)
     );
 
-    let (mut server, addr) = serve(&data);
+    let mut server = serve(&data);
+    let addr = server.addr.clone();
     let (title, gold) = sample_title();
 
     let out = trine(&data)
@@ -182,11 +151,11 @@ fn serve_then_search_finds_the_meeting_first() {
 
     // SIGTERM drains and exits cleanly.
     let term = Command::new("kill")
-        .args(["-TERM", &server.0.id().to_string()])
+        .args(["-TERM", &server.child.id().to_string()])
         .status()
         .unwrap();
     assert!(term.success());
-    let status = server.0.wait().unwrap();
+    let status = server.child.wait().unwrap();
     assert!(status.success(), "serve exited with {status}");
     assert!(!health(&[]).status.success(), "nothing serves any more");
 }

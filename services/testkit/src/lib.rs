@@ -28,3 +28,51 @@ pub fn trine_cli(bin: &str, data: &Path) -> Command {
         .env_remove("TRINE_CONFIG");
     cmd
 }
+
+/// A running `trine serve` child process, killed (SIGKILL) and reaped when
+/// dropped, so that a failing test leaves nothing behind.
+pub struct Served {
+    pub child: std::process::Child,
+    /// The gateway's address, from the start-up line.
+    pub addr: String,
+}
+
+impl Served {
+    /// Starts `cmd` (a `trine ... serve --listen 127.0.0.1:0 ...` command)
+    /// and waits for its start-up line, `trine serving on ADDR ...`. Its
+    /// later output is drained so that it never blocks on a full pipe.
+    ///
+    /// # Panics
+    /// When it cannot start, or exits before saying where it serves.
+    pub fn start(mut cmd: Command) -> Self {
+        use std::io::{BufRead, BufReader};
+        let mut child = cmd
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start trine serve");
+        let stderr = child.stderr.take().expect("serve's stderr is piped");
+        let mut lines = BufReader::new(stderr).lines();
+        let addr = loop {
+            let line = lines
+                .next()
+                .expect("serve printed its address before exiting")
+                .expect("read serve's stderr");
+            if let Some(rest) = line.strip_prefix("trine serving on ") {
+                break rest
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or_default()
+                    .to_string();
+            }
+        };
+        std::thread::spawn(move || lines.for_each(drop));
+        Self { child, addr }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,234 @@
+//! kill -9 of `trine serve` during a write load, on the embedded store, as a
+//! crash looks to trine: after each restart every acknowledged write is there
+//! (upserts present with their text, deletes gone), the store opens, the
+//! text index answers, and writers carry on where they were cut off.
+#![allow(clippy::unwrap_used)] // test helpers fail loudly
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use tokio::sync::mpsc;
+use trine_api::v1::memory_client::MemoryClient;
+use trine_api::v1::{DeleteRequest, Filters, GetRequest, Record, SearchRequest, UpsertRequest};
+
+type Client = MemoryClient<tonic::transport::Channel>;
+
+/// Kills, each after a different number of acknowledged batches.
+const ROUNDS: u64 = 8;
+/// Concurrent writers, each on its own ids.
+const WRITERS: u64 = 3;
+const BATCH: u64 = 8;
+const TENANT: &str = "acme";
+
+/// The acknowledged batches of round `round` before its kill: from the first
+/// batch (writes still starting) to fifty.
+fn kill_after(round: u64) -> u64 {
+    1 + 7 * round
+}
+
+fn serve(data: &Path) -> trine_testkit::Served {
+    let mut cmd = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), data);
+    cmd.args(["serve", "--listen", "127.0.0.1:0"]);
+    trine_testkit::Served::start(cmd)
+}
+
+async fn connect(addr: &str) -> Client {
+    MemoryClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap()
+}
+
+/// What a writer was told had happened, and the delete it is about to ask
+/// for: a kill before the answer leaves that memory either way.
+enum Ack {
+    Upserted(Vec<(String, String)>),
+    Deleting(String),
+    Deleted(String),
+}
+
+fn id(round: u64, writer: u64, batch: u64, item: u64) -> String {
+    format!(
+        "00000000-{round:04}-4{writer:03}-8000-{:012}",
+        batch * BATCH + item
+    )
+}
+
+/// Upserts batches of new memories, and deletes one of its own earlier
+/// memories every third batch, until the server goes away; sends each
+/// acknowledged write on `acks`.
+async fn write(addr: String, round: u64, writer: u64, acks: mpsc::UnboundedSender<Ack>) {
+    let mut client = connect(&addr).await;
+    let mut mine: Vec<String> = Vec::new();
+    for batch in 0.. {
+        if batch % 3 == 2
+            && let Some(victim) = mine.pop()
+        {
+            let _ = acks.send(Ack::Deleting(victim.clone()));
+            let asked = DeleteRequest {
+                tenant: TENANT.to_string(),
+                ids: vec![victim.clone()],
+            };
+            match client.delete(asked).await {
+                Ok(_) => {
+                    let _ = acks.send(Ack::Deleted(victim));
+                }
+                Err(_) => return,
+            }
+        }
+        let records: Vec<Record> = (0..BATCH)
+            .map(|item| Record {
+                id: id(round, writer, batch, item),
+                text: format!(
+                    "crash round {round} writer {writer} batch {batch} item {item} of the load"
+                ),
+                tenant: TENANT.to_string(),
+                ..Record::default()
+            })
+            .collect();
+        let written: Vec<(String, String)> = records
+            .iter()
+            .map(|r| (r.id.clone(), r.text.clone()))
+            .collect();
+        match client.upsert(UpsertRequest { records }).await {
+            Ok(answer) => {
+                assert!(answer.get_ref().failed.is_empty(), "{answer:?}");
+                mine.extend(written.iter().map(|(id, _)| id.clone()));
+                let _ = acks.send(Ack::Upserted(written));
+            }
+            Err(_) => return,
+        }
+    }
+}
+
+/// Every acknowledged upsert is there with its text; every acknowledged
+/// delete is gone; the last memory written is found first by its text.
+async fn check(client: &mut Client, present: &HashMap<String, String>, deleted: &HashSet<String>) {
+    let ids: Vec<String> = present.keys().cloned().collect();
+    for chunk in ids.chunks(1024) {
+        let got = client
+            .get(GetRequest {
+                tenant: TENANT.to_string(),
+                ids: chunk.to_vec(),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .records;
+        let found: HashMap<&str, &str> = got
+            .iter()
+            .map(|r| (r.id.as_str(), r.text.as_str()))
+            .collect();
+        for id in chunk {
+            assert_eq!(
+                found.get(id.as_str()).copied(),
+                Some(present[id].as_str()),
+                "acknowledged memory {id} after the restart"
+            );
+        }
+    }
+    let deleted: Vec<String> = deleted.iter().cloned().collect();
+    for chunk in deleted.chunks(1024) {
+        let got = client
+            .get(GetRequest {
+                tenant: TENANT.to_string(),
+                ids: chunk.to_vec(),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .records;
+        assert!(got.is_empty(), "acknowledged deletes came back: {got:?}");
+    }
+    if let Some((id, text)) = present.iter().max_by_key(|(id, _)| id.as_str()) {
+        let answer = client
+            .search(SearchRequest {
+                query: text.clone(),
+                limit: 3,
+                filters: Some(Filters {
+                    tenant: TENANT.to_string(),
+                    ..Filters::default()
+                }),
+                ..SearchRequest::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            answer.hits.first().map(|h| h.id.as_str()),
+            Some(id.as_str()),
+            "{answer:?}"
+        );
+    }
+}
+
+/// What must be there after a restart: acknowledged upserts, less the
+/// memories under a delete (unknown until it is acknowledged); acknowledged
+/// deletes must be gone.
+fn record(ack: Ack, present: &mut HashMap<String, String>, deleted: &mut HashSet<String>) {
+    match ack {
+        Ack::Upserted(written) => present.extend(written),
+        Ack::Deleting(id) => {
+            present.remove(&id);
+        }
+        Ack::Deleted(id) => {
+            deleted.insert(id);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_acknowledged_write_survives_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut present: HashMap<String, String> = HashMap::new();
+    let mut deleted: HashSet<String> = HashSet::new();
+    for round in 0..ROUNDS {
+        let mut server = serve(&data);
+        let mut client = connect(&server.addr).await;
+        check(&mut client, &present, &deleted).await;
+
+        let (tx, mut acks) = mpsc::unbounded_channel();
+        let writers: Vec<_> = (0..WRITERS)
+            .map(|w| tokio::spawn(write(server.addr.clone(), round, w, tx.clone())))
+            .collect();
+        drop(tx);
+        // Kill mid-load, after a different number of batches each round.
+        let kill_after = kill_after(round);
+        let mut batches = 0;
+        while batches < kill_after {
+            let ack = acks.recv().await.expect("the writers run until the kill");
+            batches += u64::from(matches!(ack, Ack::Upserted(_)));
+            record(ack, &mut present, &mut deleted);
+        }
+        server.child.kill().unwrap(); // SIGKILL
+        server.child.wait().unwrap();
+        // Writes acknowledged before the kill landed.
+        while let Some(ack) = acks.recv().await {
+            record(ack, &mut present, &mut deleted);
+        }
+        for writer in writers {
+            writer.await.unwrap();
+        }
+    }
+
+    let server = serve(&data);
+    let mut client = connect(&server.addr).await;
+    check(&mut client, &present, &deleted).await;
+    let acknowledged: u64 = (0..ROUNDS).map(kill_after).sum::<u64>() * BATCH;
+    assert!(
+        present.len() as u64 >= acknowledged / 2,
+        "{}",
+        present.len()
+    );
+    assert!(!deleted.is_empty());
+    drop(client);
+    drop(server);
+
+    let doctor = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data)
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    assert_eq!(report["ok"], true, "{report:#}");
+    assert!(report["info"]["points"].as_u64().unwrap() >= present.len() as u64);
+}
