@@ -71,7 +71,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         if let Some(line) = line {
             line_no += 1;
             if !line.as_ref().is_ok_and(|l| l.trim().is_empty()) {
-                match line.and_then(|l| parse_line(&l)) {
+                match line.and_then(|l| MemoryInput::from_line(&l)) {
                     Ok(memory) => {
                         batch.push(memory);
                         batch_lines.push(line_no);
@@ -204,13 +204,6 @@ async fn store_batches(
         progress.stored_through(through);
     }
     Ok(stored)
-}
-
-/// One JSON line as a validated memory, or why not.
-fn parse_line(line: &str) -> Result<Memory, String> {
-    let input: MemoryInput =
-        serde_json::from_str(line).map_err(|e| format!("not a memory: {e}"))?;
-    input.into_memory()
 }
 
 /// Longest input line, in bytes: a memory at its largest text

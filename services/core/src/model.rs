@@ -264,6 +264,12 @@ pub struct MemoryInput {
 }
 
 impl MemoryInput {
+    /// One JSON line of `trine ingest` as a validated memory, or why not.
+    pub fn from_line(line: &str) -> Result<Memory, String> {
+        let input: Self = serde_json::from_str(line).map_err(|e| format!("not a memory: {e}"))?;
+        input.into_memory()
+    }
+
     /// Validates the input and turns it into a memory; a missing id is
     /// derived from the content ([`derived_id`]). The error says which field is wrong and why.
     pub fn into_memory(self) -> Result<Memory, String> {

@@ -1,0 +1,221 @@
+//! Fuzz targets for trine's input edges, as a seeded property-test harness
+//! that runs millions of cases on the stable toolchain: each case is a seed,
+//! its input is generated from it (random bytes, or structured values with
+//! the characters and sizes that break parsers, then mutated), and the target
+//! must neither panic nor break its invariants. A failing case is replayed
+//! from its seed (`trine-fuzz --target T --seed S --cases 1`).
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Duration, Instant};
+
+mod generate;
+mod targets;
+
+pub use generate::Gen;
+
+/// An input edge under fuzzing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// Query terms, tokens, the verbatim check, the gate, the sparse
+    /// encoding, the tier rule, the query size check.
+    Terms,
+    /// Wire filters to domain filters and back.
+    Filters,
+    /// Wire timestamps and RFC 3339 strings.
+    Timestamps,
+    /// Every request message decoded from mutated bytes, then converted
+    /// as the services convert it (records, ids, fusion options, fusion).
+    Wire,
+    /// `trine ingest` lines: bytes, UTF-8, JSON, validation.
+    Ingest,
+}
+
+impl Target {
+    pub const ALL: [Target; 5] = [
+        Target::Terms,
+        Target::Filters,
+        Target::Timestamps,
+        Target::Wire,
+        Target::Ingest,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Terms => "terms",
+            Target::Filters => "filters",
+            Target::Timestamps => "timestamps",
+            Target::Wire => "wire",
+            Target::Ingest => "ingest",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|t| t.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<_> = Self::ALL.iter().map(|t| t.name()).collect();
+                format!("no fuzz target {name:?}: use one of {}", names.join(", "))
+            })
+    }
+
+    /// Runs the case of `seed`: `Err` says which invariant broke.
+    pub fn case(self, seed: u64) -> Result<(), String> {
+        let mut g = Gen::new(seed);
+        match self {
+            Target::Terms => targets::terms(&mut g),
+            Target::Filters => targets::filters(&mut g),
+            Target::Timestamps => targets::timestamps(&mut g),
+            Target::Wire => targets::wire(&mut g),
+            Target::Ingest => targets::ingest(&mut g),
+        }
+    }
+}
+
+/// A case that panicked or broke an invariant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub target: &'static str,
+    pub seed: u64,
+    pub why: String,
+}
+
+/// What a run did, per target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tally {
+    pub target: &'static str,
+    pub cases: u64,
+    pub elapsed: Duration,
+}
+
+/// How long a run lasts.
+#[derive(Debug, Clone, Copy)]
+pub enum Budget {
+    /// This many cases per target.
+    Cases(u64),
+    /// Round-robin over the targets until the time is up.
+    Time(Duration),
+}
+
+/// Cases run per target before the next one's turn, and between clock checks.
+const CHUNK: u64 = 1_000;
+
+/// Runs `targets` from seed `first` under `budget`, catching panics; stops at
+/// the first failure of each target.
+pub fn run(targets: &[Target], first: u64, budget: Budget) -> (Vec<Tally>, Vec<Failure>) {
+    run_with(targets, first, budget, Target::case)
+}
+
+fn run_with(
+    targets: &[Target],
+    first: u64,
+    budget: Budget,
+    case: impl Fn(Target, u64) -> Result<(), String>,
+) -> (Vec<Tally>, Vec<Failure>) {
+    let mut tallies: Vec<Tally> = targets
+        .iter()
+        .map(|t| Tally {
+            target: t.name(),
+            cases: 0,
+            elapsed: Duration::ZERO,
+        })
+        .collect();
+    let mut failures: Vec<Failure> = Vec::new();
+    let started = Instant::now();
+    let mut live: Vec<usize> = (0..targets.len()).collect();
+    while !live.is_empty() {
+        let mut next = Vec::with_capacity(live.len());
+        for &i in &live {
+            let target = targets[i];
+            let chunk = match budget {
+                Budget::Cases(n) => CHUNK.min(n - tallies[i].cases),
+                Budget::Time(_) => CHUNK,
+            };
+            let began = Instant::now();
+            let mut failed = false;
+            for _ in 0..chunk {
+                let seed = first.wrapping_add(tallies[i].cases);
+                tallies[i].cases += 1;
+                let outcome = catch_unwind(AssertUnwindSafe(|| case(target, seed)))
+                    .unwrap_or_else(|panic| Err(format!("panicked: {}", panic_message(&panic))));
+                if let Err(why) = outcome {
+                    failures.push(Failure {
+                        target: target.name(),
+                        seed,
+                        why,
+                    });
+                    failed = true;
+                    break;
+                }
+            }
+            tallies[i].elapsed += began.elapsed();
+            let more = match budget {
+                Budget::Cases(n) => tallies[i].cases < n,
+                Budget::Time(limit) => started.elapsed() < limit,
+            };
+            if more && !failed {
+                next.push(i);
+            }
+        }
+        live = next;
+    }
+    (tallies, failures)
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_run_breaks_nothing() {
+        let (tallies, failures) = run(&Target::ALL, 0, Budget::Cases(3_000));
+        assert_eq!(failures, []);
+        assert!(tallies.iter().all(|t| t.cases == 3_000), "{tallies:?}");
+    }
+
+    #[test]
+    fn a_panic_or_a_broken_invariant_is_reported_with_its_seed() {
+        let targets = [Target::Terms, Target::Wire];
+        let (tallies, failures) =
+            run_with(&targets, 10, Budget::Cases(2_500), |target, seed| {
+                match (target, seed) {
+                    (Target::Terms, 1_234) => panic!("boom at {seed}"),
+                    (Target::Wire, 2_000) => Err("broken".to_string()),
+                    _ => Ok(()),
+                }
+            });
+        let failed: Vec<(&str, u64, &str)> = failures
+            .iter()
+            .map(|f| (f.target, f.seed, f.why.as_str()))
+            .collect();
+        assert_eq!(
+            failed,
+            [
+                ("terms", 1_234, "panicked: boom at 1234"),
+                ("wire", 2_000, "broken")
+            ]
+        );
+        // Each target stops at its first failure.
+        assert_eq!(tallies[0].cases, 1_234 - 10 + 1);
+        assert_eq!(tallies[1].cases, 2_000 - 10 + 1);
+    }
+
+    #[test]
+    fn a_case_is_the_same_from_the_same_seed() {
+        for target in Target::ALL {
+            for seed in [0, 1, u64::MAX] {
+                assert_eq!(target.case(seed), target.case(seed));
+            }
+        }
+        assert!(Target::parse("nope").is_err());
+        assert_eq!(Target::parse("wire"), Ok(Target::Wire));
+    }
+}
