@@ -125,10 +125,11 @@ impl Fusion for FusionService {
 pub async fn run(
     listener: TcpListener,
     service: FusionService,
+    limits: trine_api::server::Limits,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
     let names = [<FusionServer<FusionService> as NamedService>::NAME];
     let metrics = service.metrics();
-    let routes = Routes::new(FusionServer::new(service));
-    trine_api::server::serve(routes, &names, metrics, listener, shutdown).await
+    let routes = Routes::new(limits.apply(FusionServer::new(service)));
+    trine_api::server::serve(routes, &names, metrics, limits, listener, shutdown).await
 }

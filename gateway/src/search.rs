@@ -221,8 +221,27 @@ impl Searcher {
             counts_share = field::Empty,
         )
     )]
-    pub async fn search(&self, request: v1::SearchRequest) -> Result<v1::SearchResponse, Status> {
+    /// Answers a search within `budget`, the caller's remaining time (its
+    /// `grpc-timeout`) when it gave one: no hop is given longer than what is
+    /// left of it, nor than the configured deadline of the hop.
+    pub async fn search(
+        &self,
+        request: v1::SearchRequest,
+        budget: Option<Duration>,
+    ) -> Result<v1::SearchResponse, Status> {
         let started = Instant::now();
+        let within = |configured: Duration| -> Result<Duration, Status> {
+            let Some(budget) = budget else {
+                return Ok(configured);
+            };
+            match budget.checked_sub(started.elapsed()) {
+                Some(left) if !left.is_zero() => Ok(configured.min(left)),
+                _ => Err(Status::deadline_exceeded(format!(
+                    "the caller's deadline of {} ms has passed",
+                    budget.as_millis()
+                ))),
+            }
+        };
         let span = tracing::Span::current();
         let query = request.query.trim();
         if query.is_empty() {
@@ -252,7 +271,7 @@ impl Searcher {
 
         let mut timings: Vec<StageTiming> = Vec::new();
         let mut reasons: Vec<String> = Vec::new();
-        let deadline = self.config.channel_deadline;
+        let deadline = within(self.config.channel_deadline)?;
 
         let lexical = async {
             if !mode.uses_lexical() {
@@ -360,7 +379,7 @@ impl Searcher {
             lexical_reference,
         };
         let mut fusion = self.peers.fusion.clone();
-        let fusion_deadline = self.config.fusion_deadline;
+        let fusion_deadline = within(self.config.fusion_deadline)?;
         let fused = match call(
             fusion_deadline,
             fusion.fuse(with_deadline(fuse.clone(), fusion_deadline)),

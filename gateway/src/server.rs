@@ -13,10 +13,11 @@ use crate::service::MemoryService;
 pub async fn run(
     listener: TcpListener,
     service: MemoryService,
+    limits: trine_api::server::Limits,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
     let names = [<MemoryServer<MemoryService> as NamedService>::NAME];
     let metrics = service.metrics();
-    let routes = Routes::new(MemoryServer::new(service));
-    trine_api::server::serve(routes, &names, metrics, listener, shutdown).await
+    let routes = Routes::new(limits.apply(MemoryServer::new(service)));
+    trine_api::server::serve(routes, &names, metrics, limits, listener, shutdown).await
 }

@@ -94,8 +94,9 @@ impl memory_server::Memory for MemoryService {
                 "this gateway has no search peers configured",
             ));
         };
+        let budget = trine_api::caller_timeout(request.metadata());
         searcher
-            .search(request.into_inner())
+            .search(request.into_inner(), budget)
             .await
             .map(Response::new)
     }

@@ -211,10 +211,11 @@ impl Lexical for LexicalService {
 pub async fn run(
     listener: TcpListener,
     service: LexicalService,
+    limits: trine_api::server::Limits,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
     let names = [<LexicalServer<LexicalService> as NamedService>::NAME];
     let metrics = service.metrics();
-    let routes = Routes::new(LexicalServer::new(service));
-    trine_api::server::serve(routes, &names, metrics, listener, shutdown).await
+    let routes = Routes::new(limits.apply(LexicalServer::new(service)));
+    trine_api::server::serve(routes, &names, metrics, limits, listener, shutdown).await
 }

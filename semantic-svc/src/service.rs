@@ -134,10 +134,11 @@ impl Semantic for SemanticService {
 pub async fn run(
     listener: TcpListener,
     service: SemanticService,
+    limits: trine_api::server::Limits,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
     let names = [<SemanticServer<SemanticService> as NamedService>::NAME];
     let metrics = service.metrics();
-    let routes = Routes::new(SemanticServer::new(service));
-    trine_api::server::serve(routes, &names, metrics, listener, shutdown).await
+    let routes = Routes::new(limits.apply(SemanticServer::new(service)));
+    trine_api::server::serve(routes, &names, metrics, limits, listener, shutdown).await
 }

@@ -37,6 +37,27 @@ pub struct Config {
     pub shards: Option<u32>,
     /// Copies of each shard across the cluster's nodes.
     pub replication_factor: Option<u32>,
+    /// What each server takes on at once.
+    pub server: ServerSection,
+}
+
+/// `[server]`: each server's calls in flight (beyond them it sheds with
+/// RESOURCE_EXHAUSTED) and largest message, in and out.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerSection {
+    pub max_in_flight: usize,
+    pub max_message_bytes: usize,
+}
+
+impl Default for ServerSection {
+    fn default() -> Self {
+        let limits = trine_api::server::Limits::default();
+        Self {
+            max_in_flight: limits.max_in_flight,
+            max_message_bytes: limits.max_message_bytes,
+        }
+    }
 }
 
 /// `[lexical]`: the strategy of searches that do not name one, and the cap.
@@ -173,6 +194,7 @@ impl Default for Config {
             payload: trine_store::PayloadSchema::default(),
             shards: None,
             replication_factor: None,
+            server: ServerSection::default(),
         }
     }
 }
@@ -223,6 +245,10 @@ pub struct Overrides {
         value_name = "STRATEGY"
     )]
     pub lexical_strategy: Option<String>,
+    /// Calls each server runs at once; beyond them it sheds with
+    /// RESOURCE_EXHAUSTED [default: 256]
+    #[arg(long, global = true, env = "TRINE_MAX_IN_FLIGHT", value_name = "N")]
+    pub max_in_flight: Option<usize>,
 }
 
 /// A configuration that cannot be used, and why.
@@ -280,6 +306,9 @@ impl Config {
         if let Some(v) = o.lexical_strategy {
             config.lexical.strategy = v;
         }
+        if let Some(v) = o.max_in_flight {
+            config.server.max_in_flight = v;
+        }
         config.validate()?;
         Ok(config)
     }
@@ -326,6 +355,12 @@ impl Config {
         self.fusion
             .settings(&self.embedder)
             .map_err(ConfigError::Invalid)?;
+        if self.server.max_in_flight == 0 || self.server.max_message_bytes < 1 << 16 {
+            return Err(ConfigError::Invalid(
+                "server.max_in_flight must be at least 1 and server.max_message_bytes at least 65536"
+                    .to_string(),
+            ));
+        }
         Ok(())
     }
 
@@ -344,6 +379,10 @@ impl Config {
         if let Ok(fusion) = self.fusion.settings(&self.embedder) {
             mesh.search.fusion = fusion;
         }
+        mesh.limits = trine_api::server::Limits {
+            max_in_flight: self.server.max_in_flight,
+            max_message_bytes: self.server.max_message_bytes,
+        };
         mesh
     }
 

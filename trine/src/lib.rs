@@ -76,12 +76,22 @@ pub struct HealthArgs {
 }
 
 /// Runs a parsed command line and says how it ended.
+/// Threads of the blocking pool (tokio's default is 512).
+pub const MAX_BLOCKING_THREADS: usize = 64;
+
 pub fn main(cli: Cli) -> ExitCode {
     let config = match Config::load(&cli.overrides) {
         Ok(config) => config,
         Err(e) => return fail(&e),
     };
-    let runtime = match tokio::runtime::Runtime::new() {
+    // Store and embedder calls run on the blocking pool: bounded, so that a
+    // burst of calls (itself bounded by each server's in-flight limit)
+    // queues for a thread instead of starting hundreds.
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(MAX_BLOCKING_THREADS)
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(e) => return fail(&e),
     };

@@ -28,6 +28,8 @@ pub struct MeshConfig {
     /// lexical-svc, semantic-svc and fusion-svc on the next three ports (each
     /// on a free port when the port is 0). `None`: not served.
     pub metrics: Option<SocketAddr>,
+    /// Each server's calls in flight and largest message.
+    pub limits: trine_api::server::Limits,
 }
 
 /// Where each service of a mesh serves `/metrics`.
@@ -213,19 +215,34 @@ impl Mesh {
         registries.push(("lexical", service.metrics()));
         tasks.push((
             "lexical",
-            tokio::spawn(trine_lexical::run(lexical_l, service, stopped(&rx))),
+            tokio::spawn(trine_lexical::run(
+                lexical_l,
+                service,
+                config.limits,
+                stopped(&rx),
+            )),
         ));
         let service = SemanticService::new(store.clone(), embedder, config.semantic.clone());
         registries.push(("semantic", service.metrics()));
         tasks.push((
             "semantic",
-            tokio::spawn(trine_semantic::run(semantic_l, service, stopped(&rx))),
+            tokio::spawn(trine_semantic::run(
+                semantic_l,
+                service,
+                config.limits,
+                stopped(&rx),
+            )),
         ));
         let service = FusionService::new(config.search.fusion);
         registries.push(("fusion", service.metrics()));
         tasks.push((
             "fusion",
-            tokio::spawn(trine_fusion::run(fusion_l, service, stopped(&rx))),
+            tokio::spawn(trine_fusion::run(
+                fusion_l,
+                service,
+                config.limits,
+                stopped(&rx),
+            )),
         ));
 
         let peers = Peers::lazy(
@@ -244,7 +261,12 @@ impl Mesh {
         registries.insert(0, ("gateway", service.metrics()));
         tasks.push((
             "gateway",
-            tokio::spawn(trine_gateway::run(gateway, service, stopped(&rx))),
+            tokio::spawn(trine_gateway::run(
+                gateway,
+                service,
+                config.limits,
+                stopped(&rx),
+            )),
         ));
 
         let mut metrics = None;

@@ -148,7 +148,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
                 .with_embedder(load_embedder(config).await?);
             serve_metrics(metrics, service.metrics()).await?;
             eprintln!("lexical-svc serving on {addr}");
-            trine_lexical::run(listener, service, signal()).await?;
+            trine_lexical::run(listener, service, mesh_config.limits, signal()).await?;
         }
         Role::Semantic => {
             let store = open_store(config).await?;
@@ -156,13 +156,13 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
                 SemanticService::new(store, load_embedder(config).await?, mesh_config.semantic);
             serve_metrics(metrics, service.metrics()).await?;
             eprintln!("semantic-svc serving on {addr}");
-            trine_semantic::run(listener, service, signal()).await?;
+            trine_semantic::run(listener, service, mesh_config.limits, signal()).await?;
         }
         Role::Fusion => {
             let service = FusionService::new(mesh_config.search.fusion);
             serve_metrics(metrics, service.metrics()).await?;
             eprintln!("fusion-svc serving on {addr}");
-            trine_fusion::run(listener, service, signal()).await?;
+            trine_fusion::run(listener, service, mesh_config.limits, signal()).await?;
         }
         Role::Gateway => {
             let p = &config.peers;
@@ -182,7 +182,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             ));
             serve_metrics(metrics, service.metrics()).await?;
             eprintln!("gateway serving on {addr}");
-            trine_gateway::run(listener, service, signal()).await?;
+            trine_gateway::run(listener, service, mesh_config.limits, signal()).await?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -10,6 +10,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use trine::mesh::channel;
+use trine_api::server::Limits;
 use trine_api::v1::lexical_client::LexicalClient;
 use trine_api::v1::{CandidatesRequest, Filters};
 use trine_embed::{Embedder, HashEmbedder};
@@ -28,9 +29,14 @@ async fn replica(
     let service = LexicalService::new(store, LexicalConfig::default());
     let metrics = service.metrics();
     let mut stop = stop.clone();
-    tokio::spawn(trine_lexical::run(listener, service, async move {
-        let _ = stop.wait_for(|s| *s).await;
-    }));
+    tokio::spawn(trine_lexical::run(
+        listener,
+        service,
+        Limits::default(),
+        async move {
+            let _ = stop.wait_for(|s| *s).await;
+        },
+    ));
     (addr, metrics)
 }
 

@@ -11,6 +11,7 @@ use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 use trine::mesh::{Mesh, MeshConfig, channel};
+use trine_api::server::Limits;
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{Filters, Record, SearchRequest, UpsertRequest};
 use trine_embed::{Embedder, HashEmbedder};
@@ -32,7 +33,7 @@ async fn serve_lexical(store: Arc<dyn Store>) -> SocketAddr {
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
     let service = LexicalService::new(store, LexicalConfig::default());
-    tokio::spawn(trine_lexical::run(l, service, never()));
+    tokio::spawn(trine_lexical::run(l, service, Limits::default(), never()));
     addr
 }
 
@@ -50,7 +51,7 @@ async fn gateway(store: Arc<dyn Store>, lexical: &str, semantic: &str, fusion: &
     let service = MemoryService::new(writer).with_search(Searcher::new(peers, store, config));
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
-    tokio::spawn(trine_gateway::run(l, service, never()));
+    tokio::spawn(trine_gateway::run(l, service, Limits::default(), never()));
     addr
 }
 
@@ -152,4 +153,61 @@ async fn every_server_reports_serving() {
         assert_eq!(status, ServingStatus::Serving as i32, "{service} at {addr}");
     }
     mesh.stop().await.unwrap();
+}
+
+/// A lexical-svc that answers with no candidates and records the
+/// `grpc-timeout` of each call it gets.
+#[derive(Clone, Default)]
+struct Recording(Arc<std::sync::Mutex<Vec<Option<std::time::Duration>>>>);
+
+#[tonic::async_trait]
+impl trine_api::v1::lexical_server::Lexical for Recording {
+    async fn candidates(
+        &self,
+        request: tonic::Request<trine_api::v1::CandidatesRequest>,
+    ) -> Result<tonic::Response<trine_api::v1::CandidatesResponse>, tonic::Status> {
+        let timeout = trine_api::caller_timeout(request.metadata());
+        self.0.lock().unwrap().push(timeout);
+        Ok(tonic::Response::new(
+            trine_api::v1::CandidatesResponse::default(),
+        ))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hop_gets_no_longer_than_the_caller_has_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
+    let recording = Recording::default();
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let lexical = l.local_addr().unwrap().to_string();
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(trine_api::v1::lexical_server::LexicalServer::new(
+                recording.clone(),
+            ))
+            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(l)),
+    );
+    let (semantic, fusion) = (dead_addr().await, dead_addr().await);
+    let addr = gateway(store, &lexical, &semantic, &fusion).await;
+    let mut client = MemoryClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+
+    // No deadline from the caller: the hop gets the configured 10 s.
+    client.search(search("deploys")).await.unwrap();
+    // 1.5 s from the caller: the hop gets what is left of it.
+    let mut request = tonic::Request::new(search("deploys"));
+    request.set_timeout(std::time::Duration::from_millis(1500));
+    client.search(request).await.unwrap();
+
+    let seen = recording.0.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[0], Some(SearchConfig::default().channel_deadline));
+    let given = seen[1].expect("a grpc-timeout on the hop");
+    assert!(
+        given <= std::time::Duration::from_millis(1500)
+            && given > std::time::Duration::from_millis(500),
+        "{given:?}"
+    );
 }

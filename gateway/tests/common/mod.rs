@@ -30,6 +30,7 @@ pub async fn serve(store: Arc<dyn Store>) -> Served {
     let server = tokio::spawn(trine_gateway::run(
         listener,
         MemoryService::new(writer),
+        trine_api::server::Limits::default(),
         async {
             stopped.await.ok();
         },

@@ -322,3 +322,70 @@ mod tests {
         assert!(from_timestamp("x", &t).is_err());
     }
 }
+
+/// The time the caller gave a call (its `grpc-timeout`), if it gave one in
+/// the form gRPC defines; a malformed value counts as none (tonic's server
+/// does the same).
+pub fn caller_timeout(metadata: &tonic::metadata::MetadataMap) -> Option<std::time::Duration> {
+    metadata
+        .get("grpc-timeout")
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_grpc_timeout)
+}
+
+/// A `grpc-timeout` value: at most eight digits and a unit (`H`, `M`, `S`,
+/// `m`, `u`, `n`).
+pub fn parse_grpc_timeout(value: &str) -> Option<std::time::Duration> {
+    use std::time::Duration;
+    let digits = value.get(..value.len().checked_sub(1)?)?;
+    if digits.is_empty() || digits.len() > 8 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
+    Some(match value.get(value.len() - 1..)? {
+        "H" => Duration::from_secs(n * 3600),
+        "M" => Duration::from_secs(n * 60),
+        "S" => Duration::from_secs(n),
+        "m" => Duration::from_millis(n),
+        "u" => Duration::from_micros(n),
+        "n" => Duration::from_nanos(n),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod timeout_tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn grpc_timeouts_parse_as_the_protocol_defines() {
+        for (value, want) in [
+            ("1H", Some(Duration::from_secs(3600))),
+            ("2M", Some(Duration::from_secs(120))),
+            ("10S", Some(Duration::from_secs(10))),
+            ("1500m", Some(Duration::from_millis(1500))),
+            ("99999999u", Some(Duration::from_micros(99_999_999))),
+            ("5n", Some(Duration::from_nanos(5))),
+            ("0m", Some(Duration::ZERO)),
+            ("123456789m", None),
+            ("m", None),
+            ("", None),
+            ("10", None),
+            ("10s", None),
+            ("-1S", None),
+            ("1.5S", None),
+            ("é", None),
+            ("1é", None),
+        ] {
+            assert_eq!(parse_grpc_timeout(value), want, "{value:?}");
+        }
+        let mut request = tonic::Request::new(());
+        assert_eq!(caller_timeout(request.metadata()), None);
+        request.set_timeout(Duration::from_millis(250));
+        assert_eq!(
+            caller_timeout(request.metadata()),
+            Some(Duration::from_millis(250))
+        );
+    }
+}

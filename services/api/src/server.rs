@@ -44,13 +44,63 @@ pub fn known_paths() -> HashSet<String> {
     .collect()
 }
 
+/// What one server takes on at once: calls in flight (beyond them it sheds
+/// with RESOURCE_EXHAUSTED, health checks aside) and the largest message it
+/// decodes or sends (each generated server applies it: [`Limits::apply`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub max_in_flight: usize,
+    pub max_message_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_in_flight: 256,
+            max_message_bytes: 16 << 20,
+        }
+    }
+}
+
+/// A generated server whose message sizes can be bounded.
+pub trait Bounded: Sized {
+    fn bounded(self, bytes: usize) -> Self;
+}
+
+macro_rules! bounded {
+    ($($server:ty),*) => {$(
+        impl<T> Bounded for $server {
+            fn bounded(self, bytes: usize) -> Self {
+                self.max_decoding_message_size(bytes)
+                    .max_encoding_message_size(bytes)
+            }
+        }
+    )*};
+}
+
+bounded!(
+    crate::v1::memory_server::MemoryServer<T>,
+    crate::v1::lexical_server::LexicalServer<T>,
+    crate::v1::semantic_server::SemanticServer<T>,
+    crate::v1::fusion_server::FusionServer<T>
+);
+
+impl Limits {
+    /// `server` with these message sizes.
+    pub fn apply<S: Bounded>(&self, server: S) -> S {
+        server.bounded(self.max_message_bytes)
+    }
+}
+
 /// Serves `routes` on `listener` until `shutdown` resolves. `names` are the
 /// fully qualified service names reported SERVING by the health service;
-/// calls are counted in `metrics`.
+/// calls are counted in `metrics`; beyond `limits.max_in_flight` calls at
+/// once, calls are shed.
 pub async fn serve(
     routes: Routes,
     names: &[&str],
     metrics: Arc<Metrics>,
+    limits: Limits,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
@@ -81,7 +131,7 @@ pub async fn serve(
     // peer's delayed ACK (~40 ms on Linux).
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     Server::builder()
-        .layer(ServerLayer::new(metrics, known_paths()))
+        .layer(ServerLayer::new(metrics, known_paths()).shedding(limits.max_in_flight))
         .add_routes(routes)
         .serve_with_incoming_shutdown(incoming, drained)
         .await

@@ -23,6 +23,10 @@ pub const MAX_TOKENS: usize = 256;
 #[derive(Clone)]
 pub struct MiniLm {
     inner: Arc<Inner>,
+    /// Forward passes at once: each one's matrix products use every core, so
+    /// more would only queue inside candle; calls beyond wait here, and the
+    /// servers' in-flight limits bound how many wait.
+    running: Arc<tokio::sync::Semaphore>,
 }
 
 /// What embedding some texts cost.
@@ -75,6 +79,7 @@ impl MiniLm {
         )?;
         let device = Device::Cpu;
         let bert = Bert::load(&weights, config, &device)?;
+        let cores = std::thread::available_parallelism().map_or(2, usize::from);
         Ok(Self {
             inner: Arc::new(Inner {
                 bert,
@@ -82,6 +87,7 @@ impl MiniLm {
                 pad_id,
                 device,
             }),
+            running: Arc::new(tokio::sync::Semaphore::new(cores)),
         })
     }
 
@@ -232,6 +238,11 @@ impl Embedder for MiniLm {
         }
         let inner = Arc::clone(&self.inner);
         let texts = texts.to_vec();
+        let _running = self
+            .running
+            .acquire()
+            .await
+            .map_err(|e| EmbedError::inference(format!("embedder closed: {e}")))?;
         tokio::task::spawn_blocking(move || {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             inner.embed(&refs).map(|(vectors, _)| vectors)

@@ -111,11 +111,27 @@ fn code_of(headers: &http::HeaderMap) -> Code {
 
 /// The server side of every trine service: extracts the caller's trace
 /// context, runs the call inside a server span that is the caller's child,
-/// and counts the call, its code and its latency in [`Metrics`].
+/// and counts the call, its code and its latency in [`Metrics`]. With a
+/// limit ([`ServerLayer::shedding`]), a call beyond it is answered at once
+/// with RESOURCE_EXHAUSTED: load is shed, never queued.
 #[derive(Debug, Clone)]
 pub struct ServerLayer {
     metrics: Arc<Metrics>,
     known: Arc<HashSet<String>>,
+    limit: Option<InFlight>,
+}
+
+/// The calls a server runs at once, beyond which it sheds.
+#[derive(Debug, Clone)]
+struct InFlight {
+    permits: Arc<tokio::sync::Semaphore>,
+    max: usize,
+}
+
+/// Paths never shed: the health check must answer under load, or an
+/// orchestrator restarts a busy server.
+fn never_shed(path: &str) -> bool {
+    path.starts_with("/grpc.health.v1.Health/")
 }
 
 impl ServerLayer {
@@ -126,6 +142,19 @@ impl ServerLayer {
         Self {
             metrics,
             known: Arc::new(known),
+            limit: None,
+        }
+    }
+
+    /// At most `max` calls at once (health checks aside); the next is
+    /// refused with RESOURCE_EXHAUSTED until one finishes.
+    pub fn shedding(self, max: usize) -> Self {
+        Self {
+            limit: Some(InFlight {
+                permits: Arc::new(tokio::sync::Semaphore::new(max)),
+                max,
+            }),
+            ..self
         }
     }
 }
@@ -141,6 +170,7 @@ impl<S> tower_layer::Layer<S> for ServerLayer {
             inner,
             metrics: self.metrics.clone(),
             known: self.known.clone(),
+            limit: self.limit.clone(),
         }
     }
 }
@@ -151,12 +181,15 @@ pub struct ServerTrace<S> {
     inner: S,
     metrics: Arc<Metrics>,
     known: Arc<HashSet<String>>,
+    limit: Option<InFlight>,
 }
 
 impl<S, ReqBody, ResBody> tower_service::Service<http::Request<ReqBody>> for ServerTrace<S>
 where
     S: tower_service::Service<http::Request<ReqBody>, Response = http::Response<ResBody>>,
     S::Future: Send + 'static,
+    ResBody: Default + Send + 'static,
+    S::Error: Send + 'static,
 {
     type Response = S::Response;
     type Error = S::Error;
@@ -187,11 +220,28 @@ where
         let _ = span.set_parent(extract(request.headers()));
         let started = Instant::now();
         let metrics = self.metrics.clone();
+        let permit = match &self.limit {
+            Some(limit) if !never_shed(&path) => match limit.permits.clone().try_acquire_owned() {
+                Ok(permit) => Some(permit),
+                Err(_) => {
+                    let shed = tonic::Status::resource_exhausted(format!(
+                        "the server is at its limit of {} calls in flight: retry after a backoff",
+                        limit.max
+                    ))
+                    .into_http::<ResBody>();
+                    span.record("rpc.grpc.status_code", Code::ResourceExhausted as i32);
+                    metrics.rpc(&path, Code::ResourceExhausted, started.elapsed());
+                    return Box::pin(std::future::ready(Ok(shed)));
+                }
+            },
+            _ => None,
+        };
         let call = self.inner.call(request);
         let recorded = span.clone();
         Box::pin(
             async move {
                 let result = call.await;
+                drop(permit);
                 let code = match &result {
                     Ok(response) => code_of(response.headers()),
                     Err(_) => Code::Unknown,
@@ -234,6 +284,71 @@ mod tests {
         fn call(&mut self, _: http::Request<()>) -> Self::Future {
             std::future::ready(Ok(http::Response::new(())))
         }
+    }
+
+    /// A server whose calls wait until they are released.
+    #[derive(Clone)]
+    struct Held(Arc<tokio::sync::Semaphore>);
+
+    impl tower_service::Service<http::Request<()>> for Held {
+        type Response = http::Response<()>;
+        type Error = std::convert::Infallible;
+        type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _: http::Request<()>) -> Self::Future {
+            let gate = self.0.clone();
+            Box::pin(async move {
+                let _released = gate.acquire().await;
+                Ok(http::Response::new(()))
+            })
+        }
+    }
+
+    #[test]
+    fn calls_beyond_the_limit_are_shed_at_once_and_health_never() {
+        use tower_layer::Layer;
+        let metrics = Metrics::new("test");
+        let known = HashSet::from([
+            "/trine.v1.Memory/Search".to_string(),
+            "/grpc.health.v1.Health/Check".to_string(),
+        ]);
+        let gate = Arc::new(tokio::sync::Semaphore::new(0));
+        let mut server = ServerLayer::new(metrics.clone(), known)
+            .shedding(2)
+            .layer(Held(gate.clone()));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut call = |path: &str| {
+            let request = http::Request::builder().uri(path).body(()).unwrap();
+            tower_service::Service::call(&mut server, request)
+        };
+        let held = [
+            call("/trine.v1.Memory/Search"),
+            call("/trine.v1.Memory/Search"),
+        ];
+        let shed = runtime.block_on(call("/trine.v1.Memory/Search")).unwrap();
+        assert_eq!(code_of(shed.headers()), Code::ResourceExhausted);
+        let health = call("/grpc.health.v1.Health/Check");
+        gate.add_permits(3);
+        assert_eq!(
+            code_of(runtime.block_on(health).unwrap().headers()),
+            Code::Ok
+        );
+        for call in held {
+            assert_eq!(code_of(runtime.block_on(call).unwrap().headers()), Code::Ok);
+        }
+        // The held calls finished: their places are free again.
+        gate.add_permits(1);
+        let again = runtime.block_on(call("/trine.v1.Memory/Search")).unwrap();
+        assert_eq!(code_of(again.headers()), Code::Ok);
+        let text = metrics.encode().unwrap();
+        assert!(text.contains("code=\"ResourceExhausted\""), "{text}");
     }
 
     #[test]
