@@ -13,10 +13,7 @@ use trine_telemetry::Metrics;
 use crate::search::Searcher;
 use crate::writer::{WriteError, Writer};
 
-/// Most records one Upsert may carry.
-pub const MAX_UPSERT: usize = 1024;
-/// Most ids one Get or Delete may carry.
-pub const MAX_IDS: usize = 1024;
+pub use trine_api::codec::{MAX_IDS, MAX_UPSERT};
 
 /// trine's public service.
 #[derive(Clone)]

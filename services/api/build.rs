@@ -7,7 +7,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let files = ["common", "memory", "lexical", "semantic", "fusion"]
         .map(|name| root.join(format!("trine/v1/{name}.proto")));
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
+    // Every service decodes through `codec::BoundedCodec`: prost's, with a
+    // request's wire bytes checked before they are decoded.
     tonic_prost_build::configure()
+        .codec_path("crate::codec::BoundedCodec")
         .file_descriptor_set_path(out.join("trine_descriptor.bin"))
         .compile_protos(&files, std::slice::from_ref(&root))?;
     println!("cargo:rerun-if-changed={}", root.display());

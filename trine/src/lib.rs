@@ -12,6 +12,7 @@ pub mod mesh;
 mod model;
 mod progress;
 mod queries;
+mod refusals;
 pub mod search;
 mod serve;
 mod text_index;
@@ -61,6 +62,10 @@ pub enum Command {
     Bench(bench::Args),
     /// Rank quality of each configuration on queries with known answers
     Eval(eval::Args),
+    /// Time the refusal of hostile requests (a 4 MiB query, a 10,000-project
+    /// filter, metadata bombs, 100,000 ids): decoding and the gateway's
+    /// handler, in-process, then the code over gRPC
+    Refusals(refusals::Args),
     /// Ask a server's gRPC health service; exit 0 when it is SERVING (for
     /// container health checks)
     Health(HealthArgs),
@@ -75,10 +80,10 @@ pub struct HealthArgs {
     pub service: String,
 }
 
-/// Runs a parsed command line and says how it ended.
 /// Threads of the blocking pool (tokio's default is 512).
 pub const MAX_BLOCKING_THREADS: usize = 64;
 
+/// Runs a parsed command line and says how it ended.
 pub fn main(cli: Cli) -> ExitCode {
     let config = match Config::load(&cli.overrides) {
         Ok(config) => config,
@@ -121,6 +126,7 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Bench(args) => bench::run(&config, args).await,
             Command::Eval(args) => eval::run(&config, args).await,
             Command::Health(args) => health(args).await,
+            Command::Refusals(args) => refusals::run(args).await,
         }
     });
     {

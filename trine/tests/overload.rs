@@ -145,3 +145,32 @@ async fn bursts_far_above_the_limit_are_answered_or_shed_with_memory_flat() {
         .await
         .unwrap();
 }
+
+/// `trine refusals` (the bench of hostile requests) as a check of codes, not
+/// times: each hostile request is refused INVALID_ARGUMENT in-process and
+/// over gRPC, saying why.
+#[test]
+fn hostile_requests_are_refused_as_invalid_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &dir.path().join("data"))
+        .args(["refusals", "--iterations", "3", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let refusals = report.as_array().unwrap();
+    assert_eq!(refusals.len(), 4, "{report:#}");
+    for r in refusals {
+        assert_eq!(r["code"], "InvalidArgument", "{r:#}");
+        assert_eq!(r["wire_code"], "InvalidArgument", "{r:#}");
+        assert!(
+            r["message"].as_str().unwrap().contains("more than"),
+            "{r:#}"
+        );
+        assert_eq!(r["total"]["n"], 3, "{r:#}");
+    }
+}

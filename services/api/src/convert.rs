@@ -5,7 +5,8 @@ use chrono::{DateTime, TimeZone, Utc};
 use prost_types::{ListValue, Struct, Timestamp, Value, value::Kind};
 use trine_core::fusion::{self, Fused, ListKind, Method, Normalization, Settings};
 use trine_core::model::{
-    Filter, MAX_SOURCE_BYTES, Memory, check_filter_values, check_label, derived_id, parse_id,
+    Filter, MAX_METADATA_BYTES, MAX_SOURCE_BYTES, Memory, check_filter_values, check_label,
+    derived_id, parse_id,
 };
 use uuid::Uuid;
 
@@ -79,6 +80,13 @@ pub fn filter_to_wire(f: &Filter) -> v1::Filters {
 /// A record on the wire as a validated memory; an empty id is derived from
 /// the content.
 pub fn memory_from_wire(r: v1::Record) -> Result<Memory, String> {
+    if let Some(metadata) = &r.metadata
+        && json_bytes_at_least(metadata, MAX_METADATA_BYTES) > MAX_METADATA_BYTES
+    {
+        return Err(format!(
+            "metadata is more than the {MAX_METADATA_BYTES} bytes of JSON allowed"
+        ));
+    }
     let id = if r.id.is_empty() {
         derived_id(&r.tenant, r.source.as_deref(), &r.text)
     } else {
@@ -229,7 +237,47 @@ pub fn ids_from_wire(ids: &[String]) -> Result<Vec<Uuid>, String> {
     ids.iter().map(|id| parse_id(id)).collect()
 }
 
-fn struct_to_json(s: Struct) -> serde_json::Map<String, serde_json::Value> {
+/// A lower bound of the bytes of `s` as JSON (quotes, colons, commas and
+/// brackets counted, escapes not), counted only until it passes `limit`: a
+/// metadata bomb is refused after `limit` bytes of work, not its own size.
+pub fn json_bytes_at_least(s: &Struct, limit: usize) -> usize {
+    enum Node<'a> {
+        Fields(&'a Struct),
+        Value(&'a Value),
+    }
+    let mut total = 0usize;
+    let mut stack = vec![Node::Fields(s)];
+    while let Some(node) = stack.pop() {
+        if total > limit {
+            break;
+        }
+        match node {
+            Node::Fields(s) => {
+                total += 2 + s.fields.len().saturating_sub(1);
+                for (key, value) in &s.fields {
+                    total += key.len() + 3;
+                    if total > limit {
+                        break;
+                    }
+                    stack.push(Node::Value(value));
+                }
+            }
+            Node::Value(v) => match &v.kind {
+                None | Some(Kind::NullValue(_)) | Some(Kind::BoolValue(_)) => total += 4,
+                Some(Kind::NumberValue(_)) => total += 1,
+                Some(Kind::StringValue(text)) => total += text.len() + 2,
+                Some(Kind::StructValue(s)) => stack.push(Node::Fields(s)),
+                Some(Kind::ListValue(list)) => {
+                    total += 2 + list.values.len().saturating_sub(1);
+                    stack.extend(list.values.iter().take(limit).map(Node::Value));
+                }
+            },
+        }
+    }
+    total
+}
+
+pub(crate) fn struct_to_json(s: Struct) -> serde_json::Map<String, serde_json::Value> {
     s.fields
         .into_iter()
         .map(|(k, v)| (k, value_to_json(v)))
@@ -294,6 +342,52 @@ mod tests {
             metadata: Some(meta),
         };
         assert_eq!(memory_from_wire(memory_to_wire(&m)), Ok(m));
+    }
+
+    #[test]
+    fn metadata_size_is_bounded_below_by_its_json_and_counted_no_further() {
+        let field = |k: &str, kind: Kind| (k.to_string(), Value { kind: Some(kind) });
+        let nested = Struct {
+            fields: [field("b", Kind::NullValue(0))].into(),
+        };
+        let s = Struct {
+            fields: [
+                field("n", Kind::NumberValue(1.5)),
+                field("s", Kind::StringValue("x\"y".into())),
+                field("t", Kind::BoolValue(true)),
+                field("o", Kind::StructValue(nested)),
+                field(
+                    "l",
+                    Kind::ListValue(ListValue {
+                        values: vec![Value {
+                            kind: Some(Kind::NumberValue(2.0)),
+                        }],
+                    }),
+                ),
+            ]
+            .into(),
+        };
+        let json = serde_json::to_vec(&struct_to_json(s.clone()))
+            .unwrap()
+            .len();
+        let bound = json_bytes_at_least(&s, usize::MAX);
+        assert!(bound <= json && bound > json / 2, "{bound} against {json}");
+
+        let bomb = Struct {
+            fields: (0..100_000)
+                .map(|i| field(&format!("k{i}"), Kind::NumberValue(1.0)))
+                .collect(),
+        };
+        let counted = json_bytes_at_least(&bomb, MAX_METADATA_BYTES);
+        assert!(counted > MAX_METADATA_BYTES && counted < 2 * MAX_METADATA_BYTES);
+        let record = v1::Record {
+            text: "t".into(),
+            tenant: "acme".into(),
+            metadata: Some(bomb),
+            ..v1::Record::default()
+        };
+        let e = memory_from_wire(record).unwrap_err();
+        assert!(e.contains("metadata is more than the 65536 bytes"), "{e}");
     }
 
     #[test]

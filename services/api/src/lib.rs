@@ -10,6 +10,7 @@ pub mod v1 {
 /// The encoded file descriptor set, for gRPC reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("trine_descriptor");
 
+pub mod codec;
 mod convert;
 pub mod server;
 mod status;

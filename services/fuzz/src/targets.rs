@@ -315,7 +315,20 @@ fn encode(r: &Request) -> Vec<u8> {
     }
 }
 
+/// The bytes decoded as the services' codec decodes them: its wire check,
+/// then prost.
 fn decode(kind: usize, bytes: &[u8]) -> Option<Request> {
+    use trine_api::codec::precheck;
+    let passes = match kind {
+        0 => precheck::<v1::SearchRequest>(bytes),
+        1 => precheck::<v1::UpsertRequest>(bytes),
+        2 => precheck::<v1::DeleteRequest>(bytes),
+        3 => precheck::<v1::GetRequest>(bytes),
+        4 => precheck::<v1::CandidatesRequest>(bytes),
+        5 => precheck::<v1::NearestRequest>(bytes),
+        _ => precheck::<v1::FuseRequest>(bytes),
+    };
+    passes.ok()?;
     Some(match kind {
         0 => Request::Search(v1::SearchRequest::decode(bytes).ok()?),
         1 => Request::Upsert(v1::UpsertRequest::decode(bytes).ok()?),
