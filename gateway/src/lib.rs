@@ -6,6 +6,7 @@
 //! fusion-svc ([`Searcher`]).
 #![forbid(unsafe_code)]
 
+pub mod auth;
 mod search;
 mod server;
 mod service;

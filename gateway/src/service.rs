@@ -10,6 +10,7 @@ use trine_core::model::Memory;
 use trine_store::{Metered, Store};
 use trine_telemetry::Metrics;
 
+use crate::auth::{Keys, Scope};
 use crate::search::Searcher;
 use crate::writer::{WriteError, Writer};
 
@@ -22,6 +23,8 @@ pub struct MemoryService {
     writer: Writer,
     searcher: Option<Searcher>,
     metrics: Arc<Metrics>,
+    /// API keys every call must carry; `None`: no authentication.
+    keys: Option<Arc<Keys>>,
 }
 
 impl MemoryService {
@@ -33,7 +36,39 @@ impl MemoryService {
             writer,
             searcher: None,
             metrics,
+            keys: None,
         }
+    }
+
+    /// Every call must carry one of these keys, allowing its operation in
+    /// its tenants.
+    pub fn with_keys(self, keys: Arc<Keys>) -> Self {
+        Self {
+            keys: Some(keys),
+            ..self
+        }
+    }
+
+    /// Refuses a call whose key is missing or invalid (UNAUTHENTICATED) or
+    /// does not allow `scope` in each of `tenants` (PERMISSION_DENIED).
+    /// Empty tenants are left to validation, which names the field.
+    fn authorize<'a>(
+        &self,
+        metadata: &tonic::metadata::MetadataMap,
+        scope: Scope,
+        tenants: impl IntoIterator<Item = &'a str>,
+    ) -> Result<(), Status> {
+        let Some(keys) = &self.keys else {
+            return Ok(());
+        };
+        let denied = |e: crate::auth::AuthError| status(e.kind(), e.to_string());
+        let principal = keys.authenticate(metadata).map_err(denied)?;
+        for tenant in tenants {
+            if !tenant.trim().is_empty() {
+                principal.allows(scope, tenant).map_err(denied)?;
+            }
+        }
+        Ok(())
     }
 
     /// Searches through the mesh; the searcher records into this service's
@@ -85,6 +120,12 @@ impl memory_server::Memory for MemoryService {
         &self,
         request: Request<v1::SearchRequest>,
     ) -> Result<Response<v1::SearchResponse>, Status> {
+        let tenant = request
+            .get_ref()
+            .filters
+            .as_ref()
+            .map(|f| f.tenant.as_str());
+        self.authorize(request.metadata(), Scope::Read, tenant)?;
         let Some(searcher) = &self.searcher else {
             return Err(status(
                 ErrorKind::Unimplemented,
@@ -103,6 +144,11 @@ impl memory_server::Memory for MemoryService {
         &self,
         request: Request<v1::UpsertRequest>,
     ) -> Result<Response<v1::UpsertResponse>, Status> {
+        self.authorize(
+            request.metadata(),
+            Scope::Write,
+            request.get_ref().records.iter().map(|r| r.tenant.as_str()),
+        )?;
         let records = request.into_inner().records;
         if records.len() > MAX_UPSERT {
             return Err(invalid(format!(
@@ -145,6 +191,11 @@ impl memory_server::Memory for MemoryService {
         &self,
         request: Request<v1::DeleteRequest>,
     ) -> Result<Response<v1::DeleteResponse>, Status> {
+        self.authorize(
+            request.metadata(),
+            Scope::Write,
+            [request.get_ref().tenant.as_str()],
+        )?;
         let request = request.into_inner();
         let found = self.in_tenant(&request.tenant, &request.ids).await?;
         let ids: Vec<_> = found.iter().map(|m| m.id).collect();
@@ -161,6 +212,11 @@ impl memory_server::Memory for MemoryService {
         &self,
         request: Request<v1::GetRequest>,
     ) -> Result<Response<v1::GetResponse>, Status> {
+        self.authorize(
+            request.metadata(),
+            Scope::Read,
+            [request.get_ref().tenant.as_str()],
+        )?;
         let request = request.into_inner();
         let found = self.in_tenant(&request.tenant, &request.ids).await?;
         let records = found.iter().map(memory_to_wire).collect();

@@ -23,13 +23,21 @@ pub struct Served {
 
 /// Serves `Memory` over `store` (hash embedder) on 127.0.0.1:0.
 pub async fn serve(store: Arc<dyn Store>) -> Served {
+    serve_with(store, |service| service).await
+}
+
+/// As [`serve`], the service shaped by `shape` (e.g. given keys).
+pub async fn serve_with(
+    store: Arc<dyn Store>,
+    shape: impl FnOnce(MemoryService) -> MemoryService,
+) -> Served {
     let writer = Writer::new(store, Arc::new(HashEmbedder::new(64)));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
     let server = tokio::spawn(trine_gateway::run(
         listener,
-        MemoryService::new(writer),
+        shape(MemoryService::new(writer)),
         trine_api::server::Limits::default(),
         async {
             stopped.await.ok();

@@ -11,6 +11,8 @@ pub fn code_of(kind: ErrorKind) -> Code {
         ErrorKind::FailedPrecondition => Code::FailedPrecondition,
         ErrorKind::Unavailable => Code::Unavailable,
         ErrorKind::DeadlineExceeded => Code::DeadlineExceeded,
+        ErrorKind::Unauthenticated => Code::Unauthenticated,
+        ErrorKind::PermissionDenied => Code::PermissionDenied,
         ErrorKind::Unimplemented => Code::Unimplemented,
         ErrorKind::Internal => Code::Internal,
     }

@@ -12,6 +12,10 @@ pub enum ErrorKind {
     Unavailable,
     /// A dependency did not answer within its deadline.
     DeadlineExceeded,
+    /// The caller gave no credential, or one that is not (or no longer) valid.
+    Unauthenticated,
+    /// The caller's credential does not allow this (scope or tenant).
+    PermissionDenied,
     /// Not built yet.
     Unimplemented,
     /// A fault of trine or its storage.
