@@ -13,8 +13,6 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use tokio::sync::{Semaphore, mpsc};
-use tonic::transport::Channel;
-use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{Filters, SearchRequest};
 use trine_core::Fold;
 use trine_embed::Embedder;
@@ -371,7 +369,7 @@ fn request(query: &Query, args: &Args, mode: i32) -> SearchRequest {
 /// hybrid on the same collection.
 #[derive(Clone)]
 enum Target {
-    Trine(MemoryClient<Channel>),
+    Trine(crate::mesh::GatewayClient),
     Native {
         store: Arc<dyn Store>,
         embedder: Arc<dyn Embedder>,
@@ -439,7 +437,8 @@ async fn run_trine(
             )
         }
     };
-    let client = MemoryClient::new(channel(&address)?);
+    let key = args.endpoint.as_ref().and(config.api_key.as_deref());
+    let client = crate::mesh::gateway_client(channel(&address)?, key)?;
     let (samples, shed, ran_out) = load(Target::Trine(client), requests, args).await;
     let in_process = mesh.is_some();
     if let Some(mesh) = mesh {

@@ -13,6 +13,15 @@ pub struct Config {
     pub data: PathBuf,
     /// A Qdrant server's gRPC URL; unset means the embedded store.
     pub qdrant: Option<String>,
+    /// The Qdrant server's API key, if it asks for one.
+    pub qdrant_api_key: Option<String>,
+    /// The API keys file a gateway checks calls against (`trine keys`
+    /// writes it); unset: `keys.json` in the data directory.
+    pub keys_file: Option<PathBuf>,
+    /// The key a client (`search`, `bench` with `--endpoint`) sends; never
+    /// read from the config file.
+    #[serde(skip)]
+    pub api_key: Option<String>,
     /// The collection's name.
     pub collection: String,
     /// `minilm` (default), `static` or `hash`.
@@ -183,6 +192,9 @@ impl Default for Config {
         Self {
             data: PathBuf::from("trine-data"),
             qdrant: None,
+            qdrant_api_key: None,
+            keys_file: None,
+            api_key: None,
             collection: "memories".to_string(),
             embedder: "minilm".to_string(),
             models: PathBuf::from("models"),
@@ -212,6 +224,27 @@ pub struct Overrides {
     /// Qdrant server gRPC URL (e.g. http://localhost:6334); unset: embedded
     #[arg(long, global = true, env = "TRINE_QDRANT_URL", value_name = "URL")]
     pub qdrant: Option<String>,
+    /// The Qdrant server's API key
+    #[arg(
+        long,
+        global = true,
+        env = "TRINE_QDRANT_API_KEY",
+        value_name = "KEY",
+        hide_env_values = true
+    )]
+    pub qdrant_api_key: Option<String>,
+    /// API keys file of `serve` and `trine keys` [default: DATA/keys.json]
+    #[arg(long, global = true, env = "TRINE_KEYS_FILE", value_name = "FILE")]
+    pub keys_file: Option<PathBuf>,
+    /// API key sent to a gateway (`--endpoint`)
+    #[arg(
+        long,
+        global = true,
+        env = "TRINE_API_KEY",
+        value_name = "KEY",
+        hide_env_values = true
+    )]
+    pub api_key: Option<String>,
     /// Collection name [default: memories]
     #[arg(long, global = true, env = "TRINE_COLLECTION")]
     pub collection: Option<String>,
@@ -279,6 +312,13 @@ impl Config {
         if let Some(v) = o.qdrant {
             config.qdrant = Some(v).filter(|url| !url.is_empty());
         }
+        if let Some(v) = o.qdrant_api_key {
+            config.qdrant_api_key = Some(v).filter(|k| !k.trim().is_empty());
+        }
+        if let Some(v) = o.keys_file {
+            config.keys_file = Some(v);
+        }
+        config.api_key = o.api_key.filter(|k| !k.trim().is_empty());
         if let Some(v) = o.collection {
             config.collection = v;
         }
@@ -386,6 +426,13 @@ impl Config {
         mesh
     }
 
+    /// The API keys file: `keys_file`, or `keys.json` in the data directory.
+    pub fn keys_path(&self) -> PathBuf {
+        self.keys_file
+            .clone()
+            .unwrap_or_else(|| self.data.join("keys.json"))
+    }
+
     /// A configuration for tests: the hash embedder on a data directory.
     pub fn for_test(data: &Path) -> Self {
         Self {
@@ -490,6 +537,39 @@ mod tests {
         assert_eq!(schema.time_format, trine_store::TimeFormat::UnixSeconds);
         let trine = Config::load(&Overrides::default()).unwrap().payload;
         assert_eq!(trine, trine_store::PayloadSchema::default());
+    }
+
+    #[test]
+    fn keys_and_limits_come_from_file_then_flags() {
+        let (_dir, mut o) = overrides_with_file(
+            "qdrant_api_key = \"from-file\"\nkeys_file = \"/etc/trine-keys/keys.json\"\n[server]\nmax_in_flight = 8\n",
+        );
+        let config = Config::load(&o).unwrap();
+        assert_eq!(config.qdrant_api_key.as_deref(), Some("from-file"));
+        assert_eq!(
+            config.keys_path(),
+            PathBuf::from("/etc/trine-keys/keys.json")
+        );
+        assert_eq!(config.mesh().limits.max_in_flight, 8);
+        assert_eq!(config.api_key, None);
+        o.qdrant_api_key = Some("from-flag".into());
+        o.api_key = Some("trine_k".into());
+        o.max_in_flight = Some(3);
+        let config = Config::load(&o).unwrap();
+        assert_eq!(config.qdrant_api_key.as_deref(), Some("from-flag"));
+        assert_eq!(config.api_key.as_deref(), Some("trine_k"));
+        assert_eq!(config.mesh().limits.max_in_flight, 3);
+        assert_eq!(
+            Config::default().keys_path(),
+            PathBuf::from("trine-data/keys.json")
+        );
+        let (_dir, o) = overrides_with_file("api_key = \"nope\"\n");
+        assert!(
+            Config::load(&o).is_err(),
+            "a client key is never read from the file"
+        );
+        let (_dir, o) = overrides_with_file("[server]\nmax_in_flight = 0\n");
+        assert!(Config::load(&o).is_err());
     }
 
     #[test]

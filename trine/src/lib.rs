@@ -8,6 +8,7 @@ pub mod config;
 mod doctor;
 mod eval;
 mod ingest;
+mod keys;
 pub mod mesh;
 mod model;
 mod progress;
@@ -52,6 +53,9 @@ pub enum Command {
     /// Model tools
     #[command(subcommand)]
     Model(model::Command),
+    /// API keys of the gateway: add, list, revoke
+    #[command(subcommand)]
+    Keys(keys::Command),
     /// Run the services: all four in one process, or one role
     Serve(serve::Args),
     /// Search memories: in-process, or against a running gateway (--endpoint)
@@ -120,6 +124,7 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Doctor(args) => doctor::run(&config, args).await,
             Command::TextIndex(args) => text_index::run(&config, args).await,
             Command::Model(command) => model::run(&config, command).await,
+            Command::Keys(command) => keys::run(&config, command),
             Command::Serve(args) => serve::run(&config, args).await,
             Command::Search(args) => search::run(&config, args).await,
             Command::SparseBackfill(args) => backfill::run(&config, args).await,
@@ -187,10 +192,14 @@ pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>, trine_store::
                 replication_factor: config.replication_factor,
             };
             Arc::new(
-                ServerStore::connect(url, &config.collection)
-                    .await?
-                    .with_layout(layout)
-                    .with_schema(schema)?,
+                ServerStore::connect_with_key(
+                    url,
+                    &config.collection,
+                    config.qdrant_api_key.clone(),
+                )
+                .await?
+                .with_layout(layout)
+                .with_schema(schema)?,
             )
         }
         None => {

@@ -18,8 +18,43 @@ use trine_lexical::{LexicalConfig, LexicalService};
 use trine_semantic::{RemoteEmbedder, SemanticConfig, SemanticService};
 use trine_store::Store;
 
+/// A gateway's client that sends an API key with every call.
+pub type GatewayClient = trine_api::v1::memory_client::MemoryClient<
+    tonic::service::interceptor::InterceptedService<Channel, ApiKey>,
+>;
+
+/// Sends `authorization: Bearer KEY` with each call, when there is a key.
+#[derive(Debug, Clone, Default)]
+pub struct ApiKey(Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>);
+
+impl tonic::service::Interceptor for ApiKey {
+    fn call(
+        &mut self,
+        mut request: tonic::Request<()>,
+    ) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(value) = &self.0 {
+            request
+                .metadata_mut()
+                .insert("authorization", value.clone());
+        }
+        Ok(request)
+    }
+}
+
+/// A client of the gateway on `channel`, sending `key` (if any).
+pub fn gateway_client(channel: Channel, key: Option<&str>) -> Result<GatewayClient, String> {
+    let value = key
+        .map(|k| {
+            format!("Bearer {k}")
+                .parse()
+                .map_err(|_| "the API key holds characters a header cannot carry".to_string())
+        })
+        .transpose()?;
+    Ok(trine_api::v1::memory_client::MemoryClient::with_interceptor(channel, ApiKey(value)))
+}
+
 /// Settings of every service in the mesh.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct MeshConfig {
     pub lexical: LexicalConfig,
     pub semantic: SemanticConfig,
@@ -30,6 +65,8 @@ pub struct MeshConfig {
     pub metrics: Option<SocketAddr>,
     /// Each server's calls in flight and largest message.
     pub limits: trine_api::server::Limits,
+    /// API keys the gateway checks every call against; `None`: none.
+    pub keys: Option<Arc<trine_gateway::auth::Keys>>,
 }
 
 /// Where each service of a mesh serves `/metrics`.
@@ -253,11 +290,14 @@ impl Mesh {
         let writes =
             remote_embedder(channel(&semantic.to_string())?, Duration::from_secs(30)).await?;
         let writer = Writer::new(store.clone(), Arc::new(writes));
-        let service = MemoryService::new(writer).with_search(Searcher::new(
+        let mut service = MemoryService::new(writer).with_search(Searcher::new(
             peers,
             store,
             config.search.clone(),
         ));
+        if let Some(keys) = config.keys.clone() {
+            service = service.with_keys(keys);
+        }
         registries.insert(0, ("gateway", service.metrics()));
         tasks.push((
             "gateway",

@@ -5,7 +5,6 @@ use std::process::ExitCode;
 
 use serde_json::{Value, json};
 use trine_api::timestamp;
-use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{self, Filters, SearchRequest};
 use trine_core::model::parse_time;
 
@@ -136,10 +135,10 @@ fn request(args: &Args) -> Result<SearchRequest, String> {
 pub async fn run(config: &Config, args: Args) -> CmdResult {
     let request = request(&args)?;
     let response = match &args.endpoint {
-        Some(endpoint) => ask(endpoint, request).await?,
+        Some(endpoint) => ask(endpoint, config.api_key.as_deref(), request).await?,
         None => {
             let mesh = local_mesh(config).await?.mesh;
-            let answer = ask(&mesh.gateway.to_string(), request).await;
+            let answer = ask(&mesh.gateway.to_string(), None, request).await;
             mesh.stop().await?;
             answer?
         }
@@ -152,8 +151,12 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn ask(endpoint: &str, request: SearchRequest) -> Result<v1::SearchResponse, String> {
-    let mut client = MemoryClient::new(channel(endpoint)?);
+async fn ask(
+    endpoint: &str,
+    key: Option<&str>,
+    request: SearchRequest,
+) -> Result<v1::SearchResponse, String> {
+    let mut client = crate::mesh::gateway_client(channel(endpoint)?, key)?;
     client
         .search(request)
         .await

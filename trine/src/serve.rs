@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 use trine_fusion::FusionService;
+use trine_gateway::auth::Keys;
 use trine_gateway::{MemoryService, Peers, Searcher, Writer};
 use trine_lexical::LexicalService;
 use trine_semantic::SemanticService;
@@ -56,6 +57,67 @@ pub struct Args {
         value_name = "ADDR"
     )]
     pub metrics: String,
+    /// API keys on the public service (`trine keys`): auto — on when
+    /// --listen is beyond loopback —, on, or off
+    #[arg(long, value_enum, default_value_t = AuthMode::Auto, env = "TRINE_AUTH")]
+    pub auth: AuthMode,
+}
+
+/// Whether the public service requires API keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AuthMode {
+    Auto,
+    On,
+    Off,
+}
+
+/// The keys the public service on `addr` checks calls against under `mode`,
+/// and the line that says so at start; an error when keys are required but
+/// the file holds none that is live.
+pub fn keys_for(
+    mode: AuthMode,
+    addr: SocketAddr,
+    path: &std::path::Path,
+) -> Result<(Option<Arc<Keys>>, String), String> {
+    let beyond = !addr.ip().is_loopback();
+    let why = match (mode, beyond) {
+        (AuthMode::Off, true) => {
+            return Ok((
+                None,
+                format!(
+                    "auth: off (--auth off) while listening on {addr}, beyond loopback: whoever reaches it can read and write every tenant"
+                ),
+            ));
+        }
+        (AuthMode::Off, false) => return Ok((None, "auth: off (--auth off)".to_string())),
+        (AuthMode::Auto, false) => {
+            return Ok((
+                None,
+                format!("auth: off: {addr} is loopback (--auth on requires API keys here too)"),
+            ));
+        }
+        (AuthMode::Auto, true) => format!("{addr} is beyond loopback"),
+        (AuthMode::On, _) => "--auth on".to_string(),
+    };
+    let keys = Keys::open(path).map_err(|e| e.to_string())?;
+    let live = keys
+        .current()
+        .map_err(|e| e.to_string())?
+        .keys
+        .iter()
+        .filter(|k| k.revoked_at.is_none())
+        .count();
+    if live == 0 {
+        return Err(format!(
+            "auth is on ({why}) but {} holds no live API key: add one with `trine keys add --tenant TENANT --scope read,write`, or serve with --auth off",
+            path.display()
+        ));
+    }
+    let said = format!(
+        "auth: on ({why}): {live} live API key(s) in {}",
+        path.display()
+    );
+    Ok((Some(Arc::new(keys)), said))
 }
 
 /// `off` (or empty) → no metrics; otherwise an `ip:port`.
@@ -117,8 +179,17 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let addr = listener.local_addr()?;
     let metrics = metrics_addr(&args.metrics)?;
+    let public = matches!(args.role, Role::All | Role::Gateway);
+    let keys = if public {
+        let (keys, said) = keys_for(args.auth, addr, &config.keys_path())?;
+        eprintln!("{said}");
+        keys
+    } else {
+        None
+    };
     let mesh_config = MeshConfig {
         metrics,
+        keys: keys.clone(),
         ..config.mesh()
     };
     match args.role {
@@ -175,11 +246,14 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             let store = open_store(config).await?;
             let writes = remote_embedder(semantic, Duration::from_secs(30)).await?;
             let writer = Writer::new(store.clone(), Arc::new(writes));
-            let service = MemoryService::new(writer).with_search(Searcher::new(
+            let mut service = MemoryService::new(writer).with_search(Searcher::new(
                 peers,
                 store,
                 mesh_config.search,
             ));
+            if let Some(keys) = keys {
+                service = service.with_keys(keys);
+            }
             serve_metrics(metrics, service.metrics()).await?;
             eprintln!("gateway serving on {addr}");
             trine_gateway::run(listener, service, mesh_config.limits, signal()).await?;
@@ -191,6 +265,43 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_are_required_beyond_loopback_unless_turned_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("none.json");
+        let path = dir.path().join("keys.json");
+        let mut file = trine_gateway::auth::KeyFile::default();
+        file.add(
+            "t",
+            vec![trine_gateway::auth::Scope::Read],
+            vec!["acme".into()],
+        )
+        .unwrap();
+        file.save(&path).unwrap();
+        let loopback: SocketAddr = "127.0.0.1:50051".parse().unwrap();
+        let any: SocketAddr = "0.0.0.0:50051".parse().unwrap();
+        for (mode, addr, keys, on) in [
+            (AuthMode::Auto, loopback, &empty, Ok(false)),
+            (AuthMode::Auto, any, &path, Ok(true)),
+            (AuthMode::Auto, any, &empty, Err("holds no live API key")),
+            (AuthMode::On, loopback, &path, Ok(true)),
+            (AuthMode::On, loopback, &empty, Err("--auth off")),
+            (AuthMode::Off, any, &empty, Ok(false)),
+        ] {
+            let got = keys_for(mode, addr, keys);
+            match on {
+                Ok(on) => {
+                    let (keys, said) = got.unwrap();
+                    assert_eq!(keys.is_some(), on, "{mode:?} {addr}: {said}");
+                    assert!(said.starts_with(if on { "auth: on" } else { "auth: off" }));
+                }
+                Err(why) => assert!(got.unwrap_err().contains(why), "{mode:?} {addr}"),
+            }
+        }
+        let (_, said) = keys_for(AuthMode::Off, any, &empty).unwrap();
+        assert!(said.contains("beyond loopback"), "{said}");
+    }
 
     #[test]
     fn metrics_addresses_parse_or_say_what_to_give() {

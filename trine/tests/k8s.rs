@@ -438,3 +438,38 @@ fn the_overlay_builds_on_the_base() {
         );
     }
 }
+
+/// The gateway listens beyond loopback, so `serve --auth auto` requires API
+/// keys: its keys file is the mounted `trine-api-keys` Secret, read-only.
+#[test]
+fn the_gateway_reads_its_api_keys_from_a_secret() {
+    let docs = documents(&k8s().join("base"));
+    let gateway = workload(&docs, "gateway");
+    let spec = &gateway["spec"]["template"]["spec"];
+    let c = &spec["containers"][0];
+    assert!(
+        arg(c, "--auth").is_none_or(|mode| mode != "off"),
+        "the public gateway never runs without keys"
+    );
+    let file = c["env"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "TRINE_KEYS_FILE")
+        .and_then(|e| e["value"].as_str())
+        .expect("TRINE_KEYS_FILE");
+    let mount = c["volumeMounts"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|m| file.starts_with(&format!("{}/", m["mountPath"].as_str().unwrap())))
+        .expect("the keys file is on a mounted volume");
+    assert_eq!(mount["readOnly"], true);
+    let volume = spec["volumes"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == mount["name"])
+        .unwrap();
+    assert_eq!(volume["secret"]["secretName"], "trine-api-keys");
+}

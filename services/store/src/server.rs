@@ -77,15 +77,24 @@ impl ServerStore {
     /// Connects to the Qdrant server at `url` (gRPC, e.g. `http://localhost:6334`),
     /// with the API key from `TRINE_QDRANT_API_KEY` if set, and checks that it answers.
     pub async fn connect(url: &str, collection: &str) -> Result<ServerStore> {
+        let api_key = std::env::var(API_KEY_ENV)
+            .ok()
+            .filter(|key| !key.trim().is_empty());
+        Self::connect_with_key(url, collection, api_key).await
+    }
+
+    /// As [`Self::connect`], with the server's API key given (`None`: none).
+    pub async fn connect_with_key(
+        url: &str,
+        collection: &str,
+        api_key: Option<String>,
+    ) -> Result<ServerStore> {
         if collection.trim().is_empty() {
             return Err(StoreError::invalid(
                 "collection name",
                 "it is empty: pass `--collection NAME`",
             ));
         }
-        let api_key = std::env::var(API_KEY_ENV)
-            .ok()
-            .filter(|key| !key.trim().is_empty());
         let client = Qdrant::from_url(url)
             .api_key(api_key)
             .connect_timeout(CONNECT_TIMEOUT)

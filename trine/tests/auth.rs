@@ -1,0 +1,134 @@
+//! API keys as an operator and a client use them: `trine keys add|list|
+//! revoke`, `trine serve --auth`, `trine search --endpoint --api-key`.
+#![allow(clippy::unwrap_used)] // test helpers fail loudly
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn trine(data: &Path) -> Command {
+    trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), data)
+}
+
+fn run(data: &Path, args: &[&str]) -> Output {
+    trine(data).args(args).output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn add_key(data: &Path, tenant: &str, scope: &str) -> String {
+    let out = run(
+        data,
+        &[
+            "keys", "add", "--name", "test", "--tenant", tenant, "--scope", scope,
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn keys_made_listed_and_revoked_with_the_cli_bind_callers_to_tenants() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut ingest = trine(&data)
+        .args(["ingest", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    ingest
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"{\"text\": \"Meeting 2026-11-11 09:58\", \"tenant\": \"acme\"}\n")
+        .unwrap();
+    assert!(ingest.wait().unwrap().success());
+
+    let reader = add_key(&data, "acme", "read");
+    assert!(reader.starts_with("trine_"), "{reader}");
+    let listed = run(&data, &["keys", "list", "--json"]);
+    let keys: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let id = keys[0]["id"].as_str().unwrap().to_string();
+    assert!(reader.starts_with(&format!("trine_{id}_")));
+    assert!(keys[0]["revoked_at"].is_null());
+    let stored = std::fs::read_to_string(data.join("keys.json")).unwrap();
+    assert!(!stored.contains(&reader), "only the key's hash is stored");
+
+    let mut cmd = trine(&data);
+    cmd.args([
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics",
+        "off",
+        "--auth",
+        "on",
+    ]);
+    let server = trine_testkit::Served::start(cmd);
+    let endpoint = format!("http://{}", server.addr);
+    let search = |tenant: &str, key: Option<&str>| {
+        let mut cmd = trine(&data);
+        cmd.args([
+            "search",
+            "--endpoint",
+            &endpoint,
+            "--tenant",
+            tenant,
+            "--json",
+        ]);
+        if let Some(key) = key {
+            cmd.args(["--api-key", key]);
+        }
+        cmd.arg("Meeting 2026-11-11 09:58").output().unwrap()
+    };
+
+    let out = search("acme", None);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("Unauthenticated"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = search("acme", Some(&reader));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["hits"].as_array().unwrap().len(), 1, "{answer:#}");
+    let out = search("globex", Some(&reader));
+    assert!(
+        text(&out.stderr).contains("PermissionDenied"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // Revoked: the running server refuses it from the next call.
+    let out = run(&data, &["keys", "revoke", &id]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = search("acme", Some(&reader));
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("revoked"),
+        "{}",
+        text(&out.stderr)
+    );
+    let listed = run(&data, &["keys", "list", "--json"]);
+    let keys: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert!(keys[0]["revoked_at"].is_string());
+    drop(server);
+
+    // Beyond loopback, keys are on by default: without a live key, serve
+    // refuses to start and says how to add one.
+    let out = run(
+        &data,
+        &["serve", "--listen", "0.0.0.0:0", "--metrics", "off"],
+    );
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("holds no live API key") && stderr.contains("trine keys add"),
+        "{stderr}"
+    );
+}
