@@ -125,11 +125,11 @@ impl Fusion for FusionService {
 pub async fn run(
     listener: TcpListener,
     service: FusionService,
-    limits: trine_api::server::Limits,
+    serving: trine_api::server::Serving,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
     let names = [<FusionServer<FusionService> as NamedService>::NAME];
     let metrics = service.metrics();
-    let routes = Routes::new(limits.apply(FusionServer::new(service)));
-    trine_api::server::serve(routes, &names, metrics, limits, listener, shutdown).await
+    let routes = Routes::new(serving.apply(FusionServer::new(service)));
+    trine_api::server::serve(routes, &names, metrics, serving, listener, shutdown).await
 }

@@ -13,11 +13,11 @@ use crate::service::MemoryService;
 pub async fn run(
     listener: TcpListener,
     service: MemoryService,
-    limits: trine_api::server::Limits,
+    serving: trine_api::server::Serving,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
     let names = [<MemoryServer<MemoryService> as NamedService>::NAME];
     let metrics = service.metrics();
-    let routes = Routes::new(limits.apply(MemoryServer::new(service)));
-    trine_api::server::serve(routes, &names, metrics, limits, listener, shutdown).await
+    let routes = Routes::new(serving.apply(MemoryServer::new(service)));
+    trine_api::server::serve(routes, &names, metrics, serving, listener, shutdown).await
 }

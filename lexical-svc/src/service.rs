@@ -211,11 +211,11 @@ impl Lexical for LexicalService {
 pub async fn run(
     listener: TcpListener,
     service: LexicalService,
-    limits: trine_api::server::Limits,
+    serving: trine_api::server::Serving,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
     let names = [<LexicalServer<LexicalService> as NamedService>::NAME];
     let metrics = service.metrics();
-    let routes = Routes::new(limits.apply(LexicalServer::new(service)));
-    trine_api::server::serve(routes, &names, metrics, limits, listener, shutdown).await
+    let routes = Routes::new(serving.apply(LexicalServer::new(service)));
+    trine_api::server::serve(routes, &names, metrics, serving, listener, shutdown).await
 }

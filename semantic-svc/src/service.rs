@@ -134,11 +134,11 @@ impl Semantic for SemanticService {
 pub async fn run(
     listener: TcpListener,
     service: SemanticService,
-    limits: trine_api::server::Limits,
+    serving: trine_api::server::Serving,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
     let names = [<SemanticServer<SemanticService> as NamedService>::NAME];
     let metrics = service.metrics();
-    let routes = Routes::new(limits.apply(SemanticServer::new(service)));
-    trine_api::server::serve(routes, &names, metrics, limits, listener, shutdown).await
+    let routes = Routes::new(serving.apply(SemanticServer::new(service)));
+    trine_api::server::serve(routes, &names, metrics, serving, listener, shutdown).await
 }

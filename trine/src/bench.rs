@@ -20,7 +20,6 @@ use trine_store::Store;
 use trine_telemetry::metrics::COUNTS_BUDGET;
 
 use crate::eval::native_search;
-use crate::mesh::channel;
 use crate::queries::{self, Query};
 use crate::search::parse_mode;
 use crate::{CmdResult, Config, load_embedder, local_mesh, open_store, print_report};
@@ -437,8 +436,11 @@ async fn run_trine(
             )
         }
     };
-    let key = args.endpoint.as_ref().and(config.api_key.as_deref());
-    let client = crate::mesh::gateway_client(channel(&address)?, key)?;
+    let (key, tls) = match &args.endpoint {
+        Some(_) => (config.api_key.as_deref(), config.tls.client()?),
+        None => (None, None),
+    };
+    let client = crate::mesh::gateway_client(crate::mesh::channel_tls(&address, tls)?, key)?;
     let (samples, shed, ran_out) = load(Target::Trine(client), requests, args).await;
     let in_process = mesh.is_some();
     if let Some(mesh) = mesh {

@@ -48,6 +48,72 @@ pub struct Config {
     pub replication_factor: Option<u32>,
     /// What each server takes on at once.
     pub server: ServerSection,
+    /// TLS of this process's server and of its calls to peers.
+    pub tls: TlsSection,
+}
+
+/// `[tls]`: PEM files. `cert` and `key`: this process's certificate — its
+/// server serves TLS (with `--role all`, the gateway's public port) and it
+/// presents it as its client certificate to peers. `client_ca`: the server
+/// requires client certificates signed by it (mTLS). `ca`: the CA a gateway,
+/// `trine search`, `bench` or `health` trusts for the servers it calls, which
+/// it then calls over TLS.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TlsSection {
+    pub cert: Option<PathBuf>,
+    pub key: Option<PathBuf>,
+    pub client_ca: Option<PathBuf>,
+    pub ca: Option<PathBuf>,
+}
+
+fn pem(what: &str, path: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("[tls] {what} {}: {e}", path.display()))
+}
+
+impl TlsSection {
+    fn identity(&self) -> Result<Option<tonic::transport::Identity>, String> {
+        match (&self.cert, &self.key) {
+            (Some(cert), Some(key)) => Ok(Some(tonic::transport::Identity::from_pem(
+                pem("cert", cert)?,
+                pem("key", key)?,
+            ))),
+            (None, None) => Ok(None),
+            _ => Err("[tls] cert and key go together: give both, or neither".to_string()),
+        }
+    }
+
+    /// The server's TLS, when `cert` and `key` are given.
+    pub fn server(&self) -> Result<Option<tonic::transport::ServerTlsConfig>, String> {
+        let Some(identity) = self.identity()? else {
+            if self.client_ca.is_some() {
+                return Err("[tls] client_ca needs the server's own cert and key".to_string());
+            }
+            return Ok(None);
+        };
+        let mut tls = tonic::transport::ServerTlsConfig::new().identity(identity);
+        if let Some(ca) = &self.client_ca {
+            tls = tls.client_ca_root(tonic::transport::Certificate::from_pem(pem(
+                "client_ca",
+                ca,
+            )?));
+        }
+        Ok(Some(tls))
+    }
+
+    /// The TLS of calls to servers, when `ca` is given: that CA trusted, this
+    /// process's certificate presented when it has one.
+    pub fn client(&self) -> Result<Option<tonic::transport::ClientTlsConfig>, String> {
+        let Some(ca) = &self.ca else {
+            return Ok(None);
+        };
+        let mut tls = tonic::transport::ClientTlsConfig::new()
+            .ca_certificate(tonic::transport::Certificate::from_pem(pem("ca", ca)?));
+        if let Some(identity) = self.identity()? {
+            tls = tls.identity(identity);
+        }
+        Ok(Some(tls))
+    }
 }
 
 /// `[server]`: each server's calls in flight (beyond them it sheds with
@@ -61,10 +127,10 @@ pub struct ServerSection {
 
 impl Default for ServerSection {
     fn default() -> Self {
-        let limits = trine_api::server::Limits::default();
+        let serving = trine_api::server::Serving::default();
         Self {
-            max_in_flight: limits.max_in_flight,
-            max_message_bytes: limits.max_message_bytes,
+            max_in_flight: serving.max_in_flight,
+            max_message_bytes: serving.max_message_bytes,
         }
     }
 }
@@ -207,6 +273,7 @@ impl Default for Config {
             shards: None,
             replication_factor: None,
             server: ServerSection::default(),
+            tls: TlsSection::default(),
         }
     }
 }
@@ -419,9 +486,10 @@ impl Config {
         if let Ok(fusion) = self.fusion.settings(&self.embedder) {
             mesh.search.fusion = fusion;
         }
-        mesh.limits = trine_api::server::Limits {
+        mesh.serving = trine_api::server::Serving {
             max_in_flight: self.server.max_in_flight,
             max_message_bytes: self.server.max_message_bytes,
+            tls: None, // read from its files by `server_tls`
         };
         mesh
     }
@@ -550,7 +618,7 @@ mod tests {
             config.keys_path(),
             PathBuf::from("/etc/trine-keys/keys.json")
         );
-        assert_eq!(config.mesh().limits.max_in_flight, 8);
+        assert_eq!(config.mesh().serving.max_in_flight, 8);
         assert_eq!(config.api_key, None);
         o.qdrant_api_key = Some("from-flag".into());
         o.api_key = Some("trine_k".into());
@@ -558,7 +626,7 @@ mod tests {
         let config = Config::load(&o).unwrap();
         assert_eq!(config.qdrant_api_key.as_deref(), Some("from-flag"));
         assert_eq!(config.api_key.as_deref(), Some("trine_k"));
-        assert_eq!(config.mesh().limits.max_in_flight, 3);
+        assert_eq!(config.mesh().serving.max_in_flight, 3);
         assert_eq!(
             Config::default().keys_path(),
             PathBuf::from("trine-data/keys.json")

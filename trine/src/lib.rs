@@ -130,7 +130,7 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::SparseBackfill(args) => backfill::run(&config, args).await,
             Command::Bench(args) => bench::run(&config, args).await,
             Command::Eval(args) => eval::run(&config, args).await,
-            Command::Health(args) => health(args).await,
+            Command::Health(args) => health(&config, args).await,
             Command::Refusals(args) => refusals::run(args).await,
         }
     });
@@ -247,10 +247,10 @@ async fn local_mesh(
     })
 }
 
-async fn health(args: HealthArgs) -> CmdResult {
+async fn health(config: &Config, args: HealthArgs) -> CmdResult {
     use tonic_health::pb::health_check_response::ServingStatus;
     use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
-    let mut client = HealthClient::new(mesh::channel(&args.addr)?);
+    let mut client = HealthClient::new(mesh::channel_tls(&args.addr, config.tls.client()?)?);
     let asked = HealthCheckRequest {
         service: args.service.clone(),
     };

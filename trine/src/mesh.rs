@@ -64,7 +64,7 @@ pub struct MeshConfig {
     /// on a free port when the port is 0). `None`: not served.
     pub metrics: Option<SocketAddr>,
     /// Each server's calls in flight and largest message.
-    pub limits: trine_api::server::Limits,
+    pub serving: trine_api::server::Serving,
     /// API keys the gateway checks every call against; `None`: none.
     pub keys: Option<Arc<trine_gateway::auth::Keys>>,
 }
@@ -123,15 +123,30 @@ fn stopped(rx: &watch::Receiver<bool>) -> impl Future<Output = ()> + Send + 'sta
 /// How often a `dns://` peer's name is resolved again.
 const RESOLVE_EVERY: Duration = Duration::from_secs(5);
 
-fn endpoint(addr: &str) -> Result<Endpoint, String> {
-    let url = if addr.contains("://") {
-        addr.to_string()
-    } else {
-        format!("http://{addr}")
+/// The client TLS of calls to peers, when there is one.
+type Tls = Option<tonic::transport::ClientTlsConfig>;
+
+/// One peer's endpoint; with `tls`, over TLS (`host:port` becomes https).
+fn endpoint(addr: &str, tls: &Tls) -> Result<Endpoint, String> {
+    let url = match (addr.contains("://"), tls) {
+        (true, _) => addr.to_string(),
+        (false, None) => format!("http://{addr}"),
+        (false, Some(_)) => format!("https://{addr}"),
     };
-    Endpoint::from_shared(url.clone())
+    if tls.is_some() && url.starts_with("http://") {
+        return Err(format!(
+            "peer address {url:?} is plain http but [tls] ca is set: give https:// or host:port"
+        ));
+    }
+    let endpoint = Endpoint::from_shared(url.clone())
         .map(|e| e.connect_timeout(Duration::from_secs(2)))
-        .map_err(|e| format!("peer address {url:?}: {e}"))
+        .map_err(|e| format!("peer address {url:?}: {e}"))?;
+    match tls {
+        Some(tls) => endpoint
+            .tls_config(tls.clone())
+            .map_err(|e| format!("peer address {url:?}: TLS: {e}")),
+        None => Ok(endpoint),
+    }
 }
 
 /// A lazily connected channel to a peer, balancing the calls over its
@@ -142,8 +157,16 @@ fn endpoint(addr: &str) -> Result<Endpoint, String> {
 ///   headless service), resolved again every 5 s, replicas added and
 ///   removed as they come and go. Needs a Tokio runtime.
 pub fn channel(addr: &str) -> Result<Channel, String> {
+    channel_tls(addr, None)
+}
+
+/// As [`channel`], over TLS when `tls` is given (a `dns://` name is the name
+/// the peers' certificates must carry).
+pub fn channel_tls(addr: &str, tls: Tls) -> Result<Channel, String> {
     if let Some(target) = addr.strip_prefix("dns://") {
-        return dns_channel(target);
+        let host = target.rsplit_once(':').map_or(target, |(host, _)| host);
+        let tls = tls.map(|t| t.domain_name(host));
+        return dns_channel(target, tls);
     }
     let addrs: Vec<&str> = addr.split(',').map(str::trim).collect();
     if addrs.iter().any(|a| a.is_empty()) {
@@ -152,18 +175,18 @@ pub fn channel(addr: &str) -> Result<Channel, String> {
         ));
     }
     match addrs.as_slice() {
-        [one] => Ok(endpoint(one)?.connect_lazy()),
+        [one] => Ok(endpoint(one, &tls)?.connect_lazy()),
         many => {
             let endpoints = many
                 .iter()
-                .map(|a| endpoint(a))
+                .map(|a| endpoint(a, &tls))
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(Channel::balance_list(endpoints.into_iter()))
         }
     }
 }
 
-fn dns_channel(target: &str) -> Result<Channel, String> {
+fn dns_channel(target: &str, tls: Tls) -> Result<Channel, String> {
     let runtime = tokio::runtime::Handle::try_current()
         .map_err(|_| format!("dns://{target}: resolving needs a running Tokio runtime"))?;
     if !target
@@ -187,7 +210,7 @@ fn dns_channel(target: &str) -> Result<Channel, String> {
                         }
                     }
                     for new in found.difference(&known) {
-                        let Ok(endpoint) = endpoint(&new.to_string()) else {
+                        let Ok(endpoint) = endpoint(&new.to_string(), &tls) else {
                             continue;
                         };
                         if changes.send(Change::Insert(*new, endpoint)).await.is_err() {
@@ -245,6 +268,12 @@ impl Mesh {
             addr(&gateway)?,
         );
 
+        // The internal services listen on loopback, in this process: TLS is
+        // for the gateway's public port.
+        let internal = trine_api::server::Serving {
+            tls: None,
+            ..config.serving.clone()
+        };
         let mut tasks: Vec<(&'static str, Served)> = Vec::new();
         let mut registries = Vec::new();
         let service = LexicalService::new(store.clone(), config.lexical.clone())
@@ -255,7 +284,7 @@ impl Mesh {
             tokio::spawn(trine_lexical::run(
                 lexical_l,
                 service,
-                config.limits,
+                internal.clone(),
                 stopped(&rx),
             )),
         ));
@@ -266,7 +295,7 @@ impl Mesh {
             tokio::spawn(trine_semantic::run(
                 semantic_l,
                 service,
-                config.limits,
+                internal.clone(),
                 stopped(&rx),
             )),
         ));
@@ -277,7 +306,7 @@ impl Mesh {
             tokio::spawn(trine_fusion::run(
                 fusion_l,
                 service,
-                config.limits,
+                internal.clone(),
                 stopped(&rx),
             )),
         ));
@@ -304,7 +333,7 @@ impl Mesh {
             tokio::spawn(trine_gateway::run(
                 gateway,
                 service,
-                config.limits,
+                config.serving.clone(),
                 stopped(&rx),
             )),
         ));

@@ -16,7 +16,7 @@ use prost::Message;
 use prost_types::{Struct, Value, value::Kind};
 use serde::Serialize;
 use tonic::{Code, Request};
-use trine_api::server::Limits;
+use trine_api::server::Serving;
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::memory_server::Memory as _;
 use trine_api::v1::{self, Filters, Record, SearchRequest, UpsertRequest};
@@ -289,7 +289,7 @@ pub async fn run(args: Args) -> CmdResult {
     let served = tokio::spawn(trine_gateway::run(
         listener,
         service.clone(),
-        Limits::default(),
+        Serving::default(),
         async {
             let _ = stopped.await;
         },
@@ -297,8 +297,8 @@ pub async fn run(args: Args) -> CmdResult {
     let mut client = MemoryClient::connect(format!("http://{addr}"))
         .await
         .map_err(|e| format!("cannot reach the gateway on {addr}: {e}"))?
-        .max_decoding_message_size(Limits::default().max_message_bytes)
-        .max_encoding_message_size(Limits::default().max_message_bytes);
+        .max_decoding_message_size(Serving::default().max_message_bytes)
+        .max_encoding_message_size(Serving::default().max_message_bytes);
 
     let refusals = measure(&service, &mut client, args.iterations).await;
     drop(client);

@@ -135,10 +135,13 @@ fn request(args: &Args) -> Result<SearchRequest, String> {
 pub async fn run(config: &Config, args: Args) -> CmdResult {
     let request = request(&args)?;
     let response = match &args.endpoint {
-        Some(endpoint) => ask(endpoint, config.api_key.as_deref(), request).await?,
+        Some(endpoint) => {
+            let channel = crate::mesh::channel_tls(endpoint, config.tls.client()?)?;
+            ask(channel, config.api_key.as_deref(), request).await?
+        }
         None => {
             let mesh = local_mesh(config).await?.mesh;
-            let answer = ask(&mesh.gateway.to_string(), None, request).await;
+            let answer = ask(channel(&mesh.gateway.to_string())?, None, request).await;
             mesh.stop().await?;
             answer?
         }
@@ -152,11 +155,11 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
 }
 
 async fn ask(
-    endpoint: &str,
+    channel: tonic::transport::Channel,
     key: Option<&str>,
     request: SearchRequest,
 ) -> Result<v1::SearchResponse, String> {
-    let mut client = crate::mesh::gateway_client(channel(endpoint)?, key)?;
+    let mut client = crate::mesh::gateway_client(channel, key)?;
     client
         .search(request)
         .await

@@ -14,7 +14,7 @@ use trine_lexical::LexicalService;
 use trine_semantic::SemanticService;
 use trine_telemetry::Metrics;
 
-use crate::mesh::{Mesh, MeshConfig, channel, remote_embedder};
+use crate::mesh::{Mesh, MeshConfig, channel_tls, remote_embedder};
 use crate::{CmdResult, Config, load_embedder, open_store};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -187,11 +187,20 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     } else {
         None
     };
-    let mesh_config = MeshConfig {
+    let mut mesh_config = MeshConfig {
         metrics,
         keys: keys.clone(),
         ..config.mesh()
     };
+    mesh_config.serving.tls = config.tls.server()?;
+    if mesh_config.serving.tls.is_some() {
+        let mtls = if config.tls.client_ca.is_some() {
+            ", client certificates required"
+        } else {
+            ""
+        };
+        eprintln!("tls: on{mtls}");
+    }
     match args.role {
         Role::All => {
             let store = open_store(config).await?;
@@ -219,7 +228,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
                 .with_embedder(load_embedder(config).await?);
             serve_metrics(metrics, service.metrics()).await?;
             eprintln!("lexical-svc serving on {addr}");
-            trine_lexical::run(listener, service, mesh_config.limits, signal()).await?;
+            trine_lexical::run(listener, service, mesh_config.serving, signal()).await?;
         }
         Role::Semantic => {
             let store = open_store(config).await?;
@@ -227,21 +236,22 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
                 SemanticService::new(store, load_embedder(config).await?, mesh_config.semantic);
             serve_metrics(metrics, service.metrics()).await?;
             eprintln!("semantic-svc serving on {addr}");
-            trine_semantic::run(listener, service, mesh_config.limits, signal()).await?;
+            trine_semantic::run(listener, service, mesh_config.serving, signal()).await?;
         }
         Role::Fusion => {
             let service = FusionService::new(mesh_config.search.fusion);
             serve_metrics(metrics, service.metrics()).await?;
             eprintln!("fusion-svc serving on {addr}");
-            trine_fusion::run(listener, service, mesh_config.limits, signal()).await?;
+            trine_fusion::run(listener, service, mesh_config.serving, signal()).await?;
         }
         Role::Gateway => {
             let p = &config.peers;
-            let semantic = channel(&peer("semantic", p.semantic.as_ref())?)?;
+            let tls = config.tls.client()?;
+            let semantic = channel_tls(&peer("semantic", p.semantic.as_ref())?, tls.clone())?;
             let peers = Peers::lazy(
-                channel(&peer("lexical", p.lexical.as_ref())?)?,
+                channel_tls(&peer("lexical", p.lexical.as_ref())?, tls.clone())?,
                 semantic.clone(),
-                channel(&peer("fusion", p.fusion.as_ref())?)?,
+                channel_tls(&peer("fusion", p.fusion.as_ref())?, tls)?,
             );
             let store = open_store(config).await?;
             let writes = remote_embedder(semantic, Duration::from_secs(30)).await?;
@@ -256,7 +266,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             }
             serve_metrics(metrics, service.metrics()).await?;
             eprintln!("gateway serving on {addr}");
-            trine_gateway::run(listener, service, mesh_config.limits, signal()).await?;
+            trine_gateway::run(listener, service, mesh_config.serving, signal()).await?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use trine::mesh::channel;
-use trine_api::server::Limits;
+use trine_api::server::Serving;
 use trine_api::v1::lexical_client::LexicalClient;
 use trine_api::v1::{CandidatesRequest, Filters};
 use trine_embed::{Embedder, HashEmbedder};
@@ -32,7 +32,7 @@ async fn replica(
     tokio::spawn(trine_lexical::run(
         listener,
         service,
-        Limits::default(),
+        Serving::default(),
         async move {
             let _ = stop.wait_for(|s| *s).await;
         },

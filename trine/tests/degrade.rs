@@ -11,7 +11,7 @@ use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 use trine::mesh::{Mesh, MeshConfig, channel};
-use trine_api::server::Limits;
+use trine_api::server::Serving;
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{Filters, Record, SearchRequest, UpsertRequest};
 use trine_embed::{Embedder, HashEmbedder};
@@ -33,7 +33,7 @@ async fn serve_lexical(store: Arc<dyn Store>) -> SocketAddr {
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
     let service = LexicalService::new(store, LexicalConfig::default());
-    tokio::spawn(trine_lexical::run(l, service, Limits::default(), never()));
+    tokio::spawn(trine_lexical::run(l, service, Serving::default(), never()));
     addr
 }
 
@@ -51,7 +51,7 @@ async fn gateway(store: Arc<dyn Store>, lexical: &str, semantic: &str, fusion: &
     let service = MemoryService::new(writer).with_search(Searcher::new(peers, store, config));
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
-    tokio::spawn(trine_gateway::run(l, service, Limits::default(), never()));
+    tokio::spawn(trine_gateway::run(l, service, Serving::default(), never()));
     addr
 }
 

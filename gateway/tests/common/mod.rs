@@ -38,7 +38,7 @@ pub async fn serve_with(
     let server = tokio::spawn(trine_gateway::run(
         listener,
         shape(MemoryService::new(writer)),
-        trine_api::server::Limits::default(),
+        trine_api::server::Serving::default(),
         async {
             stopped.await.ok();
         },

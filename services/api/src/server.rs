@@ -44,20 +44,24 @@ pub fn known_paths() -> HashSet<String> {
     .collect()
 }
 
-/// What one server takes on at once: calls in flight (beyond them it sheds
-/// with RESOURCE_EXHAUSTED, health checks aside) and the largest message it
-/// decodes or sends (each generated server applies it: [`Limits::apply`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+/// How one server serves: calls in flight at once (beyond them it sheds
+/// with RESOURCE_EXHAUSTED, health checks aside), the largest message it
+/// decodes or sends (each generated server applies it: [`Serving::apply`]),
+/// and TLS — its certificate, and with a client CA, client certificates
+/// required (mTLS).
+#[derive(Debug, Clone)]
+pub struct Serving {
     pub max_in_flight: usize,
     pub max_message_bytes: usize,
+    pub tls: Option<tonic::transport::ServerTlsConfig>,
 }
 
-impl Default for Limits {
+impl Default for Serving {
     fn default() -> Self {
         Self {
             max_in_flight: 256,
             max_message_bytes: 16 << 20,
+            tls: None,
         }
     }
 }
@@ -85,7 +89,7 @@ bounded!(
     crate::v1::fusion_server::FusionServer<T>
 );
 
-impl Limits {
+impl Serving {
     /// `server` with these message sizes.
     pub fn apply<S: Bounded>(&self, server: S) -> S {
         server.bounded(self.max_message_bytes)
@@ -94,13 +98,13 @@ impl Limits {
 
 /// Serves `routes` on `listener` until `shutdown` resolves. `names` are the
 /// fully qualified service names reported SERVING by the health service;
-/// calls are counted in `metrics`; beyond `limits.max_in_flight` calls at
+/// calls are counted in `metrics`; beyond `serving.max_in_flight` calls at
 /// once, calls are shed.
 pub async fn serve(
     routes: Routes,
     names: &[&str],
     metrics: Arc<Metrics>,
-    limits: Limits,
+    serving: Serving,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
@@ -130,8 +134,12 @@ pub async fn serve(
     // Without TCP_NODELAY a response of several segments waits for the
     // peer's delayed ACK (~40 ms on Linux).
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
-    Server::builder()
-        .layer(ServerLayer::new(metrics, known_paths()).shedding(limits.max_in_flight))
+    let mut builder = Server::builder();
+    if let Some(tls) = serving.tls {
+        builder = builder.tls_config(tls)?;
+    }
+    builder
+        .layer(ServerLayer::new(metrics, known_paths()).shedding(serving.max_in_flight))
         .add_routes(routes)
         .serve_with_incoming_shutdown(incoming, drained)
         .await

@@ -39,7 +39,7 @@ pub struct Served {
 
 impl Served {
     /// Starts `cmd` (a `trine ... serve --listen 127.0.0.1:0 ...` command)
-    /// and waits for its start-up line, `trine serving on ADDR ...`. Its
+    /// and waits for its start-up line, `... serving on ADDR ...`. Its
     /// later output is drained so that it never blocks on a full pipe.
     ///
     /// # Panics
@@ -57,7 +57,8 @@ impl Served {
                 .next()
                 .expect("serve printed its address before exiting")
                 .expect("read serve's stderr");
-            if let Some(rest) = line.strip_prefix("trine serving on ") {
+            // `trine serving on ADDR ...`, or one role's `fusion-svc serving on ADDR`.
+            if let Some((_, rest)) = line.split_once(" serving on ") {
                 break rest
                     .split_whitespace()
                     .next()

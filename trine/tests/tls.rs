@@ -1,0 +1,296 @@
+//! TLS with certificates generated for the test (openssl): a server with a
+//! client CA refuses a client without a certificate, with one from another
+//! CA, and a plaintext one, and answers one whose certificate the CA signed —
+//! `trine serve` as a process, and the gateway's hop to fusion-svc.
+#![allow(clippy::unwrap_used)] // test helpers fail loudly
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use trine::config::TlsSection;
+use trine::mesh::{channel, channel_tls};
+use trine_api::server::Serving;
+use trine_api::v1::memory_client::MemoryClient;
+use trine_api::v1::{Filters, Record, SearchRequest, UpsertRequest};
+use trine_embed::HashEmbedder;
+use trine_gateway::{MemoryService, Peers, SearchConfig, Searcher, Writer};
+use trine_lexical::{LexicalConfig, LexicalService};
+use trine_store::{EdgeStore, Store};
+
+fn openssl(dir: &Path, args: &[String]) {
+    let out = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run openssl");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn words(text: &str) -> Vec<String> {
+    text.split_whitespace().map(String::from).collect()
+}
+
+/// A CA (`NAME-ca.crt`) and a certificate it signs for 127.0.0.1 and
+/// localhost, for servers and clients alike (`NAME.crt`, `NAME.key`).
+fn pki(dir: &Path, name: &str) {
+    let ec = "-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
+    openssl(
+        dir,
+        &words(&format!(
+            "req -x509 {ec} -keyout {name}-ca.key -out {name}-ca.crt -days 2 -subj /CN={name}-ca \
+             -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign"
+        )),
+    );
+    openssl(
+        dir,
+        &words(&format!(
+            "req {ec} -keyout {name}.key -out {name}.csr -subj /CN=trine-node"
+        )),
+    );
+    std::fs::write(
+        dir.join(format!("{name}.ext")),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\nbasicConstraints=CA:FALSE\n",
+    )
+    .unwrap();
+    openssl(
+        dir,
+        &words(&format!(
+            "x509 -req -in {name}.csr -CA {name}-ca.crt -CAkey {name}-ca.key -CAcreateserial \
+             -out {name}.crt -days 2 -extfile {name}.ext"
+        )),
+    );
+}
+
+/// The certificates of a test, or `None` (said) when openssl is missing.
+fn certificates() -> Option<tempfile::TempDir> {
+    if Command::new("openssl").arg("version").output().is_err() {
+        eprintln!("skipped: no openssl to generate the test's certificates (apt install openssl)");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    pki(dir.path(), "mesh");
+    pki(dir.path(), "stranger");
+    Some(dir)
+}
+
+fn tls(dir: &Path, cert: Option<&str>, ca: Option<&str>, client_ca: Option<&str>) -> TlsSection {
+    let file = |name: &str| Some(dir.join(name));
+    TlsSection {
+        cert: cert.and_then(|c| file(&format!("{c}.crt"))),
+        key: cert.and_then(|c| file(&format!("{c}.key"))),
+        ca: ca.and_then(|c| file(&format!("{c}.crt"))),
+        client_ca: client_ca.and_then(|c| file(&format!("{c}.crt"))),
+    }
+}
+
+fn toml(dir: &Path, name: &str, section: &TlsSection) -> PathBuf {
+    let mut text = "[tls]\n".to_string();
+    for (key, value) in [
+        ("cert", &section.cert),
+        ("key", &section.key),
+        ("ca", &section.ca),
+        ("client_ca", &section.client_ca),
+    ] {
+        if let Some(path) = value {
+            text.push_str(&format!("{key} = {:?}\n", path.display().to_string()));
+        }
+    }
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_server_with_a_client_ca_answers_only_clients_it_signed() {
+    let Some(certs) = certificates() else { return };
+    let dir = certs.path();
+    let server = toml(
+        dir,
+        "server",
+        &tls(dir, Some("mesh"), None, Some("mesh-ca")),
+    );
+    let data = dir.join("data");
+    let mut cmd = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data);
+    cmd.arg("--config").arg(&server).args([
+        "serve",
+        "--role",
+        "fusion",
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics",
+        "off",
+    ]);
+    let served = trine_testkit::Served::start(cmd);
+    let health = |config: Option<PathBuf>| {
+        let mut cmd = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data);
+        if let Some(config) = config {
+            cmd.arg("--config").arg(config);
+        }
+        cmd.args(["health", &served.addr]).output().unwrap()
+    };
+    let signed = toml(
+        dir,
+        "signed",
+        &tls(dir, Some("mesh"), Some("mesh-ca"), None),
+    );
+    let out = health(Some(signed));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "SERVING");
+    for (who, config) in [
+        (
+            "no client certificate",
+            Some(toml(
+                dir,
+                "anonymous",
+                &tls(dir, None, Some("mesh-ca"), None),
+            )),
+        ),
+        (
+            "another CA's certificate",
+            Some(toml(
+                dir,
+                "stranger",
+                &tls(dir, Some("stranger"), Some("mesh-ca"), None),
+            )),
+        ),
+        ("plaintext", None),
+    ] {
+        let out = health(config);
+        assert!(!out.status.success(), "{who}: refused");
+    }
+}
+
+async fn never() {
+    std::future::pending::<()>().await;
+}
+
+/// A gateway over `store` whose fusion-svc is at `fusion` (reached with
+/// `tls`), lexical-svc plain at `lexical`, semantic-svc nowhere.
+async fn gateway(
+    store: Arc<dyn Store>,
+    lexical: SocketAddr,
+    fusion: SocketAddr,
+    tls: &TlsSection,
+) -> MemoryClient<tonic::transport::Channel> {
+    let nowhere = TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let peers = Peers::lazy(
+        channel(&lexical.to_string()).unwrap(),
+        channel(&nowhere.to_string()).unwrap(),
+        channel_tls(
+            &format!("localhost:{}", fusion.port()),
+            tls.client().unwrap(),
+        )
+        .unwrap(),
+    );
+    let writer = Writer::new(store.clone(), Arc::new(HashEmbedder::new(64)));
+    let service = MemoryService::new(writer).with_search(Searcher::new(
+        peers,
+        store,
+        SearchConfig::default(),
+    ));
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(trine_gateway::run(l, service, Serving::default(), never()));
+    MemoryClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gateway_reaches_fusion_svc_over_mutual_tls() {
+    let Some(certs) = certificates() else { return };
+    let dir = certs.path();
+    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(&dir.join("data"), "memories").unwrap());
+    Writer::new(store.clone(), Arc::new(HashEmbedder::new(64)))
+        .prepare()
+        .await
+        .unwrap();
+
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let lexical = l.local_addr().unwrap();
+    tokio::spawn(trine_lexical::run(
+        l,
+        LexicalService::new(store.clone(), LexicalConfig::default()),
+        Serving::default(),
+        never(),
+    ));
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let fusion = l.local_addr().unwrap();
+    let serving = Serving {
+        tls: tls(dir, Some("mesh"), None, Some("mesh-ca"))
+            .server()
+            .unwrap(),
+        ..Serving::default()
+    };
+    tokio::spawn(trine_fusion::run(
+        l,
+        trine_fusion::FusionService::new(trine_fusion::Settings::default()),
+        serving,
+        never(),
+    ));
+
+    let search = || SearchRequest {
+        query: "Meeting 2026-11-11 09:58".into(),
+        filters: Some(Filters {
+            tenant: "acme".into(),
+            ..Filters::default()
+        }),
+        ..SearchRequest::default()
+    };
+    let mut signed = gateway(
+        store.clone(),
+        lexical,
+        fusion,
+        &tls(dir, Some("mesh"), Some("mesh-ca"), None),
+    )
+    .await;
+    signed
+        .upsert(UpsertRequest {
+            records: vec![Record {
+                text: "Meeting 2026-11-11 09:58".into(),
+                tenant: "acme".into(),
+                ..Record::default()
+            }],
+        })
+        .await
+        .unwrap();
+    let answer = signed.search(search()).await.unwrap().into_inner();
+    assert_eq!(answer.hits.len(), 1);
+    let reasons = answer.degraded_reasons.join("; ");
+    assert!(
+        !reasons.contains("fusion"),
+        "fusion-svc answered over mTLS: {reasons}"
+    );
+    assert!(
+        answer.timings.iter().any(|t| t.stage == "fusion"),
+        "fusion-svc's own timing came back"
+    );
+
+    // Without a client certificate the hop is refused: the gateway fuses
+    // itself and says why.
+    let mut anonymous = gateway(
+        store,
+        lexical,
+        fusion,
+        &tls(dir, None, Some("mesh-ca"), None),
+    )
+    .await;
+    let answer = anonymous.search(search()).await.unwrap().into_inner();
+    let reasons = answer.degraded_reasons.join("; ");
+    assert!(reasons.contains("fusion"), "{reasons}");
+}
