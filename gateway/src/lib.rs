@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod auth;
+pub mod quota;
 mod search;
 mod server;
 mod service;

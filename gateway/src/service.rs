@@ -25,6 +25,8 @@ pub struct MemoryService {
     metrics: Arc<Metrics>,
     /// API keys every call must carry; `None`: no authentication.
     keys: Option<Arc<Keys>>,
+    /// Tenants' request rates (and, through the writer, memories held).
+    quotas: Option<Arc<crate::quota::Quotas>>,
 }
 
 impl MemoryService {
@@ -37,6 +39,17 @@ impl MemoryService {
             searcher: None,
             metrics,
             keys: None,
+            quotas: None,
+        }
+    }
+
+    /// Each tenant's requests are admitted at its rate, and its new
+    /// memories up to its quota.
+    pub fn with_quotas(self, quotas: Arc<crate::quota::Quotas>) -> Self {
+        Self {
+            writer: self.writer.clone().with_quotas(quotas.clone()),
+            quotas: Some(quotas),
+            ..self
         }
     }
 
@@ -66,6 +79,30 @@ impl MemoryService {
         for tenant in tenants {
             if !tenant.trim().is_empty() {
                 principal.allows(scope, tenant).map_err(denied)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The call's key (when keys are on) allows `scope` in each of
+    /// `tenants`, and each tenant is within its request rate.
+    fn admit<'a>(
+        &self,
+        metadata: &tonic::metadata::MetadataMap,
+        scope: Scope,
+        tenants: impl IntoIterator<Item = &'a str> + Clone,
+    ) -> Result<(), Status> {
+        self.authorize(metadata, scope, tenants.clone())?;
+        if let Some(quotas) = &self.quotas {
+            let now = std::time::Instant::now();
+            let mut seen: Vec<&str> = Vec::new();
+            for tenant in tenants {
+                if !tenant.trim().is_empty() && !seen.contains(&tenant) {
+                    seen.push(tenant);
+                    quotas
+                        .admit(tenant, now)
+                        .map_err(|why| status(ErrorKind::ResourceExhausted, why))?;
+                }
             }
         }
         Ok(())
@@ -125,7 +162,7 @@ impl memory_server::Memory for MemoryService {
             .filters
             .as_ref()
             .map(|f| f.tenant.as_str());
-        self.authorize(request.metadata(), Scope::Read, tenant)?;
+        self.admit(request.metadata(), Scope::Read, tenant)?;
         let Some(searcher) = &self.searcher else {
             return Err(status(
                 ErrorKind::Unimplemented,
@@ -144,7 +181,7 @@ impl memory_server::Memory for MemoryService {
         &self,
         request: Request<v1::UpsertRequest>,
     ) -> Result<Response<v1::UpsertResponse>, Status> {
-        self.authorize(
+        self.admit(
             request.metadata(),
             Scope::Write,
             request.get_ref().records.iter().map(|r| r.tenant.as_str()),
@@ -191,7 +228,7 @@ impl memory_server::Memory for MemoryService {
         &self,
         request: Request<v1::DeleteRequest>,
     ) -> Result<Response<v1::DeleteResponse>, Status> {
-        self.authorize(
+        self.admit(
             request.metadata(),
             Scope::Write,
             [request.get_ref().tenant.as_str()],
@@ -212,7 +249,7 @@ impl memory_server::Memory for MemoryService {
         &self,
         request: Request<v1::GetRequest>,
     ) -> Result<Response<v1::GetResponse>, Status> {
-        self.authorize(
+        self.admit(
             request.metadata(),
             Scope::Read,
             [request.get_ref().tenant.as_str()],

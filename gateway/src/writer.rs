@@ -79,6 +79,46 @@ pub fn claim(points: Vec<Point>, owners: &HashMap<Uuid, String>) -> (Vec<Point>,
     (kept, refused)
 }
 
+/// The points a write may store under each tenant's quota of memories
+/// (`quota(tenant)`, `None`: no limit) given how many each holds: a point
+/// replacing one of the tenant's memories (its id in `owners`) always; a new
+/// one while the tenant is below its quota (an id new twice counts once).
+/// Those beyond are refused. Order is kept.
+pub fn within_quota(
+    points: Vec<Point>,
+    owners: &HashMap<Uuid, String>,
+    held: &HashMap<String, u64>,
+    quota: impl Fn(&str) -> Option<u64>,
+) -> (Vec<Point>, Vec<Refused>) {
+    let mut held = held.clone();
+    let mut new: std::collections::HashSet<Uuid> = std::collections::HashSet::new();
+    let (mut kept, mut refused) = (Vec::with_capacity(points.len()), Vec::new());
+    for (index, point) in points.into_iter().enumerate() {
+        let id = point.memory.id;
+        let tenant = point.memory.tenant.as_str();
+        let fresh = !owners.contains_key(&id) && !new.contains(&id);
+        if let (true, Some(max)) = (fresh, quota(tenant)) {
+            let n = held.entry(tenant.to_string()).or_insert(0);
+            if *n >= max {
+                refused.push(Refused {
+                    index,
+                    id,
+                    reason: format!(
+                        "tenant {tenant:?} holds {n} memories, its quota of {max}: delete some, or ask for a larger quota"
+                    ),
+                });
+                continue;
+            }
+            *n += 1;
+        }
+        if fresh {
+            new.insert(id);
+        }
+        kept.push(point);
+    }
+    (kept, refused)
+}
+
 /// Writes memories into one collection with one embedder.
 #[derive(Clone)]
 pub struct Writer {
@@ -91,6 +131,8 @@ pub struct Writer {
     /// Locks striped by point id: a write holds those of its ids from the
     /// ownership check to the store call.
     stripes: Arc<Vec<tokio::sync::Mutex<()>>>,
+    /// Tenants' quotas of memories, when set.
+    quotas: Option<Arc<crate::quota::Quotas>>,
 }
 
 /// How long the collection's fold is trusted before it is read again: an
@@ -105,6 +147,15 @@ impl Writer {
             prepared: Arc::new(OnceCell::new()),
             fold: Arc::new(Mutex::new(None)),
             stripes: Arc::new((0..STRIPES).map(|_| tokio::sync::Mutex::new(())).collect()),
+            quotas: None,
+        }
+    }
+
+    /// Refuses new memories beyond each tenant's quota.
+    pub fn with_quotas(self, quotas: Arc<crate::quota::Quotas>) -> Self {
+        Self {
+            quotas: Some(quotas),
+            ..self
         }
     }
 
@@ -219,7 +270,39 @@ impl Writer {
             .into_iter()
             .map(|m| (m.id, m.tenant))
             .collect();
-        let (kept, refused) = claim(points, &owners);
+        let (kept, mut refused) = claim(points, &owners);
+        let kept = match &self.quotas {
+            Some(quotas) => {
+                let positions: Vec<usize> = {
+                    // Positions of the kept points in the write, for the
+                    // quota's refusals.
+                    let taken: std::collections::HashSet<usize> =
+                        refused.iter().map(|r| r.index).collect();
+                    (0..kept.len() + taken.len())
+                        .filter(|i| !taken.contains(i))
+                        .collect()
+                };
+                let mut held = HashMap::new();
+                for point in &kept {
+                    let tenant = &point.memory.tenant;
+                    if quotas.points(tenant).is_some() && !held.contains_key(tenant) {
+                        let filter = trine_core::model::Filter {
+                            tenant: tenant.clone(),
+                            ..trine_core::model::Filter::default()
+                        };
+                        held.insert(tenant.clone(), self.store.count(&filter).await?);
+                    }
+                }
+                let (kept, over) = within_quota(kept, &owners, &held, |t| quotas.points(t));
+                refused.extend(over.into_iter().map(|r| Refused {
+                    index: positions[r.index],
+                    ..r
+                }));
+                refused.sort_by_key(|r| r.index);
+                kept
+            }
+            None => kept,
+        };
         if !kept.is_empty() {
             self.store.upsert(kept).await?;
         }
@@ -237,6 +320,77 @@ mod tests {
             memory: Memory::new(Uuid::from_u128(id), tenant, "text"),
             dense: Vec::new(),
             sparse: None,
+        }
+    }
+
+    #[test]
+    fn new_memories_beyond_a_tenants_quota_are_refused() {
+        // (existing owners, held counts, the write's (id, tenant)s, kept ids, refused positions)
+        type Row = (
+            &'static [(u128, &'static str)],
+            &'static [(&'static str, u64)],
+            &'static [(u128, &'static str)],
+            &'static [u128],
+            &'static [usize],
+        );
+        let table: [Row; 5] = [
+            // Below the quota of 3: new ids are written.
+            (
+                &[],
+                &[("acme", 1)],
+                &[(1, "acme"), (2, "acme")],
+                &[1, 2],
+                &[],
+            ),
+            // At it: the third new id and beyond are refused.
+            (
+                &[],
+                &[("acme", 1)],
+                &[(1, "acme"), (2, "acme"), (3, "acme")],
+                &[1, 2],
+                &[2],
+            ),
+            // Replacing the tenant's own memories takes no room.
+            (
+                &[(9, "acme")],
+                &[("acme", 3)],
+                &[(9, "acme"), (4, "acme")],
+                &[9],
+                &[1],
+            ),
+            // An id new twice in one write counts once.
+            (
+                &[],
+                &[("acme", 2)],
+                &[(5, "acme"), (5, "acme")],
+                &[5, 5],
+                &[],
+            ),
+            // Each tenant against its own quota (globex: none).
+            (
+                &[],
+                &[("acme", 3)],
+                &[(6, "globex"), (7, "acme"), (8, "globex")],
+                &[6, 8],
+                &[1],
+            ),
+        ];
+        for (owners, held, write, kept_ids, refused_at) in table {
+            let owners: HashMap<Uuid, String> = owners
+                .iter()
+                .map(|&(id, t)| (Uuid::from_u128(id), t.to_string()))
+                .collect();
+            let held: HashMap<String, u64> =
+                held.iter().map(|&(t, n)| (t.to_string(), n)).collect();
+            let points = write.iter().map(|&(id, t)| point(id, t)).collect();
+            let quota = |t: &str| (t == "acme").then_some(3);
+            let (kept, refused) = within_quota(points, &owners, &held, quota);
+            let kept: Vec<Uuid> = kept.iter().map(|p| p.memory.id).collect();
+            let want: Vec<Uuid> = kept_ids.iter().map(|&id| Uuid::from_u128(id)).collect();
+            assert_eq!(kept, want, "{write:?}");
+            let at: Vec<usize> = refused.iter().map(|r| r.index).collect();
+            assert_eq!(at, refused_at, "{write:?}");
+            assert!(refused.iter().all(|r| r.reason.contains("its quota of 3")));
         }
     }
 

@@ -50,6 +50,80 @@ pub struct Config {
     pub server: ServerSection,
     /// TLS of this process's server and of its calls to peers.
     pub tls: TlsSection,
+    /// Each tenant's request rate and memories held.
+    pub quotas: QuotasSection,
+}
+
+/// `[quotas]`: every tenant's defaults, and `[quotas.tenant.NAME]` for one
+/// tenant; unset or 0: no limit.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct QuotasSection {
+    /// Requests a second per tenant.
+    pub rate: Option<f64>,
+    /// Requests at once above the rate (default: one second's worth).
+    pub burst: Option<f64>,
+    /// Memories a tenant may hold.
+    pub points: Option<u64>,
+    pub tenant: std::collections::BTreeMap<String, TenantQuota>,
+}
+
+/// One tenant's quotas, over the defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TenantQuota {
+    pub rate: Option<f64>,
+    pub burst: Option<f64>,
+    pub points: Option<u64>,
+}
+
+impl QuotasSection {
+    fn limits(
+        rate: Option<f64>,
+        burst: Option<f64>,
+        points: Option<u64>,
+    ) -> trine_gateway::quota::Limits {
+        trine_gateway::quota::Limits {
+            rate,
+            burst,
+            points,
+        }
+    }
+
+    /// The quotas, or `None` when the section sets none.
+    pub fn quotas(&self) -> Option<trine_gateway::quota::Quotas> {
+        if *self == Self::default() {
+            return None;
+        }
+        let tenants = self
+            .tenant
+            .iter()
+            .map(|(name, q)| (name.clone(), Self::limits(q.rate, q.burst, q.points)))
+            .collect();
+        Some(trine_gateway::quota::Quotas::new(
+            Self::limits(self.rate, self.burst, self.points),
+            tenants,
+        ))
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let each = std::iter::once(("[quotas]".to_string(), self.rate, self.burst)).chain(
+            self.tenant
+                .iter()
+                .map(|(name, q)| (format!("[quotas.tenant.{name}]"), q.rate, q.burst)),
+        );
+        for (section, rate, burst) in each {
+            if rate.is_some_and(|r| !(r.is_finite() && r >= 0.0)) {
+                return Err(format!(
+                    "{section} rate must be a number of requests a second >= 0 (0: no limit)"
+                ));
+            }
+            if burst.is_some_and(|b| !(b.is_finite() && b >= 1.0)) {
+                return Err(format!("{section} burst must be at least 1"));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `[tls]`: PEM files. `cert` and `key`: this process's certificate — its
@@ -274,6 +348,7 @@ impl Default for Config {
             replication_factor: None,
             server: ServerSection::default(),
             tls: TlsSection::default(),
+            quotas: QuotasSection::default(),
         }
     }
 }
@@ -462,6 +537,7 @@ impl Config {
         self.fusion
             .settings(&self.embedder)
             .map_err(ConfigError::Invalid)?;
+        self.quotas.validate().map_err(ConfigError::Invalid)?;
         if self.server.max_in_flight == 0 || self.server.max_message_bytes < 1 << 16 {
             return Err(ConfigError::Invalid(
                 "server.max_in_flight must be at least 1 and server.max_message_bytes at least 65536"
@@ -489,8 +565,9 @@ impl Config {
         mesh.serving = trine_api::server::Serving {
             max_in_flight: self.server.max_in_flight,
             max_message_bytes: self.server.max_message_bytes,
-            tls: None, // read from its files by `server_tls`
+            tls: None, // read from its files by `TlsSection::server`
         };
+        mesh.quotas = self.quotas.quotas().map(std::sync::Arc::new);
         mesh
     }
 
@@ -638,6 +715,28 @@ mod tests {
         );
         let (_dir, o) = overrides_with_file("[server]\nmax_in_flight = 0\n");
         assert!(Config::load(&o).is_err());
+    }
+
+    #[test]
+    fn quotas_have_defaults_and_tenants() {
+        assert!(Config::default().mesh().quotas.is_none());
+        let (_dir, o) = overrides_with_file(
+            "[quotas]\nrate = 50\npoints = 1000\n[quotas.tenant.acme]\nrate = 500\n",
+        );
+        let quotas = Config::load(&o).unwrap().mesh().quotas.unwrap();
+        assert_eq!(quotas.points("acme"), Some(1000));
+        let now = std::time::Instant::now();
+        assert!((0..500).all(|_| quotas.admit("acme", now).is_ok()));
+        assert!(quotas.admit("acme", now).is_err());
+        assert!((0..50).all(|_| quotas.admit("globex", now).is_ok()));
+        assert!(quotas.admit("globex", now).is_err());
+        for bad in [
+            "[quotas]\nrate = -1\n",
+            "[quotas.tenant.acme]\nburst = 0.5\n",
+        ] {
+            let (_dir, o) = overrides_with_file(bad);
+            assert!(Config::load(&o).is_err(), "{bad}");
+        }
     }
 
     #[test]

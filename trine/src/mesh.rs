@@ -67,6 +67,8 @@ pub struct MeshConfig {
     pub serving: trine_api::server::Serving,
     /// API keys the gateway checks every call against; `None`: none.
     pub keys: Option<Arc<trine_gateway::auth::Keys>>,
+    /// Tenants' request rates and memories held; `None`: no limits.
+    pub quotas: Option<Arc<trine_gateway::quota::Quotas>>,
 }
 
 /// Where each service of a mesh serves `/metrics`.
@@ -326,6 +328,9 @@ impl Mesh {
         ));
         if let Some(keys) = config.keys.clone() {
             service = service.with_keys(keys);
+        }
+        if let Some(quotas) = config.quotas.clone() {
+            service = service.with_quotas(quotas);
         }
         registries.insert(0, ("gateway", service.metrics()));
         tasks.push((

@@ -264,6 +264,9 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             if let Some(keys) = keys {
                 service = service.with_keys(keys);
             }
+            if let Some(quotas) = mesh_config.quotas.clone() {
+                service = service.with_quotas(quotas);
+            }
             serve_metrics(metrics, service.metrics()).await?;
             eprintln!("gateway serving on {addr}");
             trine_gateway::run(listener, service, mesh_config.serving, signal()).await?;

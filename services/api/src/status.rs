@@ -13,6 +13,7 @@ pub fn code_of(kind: ErrorKind) -> Code {
         ErrorKind::DeadlineExceeded => Code::DeadlineExceeded,
         ErrorKind::Unauthenticated => Code::Unauthenticated,
         ErrorKind::PermissionDenied => Code::PermissionDenied,
+        ErrorKind::ResourceExhausted => Code::ResourceExhausted,
         ErrorKind::Unimplemented => Code::Unimplemented,
         ErrorKind::Internal => Code::Internal,
     }

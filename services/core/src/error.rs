@@ -16,6 +16,8 @@ pub enum ErrorKind {
     Unauthenticated,
     /// The caller's credential does not allow this (scope or tenant).
     PermissionDenied,
+    /// The caller is over a quota (a tenant's request rate); retry later.
+    ResourceExhausted,
     /// Not built yet.
     Unimplemented,
     /// A fault of trine or its storage.
