@@ -95,10 +95,9 @@ impl MemoryService {
         self.authorize(metadata, scope, tenants.clone())?;
         if let Some(quotas) = &self.quotas {
             let now = std::time::Instant::now();
-            let mut seen: Vec<&str> = Vec::new();
+            let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
             for tenant in tenants {
-                if !tenant.trim().is_empty() && !seen.contains(&tenant) {
-                    seen.push(tenant);
+                if !tenant.trim().is_empty() && seen.insert(tenant) {
                     quotas
                         .admit(tenant, now)
                         .map_err(|why| status(ErrorKind::ResourceExhausted, why))?;
