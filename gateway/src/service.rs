@@ -140,6 +140,48 @@ impl MemoryService {
             .map_err(|e| status(e.kind(), e.to_string()))?;
         Ok(found.into_iter().filter(|m| m.tenant == tenant).collect())
     }
+
+    /// An Upsert's records validated, embedded and written: item errors for
+    /// the invalid and the refused.
+    async fn upsert_records(
+        &self,
+        records: Vec<v1::Record>,
+    ) -> Result<Response<v1::UpsertResponse>, Status> {
+        if records.len() > MAX_UPSERT {
+            return Err(invalid(format!(
+                "{} records, more than the {MAX_UPSERT} allowed in one upsert: send smaller batches",
+                records.len()
+            )));
+        }
+        let mut valid = Vec::with_capacity(records.len());
+        let mut positions = Vec::with_capacity(records.len());
+        let mut failed = Vec::new();
+        for (index, record) in records.into_iter().enumerate() {
+            let id = record.id.clone();
+            let index = u32::try_from(index).unwrap_or(u32::MAX);
+            match memory_from_wire(record) {
+                Ok(memory) => {
+                    valid.push(memory);
+                    positions.push(index);
+                }
+                Err(message) => failed.push(v1::ItemError { index, id, message }),
+            }
+        }
+        let mut ids: Vec<Option<String>> = valid.iter().map(|m| Some(m.id.to_string())).collect();
+        self.writer.prepare().await.map_err(write_status)?;
+        let refused = self.writer.write(valid).await.map_err(write_status)?;
+        for r in refused {
+            ids[r.index] = None;
+            failed.push(v1::ItemError {
+                index: positions[r.index],
+                id: r.id.to_string(),
+                message: r.reason,
+            });
+        }
+        failed.sort_by_key(|e| e.index);
+        let ids = ids.into_iter().flatten().collect();
+        Ok(Response::new(v1::UpsertResponse { ids, failed }))
+    }
 }
 
 fn invalid(message: impl Into<String>) -> Status {
@@ -185,41 +227,9 @@ impl memory_server::Memory for MemoryService {
             Scope::Write,
             request.get_ref().records.iter().map(|r| r.tenant.as_str()),
         )?;
-        let records = request.into_inner().records;
-        if records.len() > MAX_UPSERT {
-            return Err(invalid(format!(
-                "{} records, more than the {MAX_UPSERT} allowed in one upsert: send smaller batches",
-                records.len()
-            )));
-        }
-        let mut valid = Vec::with_capacity(records.len());
-        let mut positions = Vec::with_capacity(records.len());
-        let mut failed = Vec::new();
-        for (index, record) in records.into_iter().enumerate() {
-            let id = record.id.clone();
-            let index = u32::try_from(index).unwrap_or(u32::MAX);
-            match memory_from_wire(record) {
-                Ok(memory) => {
-                    valid.push(memory);
-                    positions.push(index);
-                }
-                Err(message) => failed.push(v1::ItemError { index, id, message }),
-            }
-        }
-        let mut ids: Vec<Option<String>> = valid.iter().map(|m| Some(m.id.to_string())).collect();
-        self.writer.prepare().await.map_err(write_status)?;
-        let refused = self.writer.write(valid).await.map_err(write_status)?;
-        for r in refused {
-            ids[r.index] = None;
-            failed.push(v1::ItemError {
-                index: positions[r.index],
-                id: r.id.to_string(),
-                message: r.reason,
-            });
-        }
-        failed.sort_by_key(|e| e.index);
-        let ids = ids.into_iter().flatten().collect();
-        Ok(Response::new(v1::UpsertResponse { ids, failed }))
+        // The embedding hop gets what is left of the caller's deadline.
+        let budget = trine_api::caller_timeout(request.metadata());
+        trine_api::deadline::scope(budget, self.upsert_records(request.into_inner().records)).await
     }
 
     #[tracing::instrument(skip_all, fields(ids = request.get_ref().ids.len()))]

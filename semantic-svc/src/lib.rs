@@ -15,7 +15,7 @@ use trine_embed::{EmbedError, Embedder};
 use trine_store::{Store, StoreError};
 use uuid::Uuid;
 
-pub use remote::RemoteEmbedder;
+pub use remote::{EMBED_DEADLINE, RemoteEmbedder};
 pub use service::{SemanticService, run};
 
 /// The semantic channel's settings.

@@ -7,6 +7,10 @@ use trine_api::v1::EmbedRequest;
 use trine_api::v1::semantic_client::SemanticClient;
 use trine_embed::{EmbedError, Embedder, Result};
 
+/// The longest an Embed call may take when its caller set no deadline: an
+/// Upsert's largest batch (1,024 long texts) with MiniLM on two cores.
+pub const EMBED_DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// Embeds through a semantic-svc peer. Name and dimension are the peer's.
 #[derive(Clone)]
 pub struct RemoteEmbedder {
@@ -46,11 +50,22 @@ impl Embedder for RemoteEmbedder {
 
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         let mut client = self.client.clone();
-        let response = client
-            .embed(EmbedRequest {
-                texts: texts.to_vec(),
-            })
+        // What is left of the caller's deadline, at most EMBED_DEADLINE:
+        // sent as grpc-timeout and enforced here.
+        let deadline = trine_api::deadline::left(EMBED_DEADLINE);
+        let mut request = tonic::Request::new(EmbedRequest {
+            texts: texts.to_vec(),
+        });
+        request.set_timeout(deadline);
+        let response = tokio::time::timeout(deadline, client.embed(request))
             .await
+            .map_err(|_| {
+                EmbedError::Inference(format!(
+                    "semantic-svc did not embed {} texts within {} ms",
+                    texts.len(),
+                    deadline.as_millis()
+                ))
+            })?
             .map_err(|s| EmbedError::Inference(format!("semantic-svc: {}", s.message())))?;
         Ok(response
             .into_inner()

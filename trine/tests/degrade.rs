@@ -211,3 +211,89 @@ async fn a_hop_gets_no_longer_than_the_caller_has_left() {
         "{given:?}"
     );
 }
+
+/// A semantic-svc that embeds with the hash embedder and records the
+/// `grpc-timeout` of each Embed call.
+#[derive(Clone, Default)]
+struct RecordingEmbeds(Arc<std::sync::Mutex<Vec<Option<std::time::Duration>>>>);
+
+#[tonic::async_trait]
+impl trine_api::v1::semantic_server::Semantic for RecordingEmbeds {
+    async fn nearest(
+        &self,
+        _: tonic::Request<trine_api::v1::NearestRequest>,
+    ) -> Result<tonic::Response<trine_api::v1::NearestResponse>, tonic::Status> {
+        Ok(tonic::Response::new(
+            trine_api::v1::NearestResponse::default(),
+        ))
+    }
+
+    async fn embed(
+        &self,
+        request: tonic::Request<trine_api::v1::EmbedRequest>,
+    ) -> Result<tonic::Response<trine_api::v1::EmbedResponse>, tonic::Status> {
+        let timeout = trine_api::caller_timeout(request.metadata());
+        self.0.lock().unwrap().push(timeout);
+        let texts = request.into_inner().texts;
+        let vectors = HashEmbedder::new(64)
+            .embed(&texts)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|values| trine_api::v1::Vector { values })
+            .collect();
+        Ok(tonic::Response::new(trine_api::v1::EmbedResponse {
+            vectors,
+            embedder: "hash".into(),
+            dim: 64,
+        }))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upserts_embedding_gets_no_longer_than_the_caller_has_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
+    let recording = RecordingEmbeds::default();
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let semantic = l.local_addr().unwrap().to_string();
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(trine_api::v1::semantic_server::SemanticServer::new(
+                recording.clone(),
+            ))
+            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(l)),
+    );
+    let embedder = trine_semantic::RemoteEmbedder::connect(channel(&semantic).unwrap())
+        .await
+        .unwrap();
+    let service = MemoryService::new(Writer::new(store, Arc::new(embedder)));
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(trine_gateway::run(l, service, Serving::default(), never()));
+    let mut client = MemoryClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    let upsert = || UpsertRequest {
+        records: vec![Record {
+            text: "Meeting 2026-11-11 09:58".into(),
+            tenant: "acme".into(),
+            ..Record::default()
+        }],
+    };
+    client.upsert(upsert()).await.unwrap();
+    let mut request = tonic::Request::new(upsert());
+    request.set_timeout(std::time::Duration::from_millis(1500));
+    client.upsert(request).await.unwrap();
+
+    let seen = recording.0.lock().unwrap().clone();
+    // The connect's probe, then one Embed per upsert.
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert_eq!(seen[1], Some(trine_semantic::EMBED_DEADLINE));
+    let given = seen[2].expect("a grpc-timeout on the hop");
+    assert!(
+        given <= std::time::Duration::from_millis(1500)
+            && given > std::time::Duration::from_millis(500),
+        "{given:?}"
+    );
+}

@@ -483,3 +483,50 @@ mod timeout_tests {
         );
     }
 }
+
+/// The caller's deadline, carried to the hops a call makes on its task
+/// (e.g. the embedding of an Upsert's texts by semantic-svc).
+pub mod deadline {
+    use std::future::Future;
+    use std::time::{Duration, Instant};
+
+    tokio::task_local! {
+        static DEADLINE: Option<Instant>;
+    }
+
+    /// Runs `work` with the deadline `within` from now (`None`: none).
+    pub async fn scope<F: Future>(within: Option<Duration>, work: F) -> F::Output {
+        DEADLINE
+            .scope(within.map(|d| Instant::now() + d), work)
+            .await
+    }
+
+    /// What is left of the current call's deadline, `at_most` when it has
+    /// none or more (zero once it has passed).
+    pub fn left(at_most: Duration) -> Duration {
+        DEADLINE
+            .try_with(|d| *d)
+            .ok()
+            .flatten()
+            .map_or(at_most, |at| {
+                at.saturating_duration_since(Instant::now()).min(at_most)
+            })
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[tokio::test]
+        async fn a_scope_carries_the_deadline_to_its_task() {
+            let long = Duration::from_secs(60);
+            assert_eq!(left(long), long, "no scope: the ceiling");
+            let inner = scope(Some(Duration::from_millis(500)), async { left(long) }).await;
+            assert!(inner <= Duration::from_millis(500) && inner > Duration::from_millis(100));
+            let none = scope(None, async { left(long) }).await;
+            assert_eq!(none, long);
+            let passed = scope(Some(Duration::ZERO), async { left(long) }).await;
+            assert_eq!(passed, Duration::ZERO);
+        }
+    }
+}
