@@ -67,14 +67,16 @@ pub fn assess(
         Some(_) => Ready::Yes,
         None => Ready::No("no full-text index on `text`: run `trine text-index`".to_string()),
     };
-    let bm25 = match &info.text_index {
-        None => text.clone(),
-        Some(t) if !t.scoring => Ready::No(
+    let bm25 = match (&info.text_index, info.engine.lacks_text_scoring()) {
+        // An older server: nothing to fix in the collection.
+        (_, Some(why)) => Ready::No(why),
+        (None, None) => text.clone(),
+        (Some(t), None) if !t.scoring => Ready::No(
             "the full-text index on `text` has no BM25 scoring: delete that payload index, \
              then run `trine text-index`"
                 .to_string(),
         ),
-        Some(_) => Ready::Yes,
+        (Some(_), None) => Ready::Yes,
     };
     let sparse = if !info.sparse_idf {
         Ready::No(
@@ -150,6 +152,7 @@ mod tests {
                 ascii_folding: false,
                 scoring,
             }),
+            engine: trine_core::model::Engine::qdrant("1.20.0"),
         }
     }
 
@@ -225,6 +228,24 @@ mod tests {
                 (None, None) => {}
                 (Some(got), Some(want)) => assert!(got.contains(want), "{strategy:?}: {got}"),
                 (got, want) => panic!("{strategy:?}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn an_older_server_is_named_for_bm25_and_nothing_deleted() {
+        for scoring in [Some(true), Some(false), None] {
+            let mut old = info(scoring, true);
+            old.engine = trine_core::model::Engine::qdrant("1.19.0");
+            let probe = assess(&old, 0, true);
+            let got = why(&probe, Strategy::Bm25).expect("bm25 is not ready on 1.19");
+            assert!(
+                got.contains("needs Qdrant 1.20") && got.contains("1.19.0"),
+                "{got}"
+            );
+            assert!(!got.contains("delete"), "{got}");
+            if scoring.is_some() {
+                assert_eq!(auto(&probe), Strategy::Candidates);
             }
         }
     }

@@ -148,7 +148,9 @@ fn problems(config: &Config, info: Option<&CollectionInfo>) -> Vec<String> {
         if !text.phrase_matching {
             out.push("the text index lacks phrase matching: re-create it".to_string());
         }
-        if !text.scoring {
+        // On a server without BM25 text scoring there is nothing to fix in
+        // the collection: `advice` says what the server lacks.
+        if !text.scoring && info.engine.text_scoring {
             out.push("the text index lacks BM25 scoring: re-create it".to_string());
         }
     }
@@ -156,15 +158,24 @@ fn problems(config: &Config, info: Option<&CollectionInfo>) -> Vec<String> {
 }
 
 fn advice(info: &CollectionInfo) -> Vec<String> {
-    match &info.text_index {
-        Some(text) if !text.ascii_folding => vec![
+    let mut out = Vec::new();
+    if let Some(text) = &info.text_index
+        && !text.ascii_folding
+    {
+        out.push(
             "the text index does not fold diacritics (`sedinta` does not find `ședința`): run \
              `trine text-index --ascii-folding` (rebuilds the index in place and re-encodes the \
              sparse vectors of non-ASCII texts; no memory changes)"
                 .to_string(),
-        ],
-        _ => Vec::new(),
+        );
     }
+    if let Some(why) = info.engine.lacks_text_scoring() {
+        out.push(format!(
+            "{why}: the bm25 strategy is unavailable on it (candidates, sparse and gate are not \
+             affected); nothing in the collection needs changing"
+        ));
+    }
+    out
 }
 
 fn render(r: &Report) -> String {
@@ -201,6 +212,7 @@ fn render(r: &Report) -> String {
                 t.tokenizer, t.lowercase, t.ascii_folding, t.phrase_matching, t.scoring
             );
         }
+        s += &format!("engine      {}\n", info.engine.version);
         let indexes: Vec<String> = info
             .payload_indexes
             .iter()

@@ -346,3 +346,56 @@ fn ingest_skips_invalid_utf8_and_over_long_lines_by_number() {
     );
     assert_eq!(doctor_points(&data), 3);
 }
+
+/// `trine doctor` on a Qdrant server (`TRINE_QDRANT_URL`): the server's
+/// version decides what is offered; on 1.19 BM25 text scoring is named as
+/// needing 1.20, nothing advises deleting an index, and the report is ok.
+#[test]
+fn doctor_on_a_server_names_what_its_version_lacks() {
+    let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {
+        eprintln!("skipped: doctor on a Qdrant server (set TRINE_QDRANT_URL to run it)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let collection = format!("trine_doctor_{}", uuid::Uuid::new_v4().simple());
+    let on_server = [
+        "--qdrant",
+        url.as_str(),
+        "--collection",
+        collection.as_str(),
+    ];
+    let line = "{\"text\": \"Meeting 2026-11-11 09:58\", \"tenant\": \"acme\"}\n";
+    let out = trine(
+        &data,
+        &[&on_server[..], &["ingest", "-"]].concat(),
+        Some(line),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = trine(
+        &data,
+        &[&on_server[..], &["doctor", "--json"]].concat(),
+        None,
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
+    let all = report.to_string();
+    assert!(!all.contains("delete"), "no destructive advice: {report:#}");
+    assert_eq!(report["ok"], true, "{report:#}");
+    let bm25 = report["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["strategy"] == "bm25")
+        .unwrap();
+    if report["info"]["engine"]["text_scoring"] == false {
+        let missing = bm25["missing"].as_str().unwrap();
+        assert!(missing.contains("needs Qdrant 1.20"), "{missing}");
+        assert!(
+            report["advice"].to_string().contains("needs Qdrant 1.20"),
+            "{report:#}"
+        );
+    } else {
+        assert_eq!(bm25["ready"], true, "{report:#}");
+    }
+}

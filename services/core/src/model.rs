@@ -188,6 +188,49 @@ pub struct CollectionInfo {
     pub segments: usize,
     pub payload_indexes: Vec<PayloadIndex>,
     pub text_index: Option<TextIndexInfo>,
+    /// What the engine holding the collection can do.
+    pub engine: Engine,
+}
+
+/// The engine holding a collection: its version, and what it can do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Engine {
+    /// e.g. `1.19.0` for a Qdrant server.
+    pub version: String,
+    /// BM25 scoring over the full-text index (`Query.text`): Qdrant 1.20 on.
+    pub text_scoring: bool,
+}
+
+impl Engine {
+    /// The first Qdrant server version with BM25 scoring over the text index.
+    pub const TEXT_SCORING_SINCE: (u64, u64) = (1, 20);
+
+    /// A Qdrant server of `version` (`major.minor.patch`; anything after a
+    /// `-` ignored): BM25 text scoring from 1.20. An unreadable version is
+    /// taken to have it (a newer server than trine knows).
+    pub fn qdrant(version: &str) -> Self {
+        let mut parts = version.split(['.', '-']).map(|p| p.parse::<u64>().ok());
+        let (major, minor) = (parts.next().flatten(), parts.next().flatten());
+        let text_scoring = match (major, minor) {
+            (Some(major), Some(minor)) => (major, minor) >= Self::TEXT_SCORING_SINCE,
+            _ => true,
+        };
+        Self {
+            version: version.to_string(),
+            text_scoring,
+        }
+    }
+
+    /// Why BM25 text scoring is not there, when the engine lacks it.
+    pub fn lacks_text_scoring(&self) -> Option<String> {
+        let (major, minor) = Self::TEXT_SCORING_SINCE;
+        (!self.text_scoring).then(|| {
+            format!(
+                "BM25 scoring over the full-text index needs Qdrant {major}.{minor}; this server is {}",
+                self.version
+            )
+        })
+    }
 }
 
 /// Longest text a memory may hold, in bytes.
@@ -322,6 +365,33 @@ pub fn parse_time(field: &str, raw: Option<&str>) -> Result<Option<DateTime<Utc>
         Some(raw) => DateTime::parse_from_rfc3339(raw)
             .map(|t| Some(t.with_timezone(&Utc)))
             .map_err(|e| format!("{field} {raw:?} is not an RFC 3339 time: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod engine_tests {
+    use super::Engine;
+
+    #[test]
+    fn text_scoring_comes_with_qdrant_1_20() {
+        for (version, scoring) in [
+            ("1.19.0", false),
+            ("1.19.4", false),
+            ("1.9.0", false),
+            ("1.20.0", true),
+            ("1.20.1-dev", true),
+            ("2.0.0", true),
+            ("", true),
+            ("dev", true),
+        ] {
+            assert_eq!(Engine::qdrant(version).text_scoring, scoring, "{version:?}");
+        }
+        let why = Engine::qdrant("1.19.0").lacks_text_scoring().unwrap();
+        assert!(
+            why.contains("needs Qdrant 1.20") && why.contains("1.19.0"),
+            "{why}"
+        );
+        assert_eq!(Engine::qdrant("1.20.0").lacks_text_scoring(), None);
     }
 }
 

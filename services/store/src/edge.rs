@@ -31,6 +31,8 @@ use crate::{
 use schema::io;
 
 const SHARD_DIR: &str = "shard";
+/// The `qdrant-edge` crate trine is built with.
+const EDGE_VERSION: &str = "0.9";
 const NEW_SHARD_DIR: &str = "shard.tmp";
 const LOCK_FILE: &str = "lock";
 
@@ -191,6 +193,10 @@ impl Inner {
             .is_some_and(|s| s.modifier == Some(qe::Modifier::Idf));
         drop(config);
         Ok(CollectionInfo {
+            engine: trine_core::model::Engine {
+                version: format!("qdrant-edge {}", EDGE_VERSION),
+                text_scoring: true,
+            },
             name: self.name.clone(),
             backend: "edge".into(),
             embedder: schema::read_embedder(&self.dir)?,

@@ -35,6 +35,10 @@ pub enum StoreError {
     #[error("invalid {what}: {why}")]
     Invalid { what: &'static str, why: String },
 
+    /// The engine cannot do this (an older Qdrant server): what it needs.
+    #[error("{0}: use the candidates, sparse or gate strategy")]
+    Unsupported(String),
+
     #[error(
         "the data directory {0} is in use by another trine process (a running `trine serve`?): \
          stop it, or talk to it with `--endpoint`"
@@ -66,9 +70,10 @@ impl StoreError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Self::NoCollection(_) => ErrorKind::NotFound,
-            Self::EmbedderMismatch { .. } | Self::NoTextIndex(_) | Self::Locked(_) => {
-                ErrorKind::FailedPrecondition
-            }
+            Self::EmbedderMismatch { .. }
+            | Self::NoTextIndex(_)
+            | Self::Locked(_)
+            | Self::Unsupported(_) => ErrorKind::FailedPrecondition,
             Self::DimensionMismatch { .. } | Self::Invalid { .. } => ErrorKind::InvalidArgument,
             Self::Unreachable { .. } => ErrorKind::Unavailable,
             Self::Io { .. } | Self::Backend(_) => ErrorKind::Internal,

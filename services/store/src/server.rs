@@ -62,6 +62,8 @@ pub struct ServerStore {
     schema: PayloadSchema,
     /// Dimension of the `dense` vector once known; 0 when not yet read.
     dense_dim: AtomicUsize,
+    /// The server's version and what it can do, from its health check.
+    engine: trine_core::model::Engine,
 }
 
 impl std::fmt::Debug for ServerStore {
@@ -111,7 +113,7 @@ impl ServerStore {
                     why: why(&other),
                 },
             })?;
-        client
+        let health = client
             .health_check()
             .await
             .map_err(|e| StoreError::Unreachable {
@@ -119,6 +121,7 @@ impl ServerStore {
                 why: why(&e),
             })?;
         Ok(ServerStore {
+            engine: trine_core::model::Engine::qdrant(&health.version),
             client,
             url: url.to_string(),
             collection: collection.to_string(),
@@ -454,6 +457,7 @@ impl Store for ServerStore {
             .result
             .map_or(0, |r| r.count);
         Ok(Some(describe(
+            self.engine.clone(),
             &self.collection,
             &info,
             points,
@@ -609,8 +613,11 @@ impl Store for ServerStore {
         if query.trim().is_empty() {
             return Err(StoreError::invalid("text query", "it is empty"));
         }
-        let request = self
-            .query_request(filter, limit, payload)?
+        let request = self.query_request(filter, limit, payload)?;
+        if let Some(why) = self.engine.lacks_text_scoring() {
+            return Err(StoreError::Unsupported(why));
+        }
+        let request = request
             .query(q::Query::new_text(query))
             .using(self.schema.text.as_str())
             .params(tenant_idf(&self.schema, &filter.tenant));
@@ -679,6 +686,9 @@ impl Store for ServerStore {
             NativeLexical::Bm25(text) => {
                 if text.trim().is_empty() {
                     return Err(StoreError::invalid("text query", "it is empty"));
+                }
+                if let Some(why) = self.engine.lacks_text_scoring() {
+                    return Err(StoreError::Unsupported(why));
                 }
                 PrefetchQueryBuilder::default()
                     .query(q::Query::new_text(text))
@@ -1316,6 +1326,7 @@ fn schema_kind(data_type: i32) -> &'static str {
 
 /// What `trine doctor` reports of a server collection holding `points` points.
 fn describe(
+    engine: trine_core::model::Engine,
     name: &str,
     info: &q::CollectionInfo,
     points: u64,
@@ -1340,6 +1351,7 @@ fn describe(
         segments: usize::try_from(info.segments_count).unwrap_or(usize::MAX),
         payload_indexes,
         text_index: text_index_of(info, layout),
+        engine,
     }
 }
 
@@ -1350,6 +1362,7 @@ mod tests {
     use crate::payload::PayloadSchema;
     use chrono::TimeZone;
     use serde_json::json;
+    use trine_core::model::Engine;
 
     fn t(s: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(s)
@@ -1878,7 +1891,13 @@ mod tests {
     fn describes_a_collection() {
         let minilm = embedder("minilm", 384);
         let info = server_info(embedder_metadata(&minilm), 384, true);
-        let got = describe("mem", &info, 42, &PayloadSchema::default());
+        let got = describe(
+            Engine::qdrant("1.20.0"),
+            "mem",
+            &info,
+            42,
+            &PayloadSchema::default(),
+        );
         assert_eq!(got.name, "mem");
         assert_eq!(got.backend, "server");
         assert_eq!(got.embedder, Some(minilm));
@@ -1902,6 +1921,7 @@ mod tests {
             })
         );
         let unscored = describe(
+            Engine::qdrant("1.20.0"),
             "mem",
             &server_info(HashMap::new(), 8, false),
             0,
@@ -1909,6 +1929,7 @@ mod tests {
         );
         assert_eq!(unscored.embedder, None);
         assert_eq!(unscored.text_index.map(|t| t.scoring), Some(false));
+        assert!(got.engine.text_scoring);
     }
 
     #[test]
