@@ -7,7 +7,25 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# The server half of the tests (the store's contract suite, the strategies,
+# tenancy and doctor on a server) runs against TRINE_QDRANT_URL: the caller's
+# server if set, else a Qdrant started here from ../shared/qdrant (the
+# developers' machines and CI) and stopped whatever happens.
+started=""
+cleanup() {
+    rm -f "$log"
+    if [ -n "$started" ]; then ../shared/qdrant/stop-qdrant >/dev/null 2>&1 || true; fi
+}
+trap cleanup EXIT
+if [ -n "${TRINE_QDRANT_URL:-}" ]; then
+    echo "qdrant: $TRINE_QDRANT_URL (TRINE_QDRANT_URL): the server tests run against it"
+elif [ -x ../shared/qdrant/start-qdrant ]; then
+    started=1
+    eval "$(../shared/qdrant/start-qdrant)"
+    echo "qdrant: started from ../shared/qdrant at $TRINE_QDRANT_URL: the server tests run against it"
+else
+    echo "qdrant: none (TRINE_QDRANT_URL unset, no ../shared/qdrant): the server tests are skipped"
+fi
 status=0
 cargo test --workspace --no-fail-fast 2>&1 | tee "$log" || status=$?
 # One closing line over every test binary (cargo prints one per binary).

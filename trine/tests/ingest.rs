@@ -4,7 +4,7 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn trine(data: &Path, args: &[&str], stdin: Option<&str>) -> Output {
     let mut cmd = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), data);
@@ -166,7 +166,7 @@ fn another_embedder_is_refused_with_the_fix() {
     let data = dir.path().join("data");
     let input = "{\"text\": \"hello\", \"tenant\": \"acme\"}\n";
     assert!(trine(&data, &["ingest", "-"], Some(input)).status.success());
-    let out = Command::new(env!("CARGO_BIN_EXE_trine"))
+    let out = trine_testkit::trine_command(env!("CARGO_BIN_EXE_trine"))
         .arg("--data")
         .arg(&data)
         .args(["--embedder", "static", "--models"])
@@ -231,7 +231,7 @@ fn another_layout_is_written_read_and_checked_as_configured() {
 fn model_speed_reports_the_rate_against_the_machine() {
     let dir = tempfile::tempdir().unwrap();
     let texts = trine_testkit::workspace_dir().join("samples/memories.jsonl");
-    let out = Command::new(env!("CARGO_BIN_EXE_trine"))
+    let out = trine_testkit::trine_command(env!("CARGO_BIN_EXE_trine"))
         .arg("--models")
         .arg(trine_testkit::models_dir())
         .args(["model", "speed"])
@@ -253,7 +253,7 @@ fn model_speed_reports_the_rate_against_the_machine() {
 
     let empty = dir.path().join("empty.jsonl");
     std::fs::write(&empty, "\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_trine"))
+    let out = trine_testkit::trine_command(env!("CARGO_BIN_EXE_trine"))
         .arg("--models")
         .arg(trine_testkit::models_dir())
         .args(["model", "speed"])

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::{Arc, Mutex};
 
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
@@ -35,7 +35,7 @@ impl TraceService for Collector {
 
 fn trine(data: &Path, args: &[&str], stdin: &str) -> Output {
     use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_trine"))
+    let mut child = trine_testkit::trine_command(env!("CARGO_BIN_EXE_trine"))
         .arg("--data")
         .arg(data)
         .args(["--embedder", "hash"])

@@ -20,11 +20,17 @@ pub fn workspace_dir() -> PathBuf {
 /// the embedded store in `data` with the hash embedder, whatever the
 /// caller's environment says about a server or a config file.
 pub fn trine_cli(bin: &str, data: &Path) -> Command {
+    let mut cmd = trine_command(bin);
+    cmd.arg("--data").arg(data).args(["--embedder", "hash"]);
+    cmd
+}
+
+/// The `trine` binary at `bin` without the caller's server or config file
+/// (`TRINE_QDRANT_URL`, which the test command sets for the server tests,
+/// and `TRINE_CONFIG`): it runs on what its arguments say.
+pub fn trine_command(bin: &str) -> Command {
     let mut cmd = Command::new(bin);
-    cmd.arg("--data")
-        .arg(data)
-        .args(["--embedder", "hash"])
-        .env_remove("TRINE_QDRANT_URL")
+    cmd.env_remove("TRINE_QDRANT_URL")
         .env_remove("TRINE_CONFIG");
     cmd
 }
