@@ -1,7 +1,8 @@
 //! `trine ingest FILE.jsonl`: one memory a line, batched; the next batch is
-//! embedded while this one is stored. Progress (read, embedded, stored, rate,
-//! ETA, then the index build) as bars on a terminal, as a line every ten
-//! seconds elsewhere. Bad lines — not JSON, not a memory, not UTF-8, longer
+//! embedded while this one is stored — into the store, or with `--endpoint`
+//! through a running gateway's `Memory.Upsert` (a deployed mesh). Progress
+//! (read, embedded, stored, rate, ETA, then the index build) as bars on a
+//! terminal, as a line every ten seconds elsewhere. Bad lines — not JSON, not a memory, not UTF-8, longer
 //! than [`MAX_LINE_BYTES`] — are reported by number and skipped.
 
 use std::path::PathBuf;
@@ -28,6 +29,78 @@ pub struct Args {
     /// Skip building indexes after the ingest (do it later with another ingest)
     #[arg(long)]
     pub no_optimize: bool,
+    /// Ingest through a running gateway (`Memory.Upsert`; it embeds and
+    /// stores) instead of into the store directly, e.g. http://gateway:50051
+    #[arg(long)]
+    pub endpoint: Option<String>,
+}
+
+/// Where the batches go: the store through a writer (embedded here), or a
+/// gateway (which embeds and stores).
+#[derive(Clone)]
+enum Sink {
+    Store(Writer),
+    Gateway(crate::mesh::GatewayClient),
+}
+
+/// A batch ready for its sink.
+enum Prepared {
+    Points(Vec<Point>),
+    Records(Vec<trine_api::v1::Record>),
+}
+
+impl Prepared {
+    fn len(&self) -> usize {
+        match self {
+            Prepared::Points(p) => p.len(),
+            Prepared::Records(r) => r.len(),
+        }
+    }
+}
+
+impl Sink {
+    /// Embeds a batch for the store, or puts it on the wire for a gateway.
+    async fn prepare(&self, memories: Vec<Memory>) -> Result<Prepared, String> {
+        match self {
+            Sink::Store(writer) => writer
+                .points(memories)
+                .await
+                .map(Prepared::Points)
+                .map_err(|e| e.to_string()),
+            Sink::Gateway(_) => Ok(Prepared::Records(
+                memories.iter().map(trine_api::memory_to_wire).collect(),
+            )),
+        }
+    }
+
+    /// Stores a prepared batch: the positions refused, and why.
+    async fn store(&mut self, batch: Prepared) -> Result<Vec<(usize, String)>, String> {
+        match (self, batch) {
+            (Sink::Store(writer), Prepared::Points(points)) => Ok(writer
+                .upsert(points)
+                .await
+                .map_err(|e| e.to_string())?
+                .into_iter()
+                .map(|r| (r.index, r.reason))
+                .collect()),
+            (Sink::Gateway(client), Prepared::Records(records)) => Ok(client
+                .upsert(trine_api::v1::UpsertRequest { records })
+                .await
+                .map_err(|s| {
+                    format!(
+                        "the gateway refused the batch ({:?}): {}",
+                        s.code(),
+                        s.message()
+                    )
+                })?
+                .into_inner()
+                .failed
+                .into_iter()
+                .map(|e| (e.index as usize, e.message))
+                .collect()),
+            _ => Err("a batch prepared for another sink".to_string()),
+        }
+    }
 }
 
 pub async fn run(config: &Config, args: Args) -> CmdResult {
@@ -46,16 +119,26 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         Box::new(BufReader::new(file))
     };
 
-    let embedder = load_embedder(config).await?;
-    let store = open_store(config).await?;
-    let writer = Writer::new(store.clone(), embedder);
-    writer.prepare().await?;
+    let (sink, store) = match &args.endpoint {
+        Some(endpoint) => {
+            let channel = crate::mesh::channel_tls(endpoint, config.tls.client()?)?;
+            let client = crate::mesh::gateway_client(channel, config.api_key.as_deref())?;
+            (Sink::Gateway(client), None)
+        }
+        None => {
+            let embedder = load_embedder(config).await?;
+            let store = open_store(config).await?;
+            let writer = Writer::new(store.clone(), embedder);
+            writer.prepare().await?;
+            (Sink::Store(writer), Some(store))
+        }
+    };
 
     let progress = Arc::new(Progress::new(total));
     let started = Instant::now();
     // Embedding the next batch overlaps storing this one: one batch waits.
     let (tx, rx) = mpsc::channel::<Batch>(1);
-    let storing = tokio::spawn(store_batches(writer.clone(), rx, progress.clone()));
+    let storing = tokio::spawn(store_batches(sink.clone(), rx, progress.clone()));
     let mut lines = Lines::new(reader);
     let mut line_no = 0usize;
     let mut batch: Vec<Memory> = Vec::with_capacity(usize::from(args.batch));
@@ -84,7 +167,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             }
         }
         if batch.len() >= usize::from(args.batch) || (end && !batch.is_empty()) {
-            match writer.points(std::mem::take(&mut batch)).await {
+            match sink.prepare(std::mem::take(&mut batch)).await {
                 Ok(points) => {
                     progress.embedded_through(line_no);
                     let lines = std::mem::take(&mut batch_lines);
@@ -134,19 +217,29 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         "wrote {stored} memories in {wrote:.1} s ({:.0}/s)",
         stored as f64 / wrote.max(1e-9)
     );
-    if !args.no_optimize && stored > 0 {
-        let building = Instant::now();
-        let spinner = progress::spinner("building indexes");
-        store.optimize().await?;
-        drop(spinner);
-        eprintln!("built indexes in {:.1} s", building.elapsed().as_secs_f64());
+    let secs = |started: Instant| started.elapsed().as_secs_f64();
+    match (&store, &args.endpoint) {
+        (Some(store), _) => {
+            if !args.no_optimize && stored > 0 {
+                let building = Instant::now();
+                let spinner = progress::spinner("building indexes");
+                store.optimize().await?;
+                drop(spinner);
+                eprintln!("built indexes in {:.1} s", secs(building));
+            }
+            println!(
+                "stored {stored} memories in `{}` ({}) in {:.1} s; {failed} line(s) failed",
+                store.collection(),
+                store.backend(),
+                secs(started),
+            );
+        }
+        (None, endpoint) => println!(
+            "stored {stored} memories through the gateway at {} in {:.1} s; {failed} line(s) failed",
+            endpoint.as_deref().unwrap_or_default(),
+            secs(started),
+        ),
     }
-    let secs = started.elapsed().as_secs_f64();
-    println!(
-        "stored {stored} memories in `{}` ({}) in {secs:.1} s; {failed} line(s) failed",
-        store.collection(),
-        store.backend(),
-    );
     Ok(if failed > 0 {
         ExitCode::from(EXIT_PARTIAL)
     } else {
@@ -164,10 +257,10 @@ struct Stored {
     through: usize,
 }
 
-/// Embedded points on their way to the store, with each one's input line and
-/// the batch's last line.
+/// A prepared batch on its way to the sink, with each memory's input line
+/// and the batch's last line.
 struct Batch {
-    points: Vec<Point>,
+    points: Prepared,
     lines: Vec<usize>,
     through: usize,
 }
@@ -176,7 +269,7 @@ struct Batch {
 /// writer refused (an id another tenant holds); on the first failure, stops
 /// and says why and how far it got.
 async fn store_batches(
-    writer: Writer,
+    mut sink: Sink,
     mut batches: mpsc::Receiver<Batch>,
     progress: Arc<Progress>,
 ) -> Result<Stored, (String, Stored)> {
@@ -188,13 +281,13 @@ async fn store_batches(
     }) = batches.recv().await
     {
         let size = points.len();
-        let refused = match writer.upsert(points).await {
+        let refused = match sink.store(points).await {
             Ok(refused) => refused,
             Err(e) => return Err((format!("{e} (the batch ending at line {through})"), stored)),
         };
-        for r in &refused {
-            let line = lines.get(r.index).copied().unwrap_or(through);
-            progress.say(&format!("line {line}: {}", r.reason));
+        for (index, reason) in &refused {
+            let line = lines.get(*index).copied().unwrap_or(through);
+            progress.say(&format!("line {line}: {reason}"));
         }
         stored = Stored {
             memories: stored.memories + size - refused.len(),
