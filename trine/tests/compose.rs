@@ -146,6 +146,7 @@ fn docker_compose_accepts_the_file() {
         .args(["compose", "-f"])
         .arg(deploy().join("compose.yaml"))
         .args(["config", "--quiet"])
+        .env("QDRANT_API_KEY", "a-key-for-the-check")
         .output()
         .unwrap();
     assert!(

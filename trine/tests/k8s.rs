@@ -321,8 +321,8 @@ fn the_config_is_trines_and_its_peers_and_model_path_exist() {
                 .as_str()
                 .unwrap();
         assert!(
-            image.starts_with(&format!("trine/{stage}")),
-            "{deployment}: {image}"
+            image.starts_with(&format!("registry.example.com/trine/{stage}:")),
+            "{deployment}: {image}, built from the {stage} stage into the user's registry"
         );
         let section = dockerfile
             .split("\nFROM ")
@@ -472,4 +472,56 @@ fn the_gateway_reads_its_api_keys_from_a_secret() {
         .find(|v| v["name"] == mount["name"])
         .unwrap();
     assert_eq!(volume["secret"]["secretName"], "trine-api-keys");
+}
+
+/// Every service that reaches Qdrant, and Qdrant itself, takes the API key
+/// from the same Secret; the collection is spread over the 3-node cluster.
+#[test]
+fn the_qdrant_key_comes_from_a_secret_and_the_layout_fits_the_cluster() {
+    let docs = documents(&k8s().join("base"));
+    let from_secret = |workload: &Value, var: &str| {
+        workload["spec"]["template"]["spec"]["containers"][0]["env"]
+            .as_sequence()
+            .into_iter()
+            .flatten()
+            .find(|e| e["name"] == var)
+            .map(|e| {
+                e["valueFrom"]["secretKeyRef"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+    };
+    for name in ["gateway", "lexical-svc", "semantic-svc"] {
+        assert_eq!(
+            from_secret(workload(&docs, name), "TRINE_QDRANT_API_KEY").as_deref(),
+            Some("trine-qdrant"),
+            "{name}"
+        );
+    }
+    assert_eq!(
+        from_secret(workload(&docs, "fusion-svc"), "TRINE_QDRANT_API_KEY"),
+        None,
+        "fusion-svc holds no data"
+    );
+    assert_eq!(
+        from_secret(workload(&docs, "qdrant"), "QDRANT__SERVICE__API_KEY").as_deref(),
+        Some("trine-qdrant")
+    );
+    let config_map = kind(&docs, "ConfigMap")[0];
+    let config: toml::Value =
+        toml::from_str(config_map["data"]["trine.toml"].as_str().unwrap()).unwrap();
+    assert_eq!(config["shards"].as_integer(), Some(3));
+    assert_eq!(config["replication_factor"].as_integer(), Some(2));
+    let dockerfile =
+        std::fs::read_to_string(trine_testkit::workspace_dir().join("deploy/Dockerfile")).unwrap();
+    assert!(
+        dockerfile.contains("libprotobuf-dev"),
+        "protoc's well-known types"
+    );
+    assert!(
+        trine_testkit::workspace_dir()
+            .join(".dockerignore")
+            .exists()
+    );
 }
