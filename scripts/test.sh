@@ -12,9 +12,16 @@ log=$(mktemp)
 # server if set, else a Qdrant started here from ../shared/qdrant (the
 # developers' machines and CI) and stopped whatever happens.
 started=""
+cluster=""
 cleanup() {
     rm -f "$log"
     if [ -n "$started" ]; then ../shared/qdrant/stop-qdrant >/dev/null 2>&1 || true; fi
+    if [ -n "$cluster" ]; then
+        # The cluster test restarts a node: its pids file names the new one.
+        pids=$(cat "$TRINE_QDRANT_CLUSTER_DIR/pids" 2>/dev/null || echo "$TRINE_QDRANT_CLUSTER_PIDS")
+        TRINE_QDRANT_PIDS="$pids" TRINE_QDRANT_DIR="$TRINE_QDRANT_CLUSTER_DIR" \
+            ../shared/qdrant/stop-qdrant >/dev/null 2>&1 || true
+    fi
 }
 trap cleanup EXIT
 if [ -n "${TRINE_QDRANT_URL:-}" ]; then
@@ -23,6 +30,14 @@ elif [ -x ../shared/qdrant/start-qdrant ]; then
     started=1
     eval "$(../shared/qdrant/start-qdrant)"
     echo "qdrant: started from ../shared/qdrant at $TRINE_QDRANT_URL: the server tests run against it"
+    # And a 3-node cluster for the cluster test, under names of its own.
+    cluster_env=$(../shared/qdrant/start-qdrant --nodes 3)
+    cluster=1
+    TRINE_QDRANT_CLUSTER_URLS=$(sed -n 's/^export TRINE_QDRANT_URLS=//p' <<<"$cluster_env")
+    TRINE_QDRANT_CLUSTER_PIDS=$(sed -n 's/^export TRINE_QDRANT_PIDS=//p' <<<"$cluster_env")
+    TRINE_QDRANT_CLUSTER_DIR=$(sed -n 's/^export TRINE_QDRANT_DIR=//p' <<<"$cluster_env")
+    export TRINE_QDRANT_CLUSTER_URLS TRINE_QDRANT_CLUSTER_PIDS TRINE_QDRANT_CLUSTER_DIR
+    echo "qdrant: a 3-node cluster at $TRINE_QDRANT_CLUSTER_URLS for the cluster test"
 else
     echo "qdrant: none (TRINE_QDRANT_URL unset, no ../shared/qdrant): the server tests are skipped"
 fi

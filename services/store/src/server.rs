@@ -44,6 +44,14 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 const OPTIMIZE_WAIT: Duration = Duration::from_secs(60 * 60);
 const OPTIMIZE_POLL: Duration = Duration::from_secs(2);
 
+/// Tries of one call across the nodes before it fails (see `ServerStore::call`).
+const ATTEMPTS: usize = 4;
+
+/// A call to one node, as `ServerStore::call` runs it.
+type Call<'s, T> = std::pin::Pin<
+    Box<dyn std::future::Future<Output = std::result::Result<T, QdrantError>> + Send + 's>,
+>;
+
 /// How a collection trine creates is spread over a Qdrant cluster; `None`
 /// leaves Qdrant's default (one shard, no replica). A collection that exists
 /// keeps its layout.
@@ -55,7 +63,10 @@ pub struct Layout {
 
 /// A trine collection on a Qdrant server.
 pub struct ServerStore {
-    client: Qdrant,
+    /// One client per node named (`--qdrant a,b,c`); calls go to `current`
+    /// and move on to the next node when it cannot be reached.
+    nodes: Vec<(String, Qdrant)>,
+    current: AtomicUsize,
     url: String,
     collection: String,
     layout: Layout,
@@ -97,32 +108,61 @@ impl ServerStore {
                 "it is empty: pass `--collection NAME`",
             ));
         }
-        let client = Qdrant::from_url(url)
-            .api_key(api_key)
-            .connect_timeout(CONNECT_TIMEOUT)
-            .timeout(REQUEST_TIMEOUT)
-            .skip_compatibility_check()
-            .build()
-            .map_err(|e| match e {
-                QdrantError::InvalidUri(e) => StoreError::invalid(
-                    "qdrant url",
-                    format!("`{url}` ({e}): use the gRPC address, e.g. http://localhost:6334"),
-                ),
-                other => StoreError::Unreachable {
-                    url: url.to_string(),
-                    why: why(&other),
-                },
-            })?;
-        let health = client
-            .health_check()
-            .await
-            .map_err(|e| StoreError::Unreachable {
+        let urls: Vec<&str> = url
+            .split(',')
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+            .collect();
+        if urls.is_empty() {
+            return Err(StoreError::invalid(
+                "qdrant url",
+                "it is empty: give a node's gRPC address, e.g. http://localhost:6334",
+            ));
+        }
+        let mut nodes = Vec::with_capacity(urls.len());
+        for node in &urls {
+            let client = Qdrant::from_url(node)
+                .api_key(api_key.clone())
+                .connect_timeout(CONNECT_TIMEOUT)
+                .timeout(REQUEST_TIMEOUT)
+                .skip_compatibility_check()
+                .build()
+                .map_err(|e| match e {
+                    QdrantError::InvalidUri(e) => StoreError::invalid(
+                        "qdrant url",
+                        format!("`{node}` ({e}): use the gRPC address, e.g. http://localhost:6334"),
+                    ),
+                    other => StoreError::Unreachable {
+                        url: node.to_string(),
+                        why: why(&other),
+                    },
+                })?;
+            nodes.push((node.to_string(), client));
+        }
+        // One node answering is enough: the others are failed over to later.
+        let mut version = None;
+        let mut current = 0;
+        let mut reasons = Vec::new();
+        for (i, (node, client)) in nodes.iter().enumerate() {
+            match client.health_check().await {
+                Ok(health) => {
+                    version = Some(health.version);
+                    current = i;
+                    break;
+                }
+                Err(e) => reasons.push(format!("{node}: {}", why(&e))),
+            }
+        }
+        let Some(version) = version else {
+            return Err(StoreError::Unreachable {
                 url: url.to_string(),
-                why: why(&e),
-            })?;
+                why: reasons.join("; "),
+            });
+        };
         Ok(ServerStore {
-            engine: trine_core::model::Engine::qdrant(&health.version),
-            client,
+            engine: trine_core::model::Engine::qdrant(&version),
+            nodes,
+            current: AtomicUsize::new(current),
             url: url.to_string(),
             collection: collection.to_string(),
             layout: Layout::default(),
@@ -147,8 +187,44 @@ impl ServerStore {
     }
 
     /// The store error of a failed client call on this collection.
-    fn err(&self, e: QdrantError) -> StoreError {
-        client_error(e, &self.url, &self.collection)
+    /// Runs `op` on a node, moving on to the next node named when one cannot
+    /// be reached (unavailable, a failed connect, a deadline) or fails inside
+    /// the cluster (an internal error), with a growing pause between tries — at most [`ATTEMPTS`] tries (and one per node),
+    /// about 1.5 s of pauses. The node that answered is tried first next time.
+    /// Every call trine makes is idempotent (upserts by id, deletes, reads).
+    async fn call<'s, T>(&'s self, op: impl Fn(&'s Qdrant) -> Call<'s, T>) -> Result<T> {
+        let n = self.nodes.len();
+        let first = self.current.load(Ordering::Relaxed) % n;
+        let mut pause = Duration::from_millis(100);
+        let tries = ATTEMPTS.max(n);
+        let mut last = None;
+        for attempt in 0..tries {
+            let i = (first + attempt) % n;
+            let (node, client) = &self.nodes[i];
+            match op(client).await {
+                Ok(answer) => {
+                    if i != first {
+                        self.current.store(i, Ordering::Relaxed);
+                        tracing::warn!(node = %node, "qdrant: failed over to another node");
+                    }
+                    return Ok(answer);
+                }
+                Err(e) => match client_error(e, node, &self.collection) {
+                    // A node down, or a cluster between states (a replica
+                    // restarting: "Local shard 2 not found", "1 of 1 read
+                    // operations failed"): another try, on the next node.
+                    err @ (StoreError::Unreachable { .. } | StoreError::Backend(_)) => {
+                        last = Some(err);
+                        if attempt + 1 < tries {
+                            tokio::time::sleep(pause).await;
+                            pause = (pause * 2).min(Duration::from_secs(1));
+                        }
+                    }
+                    other => return Err(other),
+                },
+            }
+        }
+        Err(last.unwrap_or_else(|| StoreError::Backend("no qdrant node to call".into())))
     }
 
     fn no_collection(&self) -> StoreError {
@@ -157,17 +233,16 @@ impl ServerStore {
 
     /// The server's collection info, or `None` when the collection does not exist.
     async fn raw_info(&self) -> Result<Option<q::CollectionInfo>> {
-        match self.client.collection_info(self.collection.as_str()).await {
+        let name = self.collection.as_str();
+        match self.call(|c| Box::pin(c.collection_info(name))).await {
             Ok(resp) => resp.result.map(Some).ok_or_else(|| {
                 StoreError::Backend(format!(
                     "the server sent no info for collection `{}`",
                     self.collection
                 ))
             }),
-            Err(e) => match self.err(e) {
-                StoreError::NoCollection(_) => Ok(None),
-                other => Err(other),
-            },
+            Err(StoreError::NoCollection(_)) => Ok(None),
+            Err(other) => Err(other),
         }
     }
 
@@ -184,34 +259,33 @@ impl ServerStore {
     }
 
     async fn create_collection(&self, spec: &CollectionSpec) -> Result<()> {
-        let request = create_request(&self.collection, spec, self.layout);
-        self.client
-            .create_collection(request)
+        let request: q::CreateCollection =
+            create_request(&self.collection, spec, self.layout).into();
+        self.call(|c| Box::pin(c.create_collection(request.clone())))
             .await
             .map(|_| ())
-            .map_err(|e| self.err(e))
     }
 
     /// Creates the payload index `index` on `field`, waiting until it is built.
     async fn create_index(&self, field: &str, index: FieldIndex, fold: Fold) -> Result<()> {
         let (field_type, params) = index_params(index, self.schema.time_format, fold);
-        let request =
+        let request: q::CreateFieldIndexCollection =
             CreateFieldIndexCollectionBuilder::new(self.collection.as_str(), field, field_type)
                 .field_index_params(params)
-                .wait(true);
-        self.client
-            .create_field_index(request)
+                .wait(true)
+                .into();
+        self.call(|c| Box::pin(c.create_field_index(request.clone())))
             .await
             .map(|_| ())
-            .map_err(|e| self.err(e))
     }
 
     /// The exact number of points matching `filter`.
     async fn count_filtered(&self, filter: q::Filter) -> Result<u64> {
-        let request = CountPointsBuilder::new(self.collection.as_str())
+        let request: q::CountPoints = CountPointsBuilder::new(self.collection.as_str())
             .filter(filter)
-            .exact(true);
-        let resp = self.client.count(request).await.map_err(|e| self.err(e))?;
+            .exact(true)
+            .into();
+        let resp = self.call(|c| Box::pin(c.count(request.clone()))).await?;
         resp.result.map(|r| r.count).ok_or_else(|| {
             StoreError::Backend(format!(
                 "the server sent no count for `{}`",
@@ -245,7 +319,8 @@ impl ServerStore {
         if let Some(offset) = offset {
             request = request.offset(point_id(offset));
         }
-        let resp = self.client.scroll(request).await.map_err(|e| self.err(e))?;
+        let request: q::ScrollPoints = request.into();
+        let resp = self.call(|c| Box::pin(c.scroll(request.clone()))).await?;
         let next_offset = match resp.next_page_offset {
             Some(id) => Some(uuid_of(Some(&id))?),
             None => None,
@@ -320,14 +395,13 @@ impl ServerStore {
     /// The points with these ids, without vectors; with payload if asked.
     async fn retrieve(&self, ids: &[Uuid], with_payload: bool) -> Result<Vec<q::RetrievedPoint>> {
         let point_ids: Vec<q::PointId> = ids.iter().copied().map(point_id).collect();
-        let request = GetPointsBuilder::new(self.collection.as_str(), point_ids)
+        let request: q::GetPoints = GetPointsBuilder::new(self.collection.as_str(), point_ids)
             .with_payload(with_payload)
-            .with_vectors(false);
+            .with_vectors(false)
+            .into();
         let resp = self
-            .client
-            .get_points(request)
-            .await
-            .map_err(|e| self.err(e))?;
+            .call(|c| Box::pin(c.get_points(request.clone())))
+            .await?;
         Ok(resp.result)
     }
 
@@ -358,12 +432,16 @@ impl ServerStore {
                 .iter()
                 .map(|(id, vector)| sparse_point_vectors(*id, vector))
                 .collect();
-            let request =
-                UpdatePointVectorsBuilder::new(self.collection.as_str(), points).wait(true);
-            let Err(e) = self.client.update_vectors(request).await else {
+            let request: q::UpdatePointVectors =
+                UpdatePointVectorsBuilder::new(self.collection.as_str(), points)
+                    .wait(true)
+                    .into();
+            let Err(err) = self
+                .call(|c| Box::pin(c.update_vectors(request.clone())))
+                .await
+            else {
                 return Ok(());
             };
-            let err = self.err(e);
             let ids: Vec<Uuid> = batch.iter().map(|(id, _)| *id).collect();
             let found = self.existing(&ids).await?;
             if found.len() == batch.len() {
@@ -379,7 +457,8 @@ impl ServerStore {
         request: QueryPointsBuilder,
         payload: PayloadRead,
     ) -> Result<Vec<Hit>> {
-        let resp = self.client.query(request).await.map_err(|e| self.err(e))?;
+        let request: q::QueryPoints = request.into();
+        let resp = self.call(|c| Box::pin(c.query(request.clone()))).await?;
         resp.result
             .into_iter()
             .map(|p| scored_hit(p, payload, &self.schema))
@@ -449,11 +528,12 @@ impl Store for ServerStore {
             return Ok(None);
         };
         // The server's `points_count` is approximate: count exactly.
+        let request: q::CountPoints = CountPointsBuilder::new(self.collection.as_str())
+            .exact(true)
+            .into();
         let points = self
-            .client
-            .count(CountPointsBuilder::new(self.collection.as_str()).exact(true))
-            .await
-            .map_err(|e| self.err(e))?
+            .call(|c| Box::pin(c.count(request.clone())))
+            .await?
             .result
             .map_or(0, |r| r.count);
         Ok(Some(describe(
@@ -509,9 +589,15 @@ impl Store for ServerStore {
                 return Ok(());
             }
             let len = batch.len();
-            let request = UpsertPointsBuilder::new(self.collection.as_str(), batch).wait(true);
-            if let Err(e) = self.client.upsert_points(request).await {
-                return Err(match self.err(e) {
+            let request: q::UpsertPoints =
+                UpsertPointsBuilder::new(self.collection.as_str(), batch)
+                    .wait(true)
+                    .into();
+            if let Err(e) = self
+                .call(|c| Box::pin(c.upsert_points(request.clone())))
+                .await
+            {
+                return Err(match e {
                     StoreError::Backend(why) => StoreError::Backend(format!(
                         "points {written}..{} of {total} not written ({written} were): {why}",
                         written + len
@@ -530,14 +616,13 @@ impl Store for ServerStore {
         let selector = q::PointsIdsList {
             ids: ids.iter().copied().map(point_id).collect(),
         };
-        let request = DeletePointsBuilder::new(self.collection.as_str())
+        let request: q::DeletePoints = DeletePointsBuilder::new(self.collection.as_str())
             .points(selector)
-            .wait(true);
-        self.client
-            .delete_points(request)
+            .wait(true)
+            .into();
+        self.call(|c| Box::pin(c.delete_points(request.clone())))
             .await
             .map(|_| ())
-            .map_err(|e| self.err(e))
     }
 
     async fn get(&self, ids: &[Uuid]) -> Result<Vec<Memory>> {
@@ -773,12 +858,12 @@ impl Store for ServerStore {
                 }
                 // Grey: optimizations are pending until an update triggers them.
                 Ok(q::CollectionStatus::Grey) if !nudged => {
-                    let request = UpdateCollectionBuilder::new(self.collection.as_str())
-                        .optimizers_config(OptimizersConfigDiffBuilder::default());
-                    self.client
-                        .update_collection(request)
-                        .await
-                        .map_err(|e| self.err(e))?;
+                    let request: q::UpdateCollection =
+                        UpdateCollectionBuilder::new(self.collection.as_str())
+                            .optimizers_config(OptimizersConfigDiffBuilder::default())
+                            .into();
+                    self.call(|c| Box::pin(c.update_collection(request.clone())))
+                        .await?;
                     nudged = true;
                 }
                 _ => {}
