@@ -426,6 +426,20 @@ def four_size_section(work: Path, size: int) -> list[str]:
                f"{r['throughput'] / n['throughput']:.2f}× |" if ne else "– | – | – |")
             + f" {errors} |"
         )
+    stages = [("gateway", "gateway"), ("lexical", "lexical call"), ("lexical.counts", "counts"),
+              ("lexical.read", "read"), ("lexical.score", "score"), ("semantic", "semantic call"),
+              ("semantic.embed", "embed"), ("semantic.query", "query"), ("fusion.call", "fusion call"),
+              ("fusion", "fusion"), ("payload", "payload")]
+    out += ["", "Per stage, four processes (p50, milliseconds; each service's own spans, the calls "
+            "as the gateway saw them; the native run is one call to Qdrant, end to end):", "",
+            "| strategy | load | " + " | ".join(label for _, label in stages) + " | native |",
+            "| --- | --- " + "| --- " * len(stages) + "| --- |"]
+    for strategy, c in runs:
+        r = load(at(f"{strategy}-c{c}.json"))
+        ne = (r.get("native") or {}).get("end_to_end", {})
+        cells = [ms(r["stages"][k]["p50"]) if k in r["stages"] else "–" for k, _ in stages]
+        out.append(f"| {strategy} | concurrency {c} | " + " | ".join(cells)
+                   + f" | {ms(ne['p50']) if ne else '–'} |")
     memory = at("memory.txt")
     if memory.exists():
         peaks = [line.split() for line in memory.read_text(encoding="utf-8").splitlines() if line.strip()]
