@@ -46,6 +46,12 @@ pub struct Config {
     pub shards: Option<u32>,
     /// Copies of each shard across the cluster's nodes.
     pub replication_factor: Option<u32>,
+    /// Replicas that acknowledge a write before it is answered (Qdrant's
+    /// default 1: a node down leaves writes working).
+    pub write_consistency_factor: Option<u32>,
+    /// Replicas each read asks: majority, quorum, all or a number (Qdrant's
+    /// default: one).
+    pub read_consistency: Option<String>,
     /// What each server takes on at once.
     pub server: ServerSection,
     /// TLS of this process's server and of its calls to peers.
@@ -346,6 +352,8 @@ impl Default for Config {
             payload: trine_store::PayloadSchema::default(),
             shards: None,
             replication_factor: None,
+            write_consistency_factor: None,
+            read_consistency: None,
             server: ServerSection::default(),
             tls: TlsSection::default(),
             quotas: QuotasSection::default(),
@@ -524,6 +532,14 @@ impl Config {
         self.payload
             .validate()
             .map_err(|e| ConfigError::Invalid(format!("[payload]: {e}")))?;
+        if let Some(raw) = &self.read_consistency {
+            trine_store::ReadConsistency::parse(raw).map_err(ConfigError::Invalid)?;
+        }
+        if self.write_consistency_factor == Some(0) {
+            return Err(ConfigError::Invalid(
+                "write_consistency_factor must be at least 1 (or left out)".to_string(),
+            ));
+        }
         if self.shards == Some(0) || self.replication_factor == Some(0) {
             return Err(ConfigError::Invalid(
                 "shards and replication_factor must be at least 1 (or left out)".to_string(),
@@ -715,6 +731,18 @@ mod tests {
         );
         let (_dir, o) = overrides_with_file("[server]\nmax_in_flight = 0\n");
         assert!(Config::load(&o).is_err());
+        let (_dir, o) =
+            overrides_with_file("write_consistency_factor = 2\nread_consistency = \"majority\"\n");
+        let config = Config::load(&o).unwrap();
+        assert_eq!(config.write_consistency_factor, Some(2));
+        assert_eq!(config.read_consistency.as_deref(), Some("majority"));
+        for bad in [
+            "read_consistency = \"most\"\n",
+            "write_consistency_factor = 0\n",
+        ] {
+            let (_dir, o) = overrides_with_file(bad);
+            assert!(Config::load(&o).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -190,7 +190,13 @@ pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>, trine_store::
             let layout = trine_store::Layout {
                 shards: config.shards,
                 replication_factor: config.replication_factor,
+                write_consistency_factor: config.write_consistency_factor,
             };
+            // Validated at load.
+            let reads = config
+                .read_consistency
+                .as_deref()
+                .and_then(|raw| trine_store::ReadConsistency::parse(raw).ok());
             Arc::new(
                 ServerStore::connect_with_key(
                     url,
@@ -199,6 +205,7 @@ pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>, trine_store::
                 )
                 .await?
                 .with_layout(layout)
+                .with_read_consistency(reads)
                 .with_schema(schema)?,
             )
         }

@@ -18,7 +18,7 @@ use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{Filters, GetRequest, Record, SearchRequest, UpsertRequest};
 use trine_embed::{Embedder, HashEmbedder};
 use trine_gateway::Writer;
-use trine_store::{Layout, ServerStore, Store};
+use trine_store::{Layout, ReadConsistency, ServerStore, Store};
 
 type Client = MemoryClient<tonic::transport::Channel>;
 
@@ -171,7 +171,10 @@ async fn the_cluster_survives_its_first_node_killed_and_restarted() {
         .with_layout(Layout {
             shards: Some(3),
             replication_factor: Some(2),
-        });
+            write_consistency_factor: Some(1),
+        })
+        // Sent on every read (one replica: a node down leaves reads working).
+        .with_read_consistency(Some(ReadConsistency::Factor(1)));
     let store: Arc<dyn Store> = Arc::new(store);
     let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(64));
     Writer::new(store.clone(), embedder.clone())

@@ -23,7 +23,7 @@ pub use error::{Result, StoreError};
 pub use metered::Metered;
 pub use model::*;
 pub use payload::{FieldIndex, PayloadSchema, TimeBounds, TimeFormat};
-pub use server::{Layout, ServerStore};
+pub use server::{Layout, ReadConsistency, ServerStore};
 pub use trine_core::Fold;
 
 /// Which points an administrative [`Store::scan`] reads, over every tenant.

@@ -59,6 +59,52 @@ type Call<'s, T> = std::pin::Pin<
 pub struct Layout {
     pub shards: Option<u32>,
     pub replication_factor: Option<u32>,
+    /// Replicas that must acknowledge a write before it is answered
+    /// (Qdrant's default: 1, so that a node down leaves writes working).
+    pub write_consistency_factor: Option<u32>,
+}
+
+/// How many replicas of a shard a read asks, Qdrant's read consistency
+/// (default: one replica). With two replicas, anything above one needs both
+/// nodes up to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadConsistency {
+    /// This many replicas.
+    Factor(u64),
+    /// Every replica asked; what most of them hold is returned.
+    Majority,
+    /// Most replicas asked; what all of those hold is returned.
+    Quorum,
+    /// Every replica asked; what all of them hold is returned.
+    All,
+}
+
+impl ReadConsistency {
+    /// `majority`, `quorum`, `all` or a number of replicas.
+    pub fn parse(raw: &str) -> std::result::Result<Self, String> {
+        match raw.trim() {
+            "majority" => Ok(Self::Majority),
+            "quorum" => Ok(Self::Quorum),
+            "all" => Ok(Self::All),
+            n => match n.parse::<u64>() {
+                Ok(n) if n > 0 => Ok(Self::Factor(n)),
+                _ => Err(format!(
+                    "read_consistency {raw:?}: give majority, quorum, all or a number of replicas >= 1"
+                )),
+            },
+        }
+    }
+
+    fn wire(self) -> q::ReadConsistency {
+        use q::read_consistency::Value;
+        let value = match self {
+            Self::Factor(n) => Value::Factor(n),
+            Self::Majority => Value::Type(q::ReadConsistencyType::Majority as i32),
+            Self::Quorum => Value::Type(q::ReadConsistencyType::Quorum as i32),
+            Self::All => Value::Type(q::ReadConsistencyType::All as i32),
+        };
+        q::ReadConsistency { value: Some(value) }
+    }
 }
 
 /// A trine collection on a Qdrant server.
@@ -75,6 +121,8 @@ pub struct ServerStore {
     dense_dim: AtomicUsize,
     /// The server's version and what it can do, from its health check.
     engine: trine_core::model::Engine,
+    /// How many replicas each read asks; `None`: Qdrant's default.
+    read_consistency: Option<q::ReadConsistency>,
 }
 
 impl std::fmt::Debug for ServerStore {
@@ -168,7 +216,16 @@ impl ServerStore {
             layout: Layout::default(),
             schema: PayloadSchema::default(),
             dense_dim: AtomicUsize::new(0),
+            read_consistency: None,
         })
+    }
+
+    /// Every read asks `consistency` of each shard's replicas.
+    pub fn with_read_consistency(self, consistency: Option<ReadConsistency>) -> Self {
+        Self {
+            read_consistency: consistency.map(ReadConsistency::wire),
+            ..self
+        }
     }
 
     /// Creates the collection with `layout` when it does not exist yet.
@@ -285,6 +342,10 @@ impl ServerStore {
             .filter(filter)
             .exact(true)
             .into();
+        let request = q::CountPoints {
+            read_consistency: self.read_consistency,
+            ..request
+        };
         let resp = self.call(|c| Box::pin(c.count(request.clone()))).await?;
         resp.result.map(|r| r.count).ok_or_else(|| {
             StoreError::Backend(format!(
@@ -319,7 +380,10 @@ impl ServerStore {
         if let Some(offset) = offset {
             request = request.offset(point_id(offset));
         }
-        let request: q::ScrollPoints = request.into();
+        let request = q::ScrollPoints {
+            read_consistency: self.read_consistency,
+            ..request.into()
+        };
         let resp = self.call(|c| Box::pin(c.scroll(request.clone()))).await?;
         let next_offset = match resp.next_page_offset {
             Some(id) => Some(uuid_of(Some(&id))?),
@@ -399,6 +463,10 @@ impl ServerStore {
             .with_payload(with_payload)
             .with_vectors(false)
             .into();
+        let request = q::GetPoints {
+            read_consistency: self.read_consistency,
+            ..request
+        };
         let resp = self
             .call(|c| Box::pin(c.get_points(request.clone())))
             .await?;
@@ -457,7 +525,10 @@ impl ServerStore {
         request: QueryPointsBuilder,
         payload: PayloadRead,
     ) -> Result<Vec<Hit>> {
-        let request: q::QueryPoints = request.into();
+        let request = q::QueryPoints {
+            read_consistency: self.read_consistency,
+            ..request.into()
+        };
         let resp = self.call(|c| Box::pin(c.query(request.clone()))).await?;
         resp.result
             .into_iter()
@@ -933,6 +1004,9 @@ fn create_request(
     }
     if let Some(factor) = layout.replication_factor {
         request = request.replication_factor(factor);
+    }
+    if let Some(factor) = layout.write_consistency_factor {
+        request = request.write_consistency_factor(factor);
     }
     request
 }
@@ -1736,10 +1810,22 @@ mod tests {
         let layout = Layout {
             shards: Some(3),
             replication_factor: Some(2),
+            write_consistency_factor: Some(1),
         };
         let spread = create_request("c", &spec, layout).build();
         assert_eq!(spread.shard_number, Some(3));
         assert_eq!(spread.replication_factor, Some(2));
+        assert_eq!(spread.write_consistency_factor, Some(1));
+        for (raw, want) in [
+            ("majority", Ok(ReadConsistency::Majority)),
+            ("quorum", Ok(ReadConsistency::Quorum)),
+            ("all", Ok(ReadConsistency::All)),
+            ("2", Ok(ReadConsistency::Factor(2))),
+        ] {
+            assert_eq!(ReadConsistency::parse(raw), want);
+        }
+        assert!(ReadConsistency::parse("0").is_err());
+        assert!(ReadConsistency::parse("most").is_err());
         assert_eq!(spread.collection_name, "c");
     }
 
