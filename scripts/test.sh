@@ -44,5 +44,8 @@ fi
 status=0
 cargo test --workspace --no-fail-fast 2>&1 | tee "$log" || status=$?
 # One closing line over every test binary (cargo prints one per binary).
+if [ -n "$cluster" ] && [ -f "$TRINE_QDRANT_CLUSTER_DIR/summary" ]; then
+    cat "$TRINE_QDRANT_CLUSTER_DIR/summary"
+fi
 awk '/^test result:/ { p += $4; f += $6 } END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
 exit "$status"

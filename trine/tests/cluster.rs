@@ -209,10 +209,16 @@ async fn the_cluster_survives_its_first_node_killed_and_restarted() {
     let searched = reader.await.unwrap();
 
     let failed = failed.lock().await.clone();
-    eprintln!(
-        "cluster: {searched} searches and {} acknowledged writes under load, node 0 killed and restarted; failed: {failed:?}",
-        acked.len()
+    let summary = format!(
+        "cluster: {searched} searches and {} acknowledged writes under load, node 0 (the first named) killed -9 and restarted; failed calls: {}",
+        acked.len(),
+        if failed.is_empty() {
+            "0".to_string()
+        } else {
+            format!("{failed:?}")
+        }
     );
+    eprintln!("{summary}");
     assert!(!acked.is_empty() && searched > 0);
     let mut client = client;
     for chunk in acked.chunks(1000) {
@@ -230,6 +236,12 @@ async fn the_cluster_survives_its_first_node_killed_and_restarted() {
             "every acknowledged write is there"
         );
     }
+    // The test command prints it after the tests.
+    std::fs::write(
+        format!("{}/summary", cluster.dir),
+        format!("{summary}; acknowledged writes lost: 0\n"),
+    )
+    .unwrap();
     assert!(failed.is_empty(), "failed calls: {failed:?}");
     mesh.stop().await.unwrap();
 }

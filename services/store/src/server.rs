@@ -44,6 +44,30 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 const OPTIMIZE_WAIT: Duration = Duration::from_secs(60 * 60);
 const OPTIMIZE_POLL: Duration = Duration::from_secs(2);
 
+/// The nodes `--qdrant` names: a comma-separated list of gRPC URLs, or
+/// `dns://name:port`, every address the name resolves to now (a headless
+/// service's pods).
+async fn node_urls(raw: &str) -> Result<Vec<String>> {
+    if let Some(target) = raw.strip_prefix("dns://") {
+        let found = tokio::net::lookup_host(target)
+            .await
+            .map_err(|e| StoreError::Unreachable {
+                url: raw.to_string(),
+                why: format!("cannot resolve {target}: {e}"),
+            })?;
+        let mut urls: Vec<String> = found.map(|addr| format!("http://{addr}")).collect();
+        urls.sort();
+        urls.dedup();
+        return Ok(urls);
+    }
+    Ok(raw
+        .split(',')
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .map(String::from)
+        .collect())
+}
+
 /// Tries of one call across the nodes before it fails (see `ServerStore::call`).
 const ATTEMPTS: usize = 4;
 
@@ -156,11 +180,8 @@ impl ServerStore {
                 "it is empty: pass `--collection NAME`",
             ));
         }
-        let urls: Vec<&str> = url
-            .split(',')
-            .map(str::trim)
-            .filter(|u| !u.is_empty())
-            .collect();
+        let urls = node_urls(url).await?;
+        let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
         if urls.is_empty() {
             return Err(StoreError::invalid(
                 "qdrant url",
@@ -1827,6 +1848,19 @@ mod tests {
         assert!(ReadConsistency::parse("0").is_err());
         assert!(ReadConsistency::parse("most").is_err());
         assert_eq!(spread.collection_name, "c");
+    }
+
+    #[tokio::test]
+    async fn nodes_are_a_list_or_what_a_name_resolves_to() {
+        assert_eq!(
+            node_urls("http://a:6334, http://b:6334,").await.unwrap(),
+            ["http://a:6334", "http://b:6334"]
+        );
+        assert_eq!(
+            node_urls("dns://127.0.0.1:6334").await.unwrap(),
+            ["http://127.0.0.1:6334"]
+        );
+        assert!(node_urls("dns://no-such-host.invalid:6334").await.is_err());
     }
 
     #[test]

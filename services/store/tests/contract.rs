@@ -2009,16 +2009,25 @@ async fn edge_optimize_keeps_reads_and_writes_working() {
     assert_eq!(count_missing(store.as_ref()).await, 1);
     let t = Instant::now();
     let mut found = 0;
+    let (mut own, mut first) = (0, 0);
     for (i, (q, truth)) in queries.iter().zip(&exact).enumerate() {
         let got = nearest(store.as_ref(), q.clone()).await;
         if i % 2 == 0 {
-            assert_eq!(
-                got[0], truth[0],
-                "a stored point's vector finds that point first"
+            // HNSW is approximate: a stored point's own vector finds it
+            // among the nearest, and first nearly always.
+            assert!(
+                got.contains(&truth[0]),
+                "a stored point's vector finds that point: {got:?}"
             );
+            own += 1;
+            first += usize::from(got[0] == truth[0]);
         }
         found += got.iter().filter(|id| truth.contains(id)).count();
     }
+    assert!(
+        first * 10 >= own * 8,
+        "a stored point's vector finds it first in {first} of {own} queries"
+    );
     let recall = found as f64 / (10 * queries.len()) as f64;
     eprintln!(
         "a dense query after optimize (HNSW): {:?}, recall@10 {recall:.3} on uniform random vectors",
