@@ -5,11 +5,32 @@ use async_trait::async_trait;
 use tonic::transport::Channel;
 use trine_api::v1::EmbedRequest;
 use trine_api::v1::semantic_client::SemanticClient;
+use trine_core::ErrorKind;
 use trine_embed::{EmbedError, Embedder, Result};
 
 /// The longest an Embed call may take when its caller set no deadline: an
 /// Upsert's largest batch (1,024 long texts) with MiniLM on two cores.
 pub const EMBED_DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// semantic-svc's error, keeping what its code says: the caller's mistakes
+/// stay the caller's, a peer down stays UNAVAILABLE.
+fn peer_error(s: tonic::Status) -> EmbedError {
+    use tonic::Code;
+    let kind = match s.code() {
+        Code::InvalidArgument | Code::OutOfRange => ErrorKind::InvalidArgument,
+        Code::FailedPrecondition => ErrorKind::FailedPrecondition,
+        Code::Unavailable | Code::Cancelled => ErrorKind::Unavailable,
+        Code::DeadlineExceeded => ErrorKind::DeadlineExceeded,
+        Code::ResourceExhausted => ErrorKind::ResourceExhausted,
+        Code::Unauthenticated => ErrorKind::Unauthenticated,
+        Code::PermissionDenied => ErrorKind::PermissionDenied,
+        _ => ErrorKind::Internal,
+    };
+    EmbedError::Peer {
+        kind,
+        message: format!("semantic-svc: {}", s.message()),
+    }
+}
 
 /// Embeds through a semantic-svc peer. Name and dimension are the peer's.
 #[derive(Clone)]
@@ -28,7 +49,7 @@ impl RemoteEmbedder {
                 texts: vec!["probe".to_string()],
             })
             .await
-            .map_err(|s| EmbedError::Inference(format!("semantic-svc: {}", s.message())))?
+            .map_err(peer_error)?
             .into_inner();
         Ok(Self {
             client,
@@ -59,14 +80,15 @@ impl Embedder for RemoteEmbedder {
         request.set_timeout(deadline);
         let response = tokio::time::timeout(deadline, client.embed(request))
             .await
-            .map_err(|_| {
-                EmbedError::Inference(format!(
+            .map_err(|_| EmbedError::Peer {
+                kind: ErrorKind::DeadlineExceeded,
+                message: format!(
                     "semantic-svc did not embed {} texts within {} ms",
                     texts.len(),
                     deadline.as_millis()
-                ))
+                ),
             })?
-            .map_err(|s| EmbedError::Inference(format!("semantic-svc: {}", s.message())))?;
+            .map_err(peer_error)?;
         Ok(response
             .into_inner()
             .vectors

@@ -213,9 +213,12 @@ async fn a_hop_gets_no_longer_than_the_caller_has_left() {
 }
 
 /// A semantic-svc that embeds with the hash embedder and records the
-/// `grpc-timeout` of each Embed call.
+/// `grpc-timeout` of each Embed call — or fails each with `fail`, when set.
 #[derive(Clone, Default)]
-struct RecordingEmbeds(Arc<std::sync::Mutex<Vec<Option<std::time::Duration>>>>);
+struct RecordingEmbeds(
+    Arc<std::sync::Mutex<Vec<Option<std::time::Duration>>>>,
+    Arc<std::sync::Mutex<Option<tonic::Code>>>,
+);
 
 #[tonic::async_trait]
 impl trine_api::v1::semantic_server::Semantic for RecordingEmbeds {
@@ -234,6 +237,9 @@ impl trine_api::v1::semantic_server::Semantic for RecordingEmbeds {
     ) -> Result<tonic::Response<trine_api::v1::EmbedResponse>, tonic::Status> {
         let timeout = trine_api::caller_timeout(request.metadata());
         self.0.lock().unwrap().push(timeout);
+        if let Some(code) = *self.1.lock().unwrap() {
+            return Err(tonic::Status::new(code, "told to fail"));
+        }
         let texts = request.into_inner().texts;
         let vectors = HashEmbedder::new(64)
             .embed(&texts)
@@ -286,9 +292,23 @@ async fn an_upserts_embedding_gets_no_longer_than_the_caller_has_left() {
     request.set_timeout(std::time::Duration::from_millis(1500));
     client.upsert(request).await.unwrap();
 
+    // semantic-svc's own code comes through the gateway: its INVALID_ARGUMENT
+    // is the caller's, it being unavailable is UNAVAILABLE (not INTERNAL).
+    for code in [
+        Code::InvalidArgument,
+        Code::Unavailable,
+        Code::DeadlineExceeded,
+    ] {
+        *recording.1.lock().unwrap() = Some(code);
+        let e = client.upsert(upsert()).await.unwrap_err();
+        assert_eq!(e.code(), code, "{}", e.message());
+        assert!(e.message().contains("semantic-svc"), "{}", e.message());
+    }
+    *recording.1.lock().unwrap() = None;
+
     let seen = recording.0.lock().unwrap().clone();
     // The connect's probe, then one Embed per upsert.
-    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert_eq!(seen.len(), 6, "{seen:?}");
     assert_eq!(seen[1], Some(trine_semantic::EMBED_DEADLINE));
     let given = seen[2].expect("a grpc-timeout on the hop");
     assert!(

@@ -34,6 +34,12 @@ pub enum EmbedError {
     /// Writing a model (distillation) failed.
     #[error("cannot write {}: {reason}", path.display())]
     Write { path: PathBuf, reason: String },
+
+    /// A remote embedder (semantic-svc) failed, with the kind it said: its
+    /// INVALID_ARGUMENT stays the caller's error, it being down stays
+    /// UNAVAILABLE.
+    #[error("{message}")]
+    Peer { kind: ErrorKind, message: String },
 }
 
 /// The embedders' result type.
@@ -46,6 +52,7 @@ impl EmbedError {
             Self::UnknownEmbedder(_) | Self::InvalidArgument(_) => ErrorKind::InvalidArgument,
             Self::MissingModel { .. } | Self::BadModel { .. } => ErrorKind::FailedPrecondition,
             Self::Inference(_) | Self::Write { .. } => ErrorKind::Internal,
+            Self::Peer { kind, .. } => *kind,
         }
     }
 
