@@ -74,11 +74,15 @@ struct Entry {
 
 type Entries = Arc<Mutex<HashMap<String, Entry>>>;
 
+/// What the cache tells the time by: the system's clock, or a test's.
+pub type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
+
 /// Counts through a store, reusing the large ones.
 pub struct Counter {
     store: Arc<dyn Store>,
     config: CountCacheConfig,
     entries: Entries,
+    clock: Clock,
 }
 
 /// A count and whether it came from the cache.
@@ -106,7 +110,14 @@ impl Counter {
             store,
             config,
             entries: Arc::default(),
+            clock: Arc::new(Instant::now),
         }
+    }
+
+    /// The cache on `clock` instead of the system's: a test moves time by
+    /// hand instead of sleeping through it.
+    pub fn with_clock(self, clock: Clock) -> Self {
+        Self { clock, ..self }
     }
 
     /// The number of points within `filter`: exact, or an exact count made
@@ -120,7 +131,7 @@ impl Counter {
             });
         }
         let key = key(filter, self.config.ttl, Utc::now());
-        match lookup(&self.entries, &key, self.config.ttl) {
+        match lookup(&self.entries, &key, self.config.ttl, (self.clock)()) {
             Cached::Fresh(value) => {
                 return Ok(Count {
                     value,
@@ -140,7 +151,7 @@ impl Counter {
         }
         let value = self.store.count(filter).await?;
         if self.config.keeps(value) {
-            insert(&self.entries, key, value, self.config.ttl);
+            insert(&self.entries, key, value, self.config.ttl, (self.clock)());
         }
         Ok(Count {
             value,
@@ -151,10 +162,11 @@ impl Counter {
     /// Recounts in the background; the stale value serves meanwhile.
     fn refresh(&self, key: String, filter: Filter) {
         let (store, entries, config) = (self.store.clone(), self.entries.clone(), self.config);
+        let clock = self.clock.clone();
         tokio::spawn(async move {
             match store.count(&filter).await {
                 Ok(value) if config.keeps(value) => {
-                    insert(&entries, key, value, config.ttl);
+                    insert(&entries, key, value, config.ttl, clock());
                 }
                 Ok(_) => {
                     if let Ok(mut entries) = entries.lock() {
@@ -174,14 +186,14 @@ impl Counter {
     }
 }
 
-fn lookup(entries: &Entries, key: &str, ttl: Duration) -> Cached {
+fn lookup(entries: &Entries, key: &str, ttl: Duration, now: Instant) -> Cached {
     let Ok(mut entries) = entries.lock() else {
         return Cached::Missing;
     };
     let Some(entry) = entries.get_mut(key) else {
         return Cached::Missing;
     };
-    let age = entry.at.elapsed();
+    let age = now.saturating_duration_since(entry.at);
     if age < ttl {
         Cached::Fresh(entry.value)
     } else if age < ttl.saturating_mul(2) {
@@ -196,18 +208,18 @@ fn lookup(entries: &Entries, key: &str, ttl: Duration) -> Cached {
     }
 }
 
-fn insert(entries: &Entries, key: String, value: u64, ttl: Duration) {
+fn insert(entries: &Entries, key: String, value: u64, ttl: Duration, now: Instant) {
     let Ok(mut entries) = entries.lock() else {
         return;
     };
     if entries.len() >= MAX_ENTRIES {
-        entries.retain(|_, e| e.at.elapsed() < ttl.saturating_mul(2));
+        entries.retain(|_, e| now.saturating_duration_since(e.at) < ttl.saturating_mul(2));
         if entries.len() >= MAX_ENTRIES {
             entries.clear();
         }
     }
     let entry = Entry {
-        at: Instant::now(),
+        at: now,
         value,
         refreshing: false,
     };
@@ -289,15 +301,17 @@ mod tests {
     #[test]
     fn a_count_is_fresh_then_stale_with_one_refresh_then_gone() {
         let ttl = Duration::from_millis(40);
+        let t0 = Instant::now();
         let entries = Entries::default();
-        insert(&entries, "large".to_string(), 10, ttl);
-        assert_eq!(lookup(&entries, "large", ttl), Cached::Fresh(10));
-        assert_eq!(lookup(&entries, "other", ttl), Cached::Missing);
-        std::thread::sleep(ttl);
+        insert(&entries, "large".to_string(), 10, ttl, t0);
+        assert_eq!(lookup(&entries, "large", ttl, t0), Cached::Fresh(10));
+        assert_eq!(lookup(&entries, "other", ttl, t0), Cached::Missing);
         let stale = |refresh| Cached::Stale { value: 10, refresh };
-        assert_eq!(lookup(&entries, "large", ttl), stale(true));
-        assert_eq!(lookup(&entries, "large", ttl), stale(false));
-        std::thread::sleep(ttl);
-        assert_eq!(lookup(&entries, "large", ttl), Cached::Missing);
+        assert_eq!(lookup(&entries, "large", ttl, t0 + ttl), stale(true));
+        assert_eq!(lookup(&entries, "large", ttl, t0 + ttl), stale(false));
+        assert_eq!(
+            lookup(&entries, "large", ttl, t0 + 2 * ttl),
+            Cached::Missing
+        );
     }
 }

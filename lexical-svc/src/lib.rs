@@ -23,7 +23,7 @@ mod service;
 mod strategies;
 
 pub use candidates::{Candidate, Candidates, LexicalError, candidates};
-pub use counts::{CountCacheConfig, Counter};
+pub use counts::{Clock, CountCacheConfig, Counter};
 pub use readiness::Ready;
 pub use service::{LexicalService, run};
 pub use strategies::{phrase_holders, with_phrase_holders};

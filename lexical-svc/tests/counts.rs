@@ -3,7 +3,8 @@
 //! their time is up, small ones and other filters are counted afresh.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use trine_core::model::{CollectionSpec, EmbedderId, Filter, Memory, Point};
 use trine_lexical::{CountCacheConfig, Counter};
@@ -42,7 +43,18 @@ async fn large_counts_are_reused_refreshed_in_the_background_and_small_ones_neve
     store.upsert(points).await.unwrap();
 
     let ttl = Duration::from_millis(500);
-    let counter = Counter::new(store.clone(), CountCacheConfig { ttl, min_count: 3 });
+    // Time moves by hand: the test never sleeps through a ttl.
+    let t0 = Instant::now();
+    let elapsed = Arc::new(AtomicU64::new(0));
+    let clock = {
+        let elapsed = elapsed.clone();
+        Arc::new(move || t0 + Duration::from_millis(elapsed.load(Ordering::SeqCst)))
+    };
+    let pass = |d: Duration| {
+        elapsed.fetch_add(u64::try_from(d.as_millis()).unwrap(), Ordering::SeqCst);
+    };
+    let counter =
+        Counter::new(store.clone(), CountCacheConfig { ttl, min_count: 3 }).with_clock(clock);
     let count = |filter: Filter| {
         let counter = &counter;
         async move {
@@ -67,14 +79,22 @@ async fn large_counts_are_reused_refreshed_in_the_background_and_small_ones_neve
 
     // After `ttl` the stale count still answers while it is recounted in
     // the background; the next search gets the new count from the cache.
-    tokio::time::sleep(ttl).await;
+    pass(ttl);
     assert_eq!(count(term("acme", "common")).await, (5, true));
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(count(term("acme", "common")).await, (6, true));
+    // The refresh lands: wait for it (the clock stands still meanwhile).
+    let mut refreshed = count(term("acme", "common")).await;
+    for _ in 0..500 {
+        if refreshed == (6, true) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        refreshed = count(term("acme", "common")).await;
+    }
+    assert_eq!(refreshed, (6, true));
 
     // Unused for 2 × `ttl`: counted afresh.
     store.upsert(vec![point("acme", "common")]).await.unwrap();
-    tokio::time::sleep(ttl * 2).await;
+    pass(ttl * 2);
     assert_eq!(count(term("acme", "common")).await, (7, false));
 
     let off = Counter::new(store.clone(), CountCacheConfig::OFF);
