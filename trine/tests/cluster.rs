@@ -15,7 +15,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Mutex;
 use trine::mesh::{Mesh, MeshConfig};
 use trine_api::v1::memory_client::MemoryClient;
-use trine_api::v1::{Filters, GetRequest, Record, SearchRequest, UpsertRequest};
+use trine_api::v1::{Filters, Record, SearchRequest, UpsertRequest};
 use trine_embed::{Embedder, HashEmbedder};
 use trine_gateway::Writer;
 use trine_store::{Layout, ReadConsistency, ServerStore, Store};
@@ -221,21 +221,8 @@ async fn the_cluster_survives_its_first_node_killed_and_restarted() {
     eprintln!("{summary}");
     assert!(!acked.is_empty() && searched > 0);
     let mut client = client;
-    for chunk in acked.chunks(1000) {
-        let got = client
-            .get(GetRequest {
-                tenant: "acme".into(),
-                ids: chunk.to_vec(),
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        assert_eq!(
-            got.records.len(),
-            chunk.len(),
-            "every acknowledged write is there"
-        );
-    }
+    let got = trine_testkit::get_all(&mut client, "acme", &acked).await;
+    assert_eq!(got.len(), acked.len(), "every acknowledged write is there");
     // The test command prints it after the tests.
     std::fs::write(
         format!("{}/summary", cluster.dir),

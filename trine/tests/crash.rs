@@ -9,7 +9,7 @@ use std::path::Path;
 
 use tokio::sync::mpsc;
 use trine_api::v1::memory_client::MemoryClient;
-use trine_api::v1::{DeleteRequest, Filters, GetRequest, Record, SearchRequest, UpsertRequest};
+use trine_api::v1::{DeleteRequest, Filters, Record, SearchRequest, UpsertRequest};
 
 type Client = MemoryClient<tonic::transport::Channel>;
 
@@ -104,41 +104,21 @@ async fn write(addr: String, round: u64, writer: u64, acks: mpsc::UnboundedSende
 /// delete is gone; the last memory written is found first by its text.
 async fn check(client: &mut Client, present: &HashMap<String, String>, deleted: &HashSet<String>) {
     let ids: Vec<String> = present.keys().cloned().collect();
-    for chunk in ids.chunks(1024) {
-        let got = client
-            .get(GetRequest {
-                tenant: TENANT.to_string(),
-                ids: chunk.to_vec(),
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .records;
-        let found: HashMap<&str, &str> = got
-            .iter()
-            .map(|r| (r.id.as_str(), r.text.as_str()))
-            .collect();
-        for id in chunk {
-            assert_eq!(
-                found.get(id.as_str()).copied(),
-                Some(present[id].as_str()),
-                "acknowledged memory {id} after the restart"
-            );
-        }
+    let got = trine_testkit::get_all(client, TENANT, &ids).await;
+    let found: HashMap<&str, &str> = got
+        .iter()
+        .map(|r| (r.id.as_str(), r.text.as_str()))
+        .collect();
+    for id in &ids {
+        assert_eq!(
+            found.get(id.as_str()).copied(),
+            Some(present[id].as_str()),
+            "acknowledged memory {id} after the restart"
+        );
     }
     let deleted: Vec<String> = deleted.iter().cloned().collect();
-    for chunk in deleted.chunks(1024) {
-        let got = client
-            .get(GetRequest {
-                tenant: TENANT.to_string(),
-                ids: chunk.to_vec(),
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .records;
-        assert!(got.is_empty(), "acknowledged deletes came back: {got:?}");
-    }
+    let got = trine_testkit::get_all(client, TENANT, &deleted).await;
+    assert!(got.is_empty(), "acknowledged deletes came back: {got:?}");
     if let Some((id, text)) = present.iter().max_by_key(|(id, _)| id.as_str()) {
         let answer = client
             .search(SearchRequest {

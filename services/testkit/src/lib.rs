@@ -83,3 +83,27 @@ impl Drop for Served {
         let _ = self.child.wait();
     }
 }
+
+/// The records of `tenant` among `ids` through a gateway, asked in Gets of
+/// at most the most ids one Get may carry.
+///
+/// # Panics
+/// When a Get fails.
+pub async fn get_all(
+    client: &mut trine_api::v1::memory_client::MemoryClient<tonic::transport::Channel>,
+    tenant: &str,
+    ids: &[String],
+) -> Vec<trine_api::v1::Record> {
+    let mut records = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(trine_api::codec::MAX_IDS) {
+        let got = client
+            .get(trine_api::v1::GetRequest {
+                tenant: tenant.to_string(),
+                ids: chunk.to_vec(),
+            })
+            .await
+            .expect("a Get through the gateway");
+        records.extend(got.into_inner().records);
+    }
+    records
+}
