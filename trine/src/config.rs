@@ -263,6 +263,8 @@ pub struct FusionSection {
     pub tier_max: Option<usize>,
     /// Per-query weighting strength (0: off).
     pub adaptive: Option<f64>,
+    /// Score fusion raises each normalised lexical score to this power (1: linear).
+    pub lexical_power: Option<f64>,
     pub lexical_weight: Option<f64>,
     pub semantic_weight: Option<f64>,
     /// The verbatim list's vote (0: the tier alone).
@@ -305,6 +307,16 @@ impl FusionSection {
                 trine_core::fusion::MAX_ADAPTIVE
             )));
         }
+        let lexical_power = self.lexical_power.unwrap_or(base.lexical_power);
+        if !(lexical_power.is_finite()
+            && lexical_power > 0.0
+            && lexical_power <= trine_core::fusion::MAX_LEXICAL_POWER)
+        {
+            return Err(invalid(&format!(
+                "lexical_power must be above 0, at most {} (1: linear)",
+                trine_core::fusion::MAX_LEXICAL_POWER
+            )));
+        }
         Ok(Settings {
             method: match &self.method {
                 Some(m) => Method::parse(m).map_err(|e| invalid(&e))?,
@@ -320,6 +332,7 @@ impl FusionSection {
             tier: self.tier.unwrap_or(base.tier),
             tier_max: self.tier_max.unwrap_or(base.tier_max),
             adaptive,
+            lexical_power,
         })
     }
 }

@@ -62,7 +62,7 @@ pub struct Args {
     /// lists of a query (read once per query and strategy, then fused as
     /// fusion-svc would): METHOD[/KEY=VALUE...] with METHOD rrf, score, dbsf
     /// or default (the configured `[fusion]`), KEYs k, norm (fixed_floor,
-    /// min_max, z_score), tier (on, off), tier_max, adaptive, floor, w
+    /// min_max, z_score), tier (on, off), tier_max, adaptive, floor, power, w
     /// (LEXICAL:SEMANTIC:VERBATIM). Repeatable; e.g. --fusion rrf/k=60/w=1:1:2
     /// --fusion score/norm=min_max/w=1:2:0
     #[arg(long)]
@@ -185,6 +185,7 @@ fn parse_fusion(raw: &str) -> Result<(Option<v1::ListWeights>, Option<v1::Fusion
             }
             "adaptive" => options.adaptive = Some(number()?),
             "floor" => options.semantic_floor = Some(number()?),
+            "power" => options.lexical_power = Some(number()?),
             "w" => {
                 let parts: Vec<f64> = value
                     .split(':')
@@ -202,7 +203,7 @@ fn parse_fusion(raw: &str) -> Result<(Option<v1::ListWeights>, Option<v1::Fusion
             }
             other => {
                 return Err(bad(format!(
-                    "unknown key {other:?}: use k, norm, tier, tier_max, adaptive, floor or w"
+                    "unknown key {other:?}: use k, norm, tier, tier_max, adaptive, floor, power or w"
                 )));
             }
         }

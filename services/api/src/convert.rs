@@ -208,6 +208,15 @@ pub fn fusion_from_wire(
         }
         s.semantic_floor = floor;
     }
+    if let Some(power) = o.lexical_power {
+        if !(power.is_finite() && power > 0.0 && power <= fusion::MAX_LEXICAL_POWER) {
+            return Err(format!(
+                "fusion.lexical_power is {power}: give a number above 0, at most {} (1: linear)",
+                fusion::MAX_LEXICAL_POWER
+            ));
+        }
+        s.lexical_power = power;
+    }
     Ok(s)
 }
 

@@ -18,6 +18,11 @@
 //!   (each list scaled from mean − 3σ to mean + 3σ, clamped, summed). A point
 //!   missing from a list gets that list's lowest normalised value (0, or the
 //!   list's lowest z-score).
+//! - **Partial matches** (`lexical_power` = p): score fusion raises each
+//!   normalised lexical score to the power p, sign kept. Under `absolute` a
+//!   candidate's value is its share of the query's full-match score, so at
+//!   p = 2 a candidate holding a fifth of the query (common words of a
+//!   question) adds a twenty-fifth, while a full match still adds 1.
 //! - **Per-query weighting** (`adaptive` = β > 0): each channel's weight is
 //!   multiplied by `(ε + confidence)^β`, where a list's confidence is the gap
 //!   between its first and tenth score over the first score's distance to
@@ -178,6 +183,9 @@ pub struct Weights {
 /// The largest per-query weighting strength a search may ask for.
 pub const MAX_ADAPTIVE: f64 = 8.0;
 
+/// The largest lexical power a search may ask for.
+pub const MAX_LEXICAL_POWER: f64 = 8.0;
+
 /// Everything that decides a fusion.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {
@@ -195,6 +203,10 @@ pub struct Settings {
     pub tier_max: usize,
     /// Strength β of per-query weighting; 0: the weights as given.
     pub adaptive: f64,
+    /// Score fusion raises each normalised lexical score to this power
+    /// (sign kept): above 1, a candidate matching a small share of the
+    /// query's terms counts for less than its share; 1: linear.
+    pub lexical_power: f64,
 }
 
 impl Settings {
@@ -228,6 +240,7 @@ impl Default for Settings {
             tier: true,
             tier_max: 3,
             adaptive: 0.0,
+            lexical_power: 2.0,
         }
     }
 }
@@ -235,7 +248,9 @@ impl Default for Settings {
 impl Settings {
     /// trine's default fusion for a collection embedded by `embedder`. The
     /// `absolute` normalisation scales cosine from a floor measured on
-    /// MiniLM, the default embedder; on the `static` embedder (a weaker
+    /// MiniLM, the default embedder, and squares the lexical share (a
+    /// question's common words matched in a memory count for little beside
+    /// its meaning); on the `static` embedder (a weaker
     /// semantic channel with another cosine scale) z-scores with per-query
     /// weighting rank ordinary questions best, and `absolute` falls below RRF
     /// (docs/fusion.md: tuned on one half of each development
@@ -250,6 +265,7 @@ impl Settings {
                     verbatim: 0.0,
                 },
                 adaptive: 1.0,
+                lexical_power: 1.0,
                 ..Self::default()
             },
             _ => Self::default(),
@@ -515,7 +531,13 @@ pub fn fuse(lists: &Lists<'_>, settings: &Settings, limit: usize) -> Vec<Fused> 
                 } else {
                     (0.0, lists.lexical_reference)
                 };
-                normalise(&scores, settings.normalization, floor, ceiling)
+                let mut scaled = normalise(&scores, settings.normalization, floor, ceiling);
+                if kind == ListKind::Lexical && settings.lexical_power != 1.0 {
+                    let power = |v: f64| v.signum() * v.abs().powf(settings.lexical_power);
+                    scaled.values.iter_mut().for_each(|v| *v = power(*v));
+                    scaled.absent = power(scaled.absent);
+                }
+                scaled
             }
         }
     };
@@ -652,6 +674,7 @@ mod tests {
             },
             semantic_floor: 0.0,
             tier: false,
+            lexical_power: 1.0,
             ..Settings::default()
         }
     }
@@ -797,6 +820,98 @@ mod tests {
         // ((0.7 − 0.2) / 0.8) / 2 and (2 / 10 + (0.3 − 0.2) / 0.8) / 2.
         assert!((hits[0].score - 0.3125).abs() < 1e-12, "{hits:?}");
         assert!((hits[1].score - 0.1625).abs() < 1e-12, "{hits:?}");
+    }
+
+    #[test]
+    fn the_lexical_power_shrinks_partial_matches_and_keeps_full_ones() {
+        // (power, lexical scores over a full-match score of 10, the lexical
+        // values fusion adds, the absent value) under `absolute`.
+        type Row<'a> = (f64, &'a [f64], &'a [f64]);
+        let table: &[Row] = &[
+            (1.0, &[10.0, 5.0, 2.0], &[1.0, 0.5, 0.2]),
+            (2.0, &[10.0, 5.0, 2.0], &[1.0, 0.25, 0.04]),
+            (3.0, &[10.0, 5.0], &[1.0, 0.125]),
+            // Above the full-match score stays above 1, order kept.
+            (2.0, &[20.0, 10.0], &[4.0, 1.0]),
+            // Equal scores stay equal; one entry; nothing.
+            (2.0, &[5.0, 5.0], &[0.25, 0.25]),
+            (2.0, &[5.0], &[0.25]),
+            (2.0, &[], &[]),
+        ];
+        for &(power, scores, want) in table {
+            let settings = Settings {
+                lexical_power: power,
+                normalization: Normalization::Absolute,
+                ..equal(Normalization::Absolute)
+            };
+            let l: Vec<(u128, f64, bool)> = scores
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| (i as u128 + 1, s, false))
+                .collect();
+            let l = lex(&l);
+            let lists = Lists {
+                query: "why did the app crash",
+                lexical: &l,
+                semantic: &[],
+                lexical_reference: 10.0,
+            };
+            let hits = fuse(&lists, &settings, 10);
+            let got: Vec<f64> = hits
+                .iter()
+                .map(|h| h.placing(ListKind::Lexical).unwrap().normalized)
+                .collect();
+            assert_eq!(got.len(), want.len(), "power {power} {scores:?}");
+            for (g, w) in got.iter().zip(want) {
+                assert!((g - w).abs() < 1e-12, "power {power} {scores:?}: {got:?}");
+            }
+        }
+        // z-scores keep their sign: -1 stays the lowest, and is the absent value.
+        let settings = Settings {
+            lexical_power: 2.0,
+            ..equal(Normalization::ZScore)
+        };
+        let hits = run(
+            "a b",
+            &[(1, 3.0, false), (2, 1.0, false)],
+            &[(3, 0.5), (1, 0.4)],
+            &settings,
+        );
+        let p = |id: u128| {
+            hits.iter()
+                .find(|h| h.id.as_u128() == id)
+                .and_then(|h| h.placing(ListKind::Lexical))
+                .map(|p| p.normalized)
+        };
+        assert_eq!((p(1), p(2), p(3)), (Some(1.0), Some(-1.0), None));
+        // Point 3 (absent from lexical, −1 squared with its sign) scores
+        // (−1 + 1) / 2, point 2 (−1, absent from semantic: −1) scores −1.
+        let score = |id: u128| hits.iter().find(|h| h.id.as_u128() == id).unwrap().score;
+        assert!(
+            (score(3) - 0.0).abs() < 1e-12 && (score(2) + 1.0).abs() < 1e-12,
+            "{hits:?}"
+        );
+    }
+
+    /// The sample's q33 at MiniLM's default: memories matching a few common
+    /// words of a question (a fifth of its full-match score) no longer pass
+    /// the memory that answers it, first by meaning and absent from lexical.
+    #[test]
+    fn common_words_of_a_question_do_not_pass_its_answer() {
+        let l = lex(&[(1, 1.875, false), (2, 1.382, false)]);
+        let s = sem(&[(1, 0.4749), (9, 0.4602), (2, 0.4408)]);
+        let lists = Lists {
+            query: "why did the iPhone app crash when opening it last month?",
+            lexical: &l,
+            semantic: &s,
+            lexical_reference: 10.0,
+        };
+        let linear = Settings {
+            lexical_power: 1.0,
+            ..Settings::default()
+        };
+        assert_eq!(order(&fuse(&lists, &linear, 10)), [1, 2, 9]);
+        assert_eq!(order(&fuse(&lists, &Settings::default(), 10)), [1, 9, 2]);
     }
 
     #[test]

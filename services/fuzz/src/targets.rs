@@ -228,6 +228,7 @@ fn options(g: &mut Gen) -> v1::FusionOptions {
         tier_max: g.chance(2).then(|| g.u32() % 64),
         adaptive: g.chance(2).then(|| g.f64()),
         semantic_floor: g.chance(2).then(|| g.f64()),
+        lexical_power: g.chance(2).then(|| g.f64()),
     }
 }
 
