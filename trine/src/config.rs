@@ -678,6 +678,15 @@ mod tests {
         let (_dir, o) = overrides_with_file("embedder = \"static\"\n[fusion]\nadaptive = 0\n");
         let fusion = Config::load(&o).unwrap().mesh().search.fusion;
         assert_eq!(fusion.adaptive, 0.0, "the section overrides");
+        assert_eq!(fusion.lexical_power, 1.0, "the static embedder's is linear");
+        let (_dir, o) = overrides_with_file("[fusion]\nlexical_power = 3\n");
+        assert_eq!(
+            Config::load(&o).unwrap().mesh().search.fusion.lexical_power,
+            3.0
+        );
+        let (_dir, o) = overrides_with_file("[fusion]\nlexical_power = 0\n");
+        let err = Config::load(&o).unwrap_err().to_string();
+        assert!(err.contains("lexical_power"), "{err}");
         assert_eq!(
             fusion.normalization,
             trine_core::fusion::Normalization::ZScore,

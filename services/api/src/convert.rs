@@ -424,6 +424,36 @@ mod tests {
         };
         assert!(from_timestamp("x", &t).is_err());
     }
+
+    #[test]
+    fn fusion_options_override_the_defaults_or_are_refused() {
+        let base = fusion::Settings::default();
+        let with = |f: fn(&mut v1::FusionOptions)| {
+            let mut o = v1::FusionOptions::default();
+            f(&mut o);
+            fusion_from_wire(&base, None, Some(&o))
+        };
+        assert_eq!(with(|_| {}).unwrap(), base, "zero values keep the defaults");
+        let got = with(|o| o.lexical_power = Some(3.0)).unwrap();
+        assert_eq!(got.lexical_power, 3.0);
+        assert_eq!(with(|o| o.adaptive = Some(1.5)).unwrap().adaptive, 1.5);
+        assert_eq!(with(|o| o.tier_max = Some(7)).unwrap().tier_max, 7);
+        // (options, what the message names)
+        let refused: &[(fn(&mut v1::FusionOptions), &str)] = &[
+            (|o| o.lexical_power = Some(0.0), "lexical_power"),
+            (|o| o.lexical_power = Some(-1.0), "lexical_power"),
+            (|o| o.lexical_power = Some(f64::NAN), "lexical_power"),
+            (|o| o.lexical_power = Some(9.0), "lexical_power"),
+            (|o| o.adaptive = Some(-0.5), "adaptive"),
+            (|o| o.rrf_k = -1.0, "rrf_k"),
+            (|o| o.semantic_floor = Some(1.0), "semantic_floor"),
+            (|o| o.method = "max".into(), "method"),
+        ];
+        for (f, name) in refused {
+            let err = with(*f).unwrap_err();
+            assert!(err.contains(name), "{name}: {err}");
+        }
+    }
 }
 
 /// The time the caller gave a call (its `grpc-timeout`), if it gave one in
