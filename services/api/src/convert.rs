@@ -439,7 +439,8 @@ mod tests {
         assert_eq!(with(|o| o.adaptive = Some(1.5)).unwrap().adaptive, 1.5);
         assert_eq!(with(|o| o.tier_max = Some(7)).unwrap().tier_max, 7);
         // (options, what the message names)
-        let refused: &[(fn(&mut v1::FusionOptions), &str)] = &[
+        type Edit = fn(&mut v1::FusionOptions);
+        let refused: &[(Edit, &str)] = &[
             (|o| o.lexical_power = Some(0.0), "lexical_power"),
             (|o| o.lexical_power = Some(-1.0), "lexical_power"),
             (|o| o.lexical_power = Some(f64::NAN), "lexical_power"),
