@@ -61,6 +61,38 @@ pub struct Args {
     /// --listen is beyond loopback —, on, or off
     #[arg(long, value_enum, default_value_t = AuthMode::Auto, env = "TRINE_AUTH")]
     pub auth: AuthMode,
+    /// Once every listener is bound, print one JSON line to standard output
+    /// saying where each serves: `{"role", "addr", "lexical", "semantic",
+    /// "fusion", "metrics"}` (the last four null where they do not apply)
+    #[arg(long)]
+    pub ready_json: bool,
+}
+
+/// Where a started role serves, as `--ready-json` prints it.
+#[derive(Debug, Default, serde::Serialize)]
+struct Ready {
+    role: &'static str,
+    addr: String,
+    lexical: Option<String>,
+    semantic: Option<String>,
+    fusion: Option<String>,
+    metrics: Option<String>,
+}
+
+impl Ready {
+    /// Prints the line when asked to; stdout is flushed so that a reader
+    /// on a pipe sees it at once.
+    fn announce(&self, asked: bool) -> Result<(), String> {
+        if !asked {
+            return Ok(());
+        }
+        use std::io::Write;
+        let line = serde_json::to_string(self).map_err(|e| e.to_string())?;
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{line}")
+            .and_then(|()| out.flush())
+            .map_err(|e| format!("cannot write the ready line: {e}"))
+    }
 }
 
 /// Whether the public service requires API keys.
@@ -130,10 +162,14 @@ fn metrics_addr(raw: &str) -> Result<Option<SocketAddr>, String> {
     }
 }
 
-/// Serves one role's metrics until a signal, when asked to.
-async fn serve_metrics(addr: Option<SocketAddr>, metrics: Arc<Metrics>) -> Result<(), String> {
+/// Serves one role's metrics until a signal, when asked to; where it
+/// serves them.
+async fn serve_metrics(
+    addr: Option<SocketAddr>,
+    metrics: Arc<Metrics>,
+) -> Result<Option<String>, String> {
     let Some(addr) = addr else {
-        return Ok(());
+        return Ok(None);
     };
     let listener = TcpListener::bind(addr)
         .await
@@ -141,7 +177,7 @@ async fn serve_metrics(addr: Option<SocketAddr>, metrics: Arc<Metrics>) -> Resul
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
     eprintln!("metrics on http://{bound}/metrics");
     tokio::spawn(trine_telemetry::metrics::serve(listener, metrics, signal()));
-    Ok(())
+    Ok(Some(bound.to_string()))
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
@@ -213,12 +249,21 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
                 "trine serving on {addr} (lexical {}, semantic {}, fusion {}); Ctrl-C stops",
                 mesh.lexical, mesh.semantic, mesh.fusion
             );
-            if let Some(m) = mesh.metrics {
+            if let Some(m) = &mesh.metrics {
                 eprintln!(
                     "metrics on http://{}/metrics (lexical {}, semantic {}, fusion {})",
                     m.gateway, m.lexical, m.semantic, m.fusion
                 );
             }
+            Ready {
+                role: "all",
+                addr: addr.to_string(),
+                lexical: Some(mesh.lexical.to_string()),
+                semantic: Some(mesh.semantic.to_string()),
+                fusion: Some(mesh.fusion.to_string()),
+                metrics: mesh.metrics.as_ref().map(|m| m.gateway.to_string()),
+            }
+            .announce(args.ready_json)?;
             signal().await;
             eprintln!("stopping: draining in-flight calls");
             mesh.stop().await?;
@@ -226,22 +271,43 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         Role::Lexical => {
             let service = LexicalService::new(open_store(config).await?, mesh_config.lexical)
                 .with_embedder(load_embedder(config).await?);
-            serve_metrics(metrics, service.metrics()).await?;
+            let metrics = serve_metrics(metrics, service.metrics()).await?;
             eprintln!("lexical-svc serving on {addr}");
+            Ready {
+                role: "lexical",
+                addr: addr.to_string(),
+                metrics,
+                ..Ready::default()
+            }
+            .announce(args.ready_json)?;
             trine_lexical::run(listener, service, mesh_config.serving, signal()).await?;
         }
         Role::Semantic => {
             let store = open_store(config).await?;
             let service =
                 SemanticService::new(store, load_embedder(config).await?, mesh_config.semantic);
-            serve_metrics(metrics, service.metrics()).await?;
+            let metrics = serve_metrics(metrics, service.metrics()).await?;
             eprintln!("semantic-svc serving on {addr}");
+            Ready {
+                role: "semantic",
+                addr: addr.to_string(),
+                metrics,
+                ..Ready::default()
+            }
+            .announce(args.ready_json)?;
             trine_semantic::run(listener, service, mesh_config.serving, signal()).await?;
         }
         Role::Fusion => {
             let service = FusionService::new(mesh_config.search.fusion);
-            serve_metrics(metrics, service.metrics()).await?;
+            let metrics = serve_metrics(metrics, service.metrics()).await?;
             eprintln!("fusion-svc serving on {addr}");
+            Ready {
+                role: "fusion",
+                addr: addr.to_string(),
+                metrics,
+                ..Ready::default()
+            }
+            .announce(args.ready_json)?;
             trine_fusion::run(listener, service, mesh_config.serving, signal()).await?;
         }
         Role::Gateway => {
@@ -267,8 +333,15 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             if let Some(quotas) = mesh_config.quotas.clone() {
                 service = service.with_quotas(quotas);
             }
-            serve_metrics(metrics, service.metrics()).await?;
+            let metrics = serve_metrics(metrics, service.metrics()).await?;
             eprintln!("gateway serving on {addr}");
+            Ready {
+                role: "gateway",
+                addr: addr.to_string(),
+                metrics,
+                ..Ready::default()
+            }
+            .announce(args.ready_json)?;
             trine_gateway::run(listener, service, mesh_config.serving, signal()).await?;
         }
     }

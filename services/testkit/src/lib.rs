@@ -39,39 +39,41 @@ pub fn trine_command(bin: &str) -> Command {
 /// dropped, so that a failing test leaves nothing behind.
 pub struct Served {
     pub child: std::process::Child,
-    /// The gateway's address, from the start-up line.
+    /// The address of its public service (the gateway's, or the role's).
     pub addr: String,
 }
 
 impl Served {
     /// Starts `cmd` (a `trine ... serve --listen 127.0.0.1:0 ...` command)
-    /// and waits for its start-up line, `... serving on ADDR ...`. Its
-    /// later output is drained so that it never blocks on a full pipe.
+    /// with `--ready-json` and reads the ready line it prints on stdout once
+    /// its listeners are bound. Its stderr and later output are drained so
+    /// that it never blocks on a full pipe.
     ///
     /// # Panics
     /// When it cannot start, or exits before saying where it serves.
     pub fn start(mut cmd: Command) -> Self {
         use std::io::{BufRead, BufReader};
+        use std::process::Stdio;
         let mut child = cmd
-            .stderr(std::process::Stdio::piped())
+            .arg("--ready-json")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("start trine serve");
         let stderr = child.stderr.take().expect("serve's stderr is piped");
-        let mut lines = BufReader::new(stderr).lines();
-        let addr = loop {
-            let line = lines
-                .next()
-                .expect("serve printed its address before exiting")
-                .expect("read serve's stderr");
-            // `trine serving on ADDR ...`, or one role's `fusion-svc serving on ADDR`.
-            if let Some((_, rest)) = line.split_once(" serving on ") {
-                break rest
-                    .split_whitespace()
-                    .next()
-                    .unwrap_or_default()
-                    .to_string();
-            }
-        };
+        std::thread::spawn(move || BufReader::new(stderr).lines().for_each(drop));
+        let stdout = child.stdout.take().expect("serve's stdout is piped");
+        let mut lines = BufReader::new(stdout).lines();
+        let line = lines
+            .next()
+            .expect("serve printed its ready line before exiting")
+            .expect("read serve's stdout");
+        let ready: serde_json::Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("ready line {line:?}: {e}"));
+        let addr = ready["addr"]
+            .as_str()
+            .unwrap_or_else(|| panic!("ready line without addr: {line}"))
+            .to_string();
         std::thread::spawn(move || lines.for_each(drop));
         Self { child, addr }
     }
