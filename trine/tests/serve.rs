@@ -148,6 +148,27 @@ fn serve_then_search_finds_the_meeting_first() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "SERVING");
     assert!(health(&["--service", "trine.v1.Memory"]).status.success());
     assert!(!health(&["--service", "no.such.Service"]).status.success());
+    // The ready line names every service's own port, and each serves.
+    let ready = &server.ready;
+    assert_eq!(ready["role"], "all", "{ready}");
+    let mut ports = vec![addr.clone()];
+    for (service, name) in [
+        ("lexical", "trine.v1.Lexical"),
+        ("semantic", "trine.v1.Semantic"),
+        ("fusion", "trine.v1.Fusion"),
+    ] {
+        let at = ready[service].as_str().unwrap().to_string();
+        let out = trine(&data)
+            .args(["health", &at, "--service", name])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{service} at {at}: {out:?}");
+        ports.push(at);
+    }
+    ports.push(ready["metrics"].as_str().unwrap().to_string());
+    ports.sort();
+    ports.dedup();
+    assert_eq!(ports.len(), 5, "five listeners, five ports: {ready}");
 
     // SIGTERM drains and exits cleanly.
     let term = Command::new("kill")

@@ -41,6 +41,8 @@ pub struct Served {
     pub child: std::process::Child,
     /// The address of its public service (the gateway's, or the role's).
     pub addr: String,
+    /// Its whole ready line (`serve --ready-json`).
+    pub ready: serde_json::Value,
 }
 
 impl Served {
@@ -75,7 +77,7 @@ impl Served {
             .unwrap_or_else(|| panic!("ready line without addr: {line}"))
             .to_string();
         std::thread::spawn(move || lines.for_each(drop));
-        Self { child, addr }
+        Self { child, addr, ready }
     }
 }
 
