@@ -1,0 +1,116 @@
+//! Store errors of failed Qdrant calls: gRPC codes to [`StoreError`] kinds, with the node and collection named.
+
+use super::*;
+
+/// gRPC status codes (tonic's `Code` as i32; tonic is not a direct dependency).
+pub(super) mod code {
+    pub const INVALID_ARGUMENT: i32 = 3;
+    pub const DEADLINE_EXCEEDED: i32 = 4;
+    pub const NOT_FOUND: i32 = 5;
+    pub const PERMISSION_DENIED: i32 = 7;
+    pub const INTERNAL: i32 = 13;
+    pub const UNAVAILABLE: i32 = 14;
+    pub const UNAUTHENTICATED: i32 = 16;
+}
+
+/// The store error of a failed client call.
+pub(super) fn client_error(e: QdrantError, url: &str, collection: &str) -> StoreError {
+    match e {
+        QdrantError::ResponseError { status }
+        | QdrantError::ResourceExhaustedError { status, .. } => {
+            status_error(i32::from(status.code()), status.message(), url, collection)
+        }
+        QdrantError::InvalidUri(e) => StoreError::invalid("qdrant url", format!("`{url}`: {e}")),
+        other => StoreError::Backend(other.to_string()),
+    }
+}
+
+/// The store error of a gRPC status from the server (or the client's channel).
+pub(super) fn status_error(code: i32, message: &str, url: &str, collection: &str) -> StoreError {
+    let unreachable = |why: String| StoreError::Unreachable {
+        url: url.to_string(),
+        why,
+    };
+    match code {
+        code::NOT_FOUND if message.to_lowercase().contains("collection") => {
+            StoreError::NoCollection(collection.to_string())
+        }
+        code::UNAVAILABLE | code::DEADLINE_EXCEEDED => unreachable(message.to_string()),
+        // The client's channel reports a failed connect as `Internal`.
+        code::INTERNAL if message.starts_with("Failed to connect") => {
+            unreachable(message.to_string())
+        }
+        code::UNAUTHENTICATED | code::PERMISSION_DENIED => unreachable(format!(
+            "{message}: set {API_KEY_ENV} to a key the server accepts"
+        )),
+        code::INVALID_ARGUMENT => StoreError::invalid("request", message.to_string()),
+        _ => StoreError::Backend(format!("{message} (grpc code {code})")),
+    }
+}
+
+/// A short reason for a client error, for [`StoreError::Unreachable`].
+pub(super) fn why(e: &QdrantError) -> String {
+    match e {
+        QdrantError::ResponseError { status }
+        | QdrantError::ResourceExhaustedError { status, .. } => status.message().to_string(),
+        other => other.to_string(),
+    }
+}
+
+pub(super) fn no_dense_vector(collection: &str) -> StoreError {
+    StoreError::invalid(
+        "collection",
+        format!(
+            "`{collection}` has no `{DENSE_VECTOR}` vector: it was not created by trine; \
+             use another `--collection`"
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[allow(clippy::type_complexity)] // a table of cases reads best inline
+    fn status_codes_map_to_store_errors() {
+        let cases: Vec<(i32, &str, fn(&StoreError) -> bool)> = vec![
+            (
+                code::NOT_FOUND,
+                "Not found: Collection `c` doesn't exist!",
+                |e| matches!(e, StoreError::NoCollection(c) if c == "c"),
+            ),
+            (
+                code::UNAVAILABLE,
+                "connection refused",
+                |e| matches!(e, StoreError::Unreachable { url, .. } if url == "http://q:6334"),
+            ),
+            (code::DEADLINE_EXCEEDED, "timeout", |e| {
+                matches!(e, StoreError::Unreachable { .. })
+            }),
+            (
+                code::INTERNAL,
+                "Failed to connect to http://q:6334/: refused",
+                |e| matches!(e, StoreError::Unreachable { .. }),
+            ),
+            (
+                code::UNAUTHENTICATED,
+                "bad key",
+                |e| matches!(e, StoreError::Unreachable { why, .. } if why.contains(API_KEY_ENV)),
+            ),
+            (code::INVALID_ARGUMENT, "Wrong input", |e| {
+                matches!(e, StoreError::Invalid { .. })
+            }),
+            (code::INTERNAL, "service internal error", |e| {
+                matches!(e, StoreError::Backend(_))
+            }),
+            (code::NOT_FOUND, "No point with id", |e| {
+                matches!(e, StoreError::Backend(_))
+            }),
+        ];
+        for (code, message, ok) in cases {
+            let e = status_error(code, message, "http://q:6334", "c");
+            assert!(ok(&e), "{code} {message}: {e:?}");
+        }
+    }
+}
