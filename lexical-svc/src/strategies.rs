@@ -10,7 +10,7 @@ use uuid::Uuid;
 use trine_core::model::{Filter, Hit, PayloadRead};
 use trine_core::{Fold, Strategy, Verbatim, gate, sparse, terms};
 use trine_embed::Embedder;
-use trine_store::Store;
+use trine_store::{Query, Store};
 
 use crate::{Candidate, Candidates, Counter, LexicalError, candidates};
 
@@ -73,12 +73,13 @@ pub async fn run(
         Strategy::Auto => return Err(LexicalError::Unresolved),
         Strategy::Bm25 => {
             store
-                .query_text(&terms.join(" "), filter, cap, read)
+                .query(Query::text(terms.join(" "), filter, cap).with_payload(read))
                 .await?
         }
         Strategy::Sparse => {
+            let vector = sparse::encode_query(query, fold);
             store
-                .query_sparse(sparse::encode_query(query, fold), filter, cap, read)
+                .query(Query::sparse(vector, filter, cap).with_payload(read))
                 .await?
         }
         Strategy::Gate => {
@@ -98,7 +99,9 @@ pub async fn run(
                 any_terms: Some(tokens),
                 ..filter.clone()
             };
-            store.query_dense(vector, &gated, cap, read).await?
+            store
+                .query(Query::dense(vector, &gated, cap).with_payload(read))
+                .await?
         }
     };
     Ok(Candidates {

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use tracing::Instrument;
 use trine_core::ErrorKind;
-use trine_core::model::{Filter, PayloadRead};
+use trine_core::model::Filter;
 use trine_embed::{EmbedError, Embedder};
-use trine_store::{Store, StoreError};
+use trine_store::{Query, Store, StoreError};
 use uuid::Uuid;
 
 pub use remote::{EMBED_DEADLINE, RemoteEmbedder};
@@ -92,7 +92,7 @@ pub async fn nearest(
         neighbors = tracing::field::Empty
     );
     let hits = store
-        .query_dense(vector, filter, cap, PayloadRead::Nothing)
+        .query(Query::dense(vector, filter, cap))
         .instrument(span.clone())
         .await?;
     span.record("neighbors", trine_telemetry::int(hits.len()));

@@ -605,14 +605,14 @@ pub async fn native_search(
     };
     let started = Instant::now();
     let hits = store
-        .query_native_hybrid(
+        .query(trine_store::Query::native_hybrid(
             dense,
             lexical,
             &filter,
             NATIVE_PREFETCH,
             NATIVE_RRF_K,
             limit,
-        )
+        ))
         .await
         .map_err(|e| trine_api::status(e.kind(), e.to_string()))?;
     Ok(NativeFound {

@@ -25,8 +25,8 @@ use uuid::Uuid;
 
 use crate::{
     CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, Filter, Fold, Hit, Memory,
-    NativeLexical, PayloadRead, PayloadSchema, Point, Result, SPARSE_VECTOR, Scan, ScrollPage,
-    SparseVector, Store, StoreError, TermPage, TermPoint,
+    NativeLexical, PayloadRead, PayloadSchema, Point, Query, Ranking, Result, SPARSE_VECTOR, Scan,
+    ScrollPage, SparseVector, Store, StoreError, TermPage, TermPoint,
 };
 use schema::io;
 
@@ -597,6 +597,70 @@ impl Store for EdgeStore {
             .await
     }
 
+    async fn query(&self, query: Query) -> Result<Vec<Hit>> {
+        if !query.check()? {
+            return Ok(Vec::new());
+        }
+        let Query {
+            ranking,
+            filter,
+            limit,
+            payload,
+        } = query;
+        match ranking {
+            Ranking::Dense(vector) => self.query_dense(vector, &filter, limit, payload).await,
+            Ranking::Text(text) => self.query_text(&text, &filter, limit, payload).await,
+            Ranking::Sparse(vector) => self.query_sparse(vector, &filter, limit, payload).await,
+            Ranking::NativeHybrid {
+                dense,
+                lexical,
+                prefetch,
+                rrf_k,
+            } => {
+                self.query_native_hybrid(dense, lexical, &filter, prefetch, rrf_k, limit)
+                    .await
+            }
+        }
+    }
+
+    async fn set_sparse(&self, vectors: Vec<(Uuid, SparseVector)>) -> Result<()> {
+        if vectors.is_empty() {
+            return Ok(());
+        }
+        let vectors = vectors
+            .into_iter()
+            .map(|(id, vector)| Ok((id, convert::to_sparse(vector)?)))
+            .collect::<Result<Vec<_>>>()?;
+        self.with_shard(move |open, _| open.set_sparse(vectors))
+            .await
+    }
+
+    async fn scan(&self, scope: Scan, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage> {
+        check_limit(limit)?;
+        let filter = match scope {
+            Scan::All => qe::Filter::default(),
+            Scan::MissingSparse => no_sparse(),
+        };
+        self.with_shard(move |open, _| open.scroll(filter, limit, offset))
+            .await
+    }
+
+    async fn count_missing_sparse(&self) -> Result<u64> {
+        self.with_shard(|open, _| open.count(Some(no_sparse())))
+            .await
+    }
+
+    async fn optimize(&self) -> Result<()> {
+        self.with_shard(|open, _| {
+            open.shard.optimize().map_err(backend)?;
+            open.shard.flush().map_err(backend)
+        })
+        .await
+    }
+}
+
+/// The rankings of [`Store::query`], after [`Query::check`].
+impl EdgeStore {
     async fn query_dense(
         &self,
         vector: Vec<f32>,
@@ -604,7 +668,6 @@ impl Store for EdgeStore {
         limit: usize,
         payload: PayloadRead,
     ) -> Result<Vec<Hit>> {
-        check_limit(limit)?;
         let filter = filter::to_qdrant(filter, &self.inner.schema)?;
         self.with_shard(move |open, inner| {
             let want = open.dense_dim().unwrap_or(0);
@@ -632,7 +695,6 @@ impl Store for EdgeStore {
         limit: usize,
         payload: PayloadRead,
     ) -> Result<Vec<Hit>> {
-        check_limit(limit)?;
         let corpus = filter::tenant_only(filter, &self.inner.schema)?;
         let filter = filter::to_qdrant(filter, &self.inner.schema)?;
         let query = query.to_string();
@@ -653,7 +715,6 @@ impl Store for EdgeStore {
         limit: usize,
         payload: PayloadRead,
     ) -> Result<Vec<Hit>> {
-        check_limit(limit)?;
         let corpus = filter::tenant_only(filter, &self.inner.schema)?;
         let filter = filter::to_qdrant(filter, &self.inner.schema)?;
         let vector = convert::to_sparse(vector)?;
@@ -673,8 +734,6 @@ impl Store for EdgeStore {
         rrf_k: usize,
         limit: usize,
     ) -> Result<Vec<Hit>> {
-        check_limit(limit)?;
-        check_limit(prefetch)?;
         let corpus = filter::tenant_only(filter, &self.inner.schema)?;
         let filter = filter::to_qdrant(filter, &self.inner.schema)?;
         let bm25 = matches!(lexical, NativeLexical::Bm25(_));
@@ -730,41 +789,6 @@ impl Store for EdgeStore {
                     source: None,
                 })
                 .collect())
-        })
-        .await
-    }
-
-    async fn set_sparse(&self, vectors: Vec<(Uuid, SparseVector)>) -> Result<()> {
-        if vectors.is_empty() {
-            return Ok(());
-        }
-        let vectors = vectors
-            .into_iter()
-            .map(|(id, vector)| Ok((id, convert::to_sparse(vector)?)))
-            .collect::<Result<Vec<_>>>()?;
-        self.with_shard(move |open, _| open.set_sparse(vectors))
-            .await
-    }
-
-    async fn scan(&self, scope: Scan, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage> {
-        check_limit(limit)?;
-        let filter = match scope {
-            Scan::All => qe::Filter::default(),
-            Scan::MissingSparse => no_sparse(),
-        };
-        self.with_shard(move |open, _| open.scroll(filter, limit, offset))
-            .await
-    }
-
-    async fn count_missing_sparse(&self) -> Result<u64> {
-        self.with_shard(|open, _| open.count(Some(no_sparse())))
-            .await
-    }
-
-    async fn optimize(&self) -> Result<()> {
-        self.with_shard(|open, _| {
-            open.shard.optimize().map_err(backend)?;
-            open.shard.flush().map_err(backend)
         })
         .await
     }

@@ -13,6 +13,7 @@ mod error;
 mod metered;
 mod model;
 pub mod payload;
+mod query;
 mod server;
 
 use async_trait::async_trait;
@@ -23,6 +24,7 @@ pub use error::{Result, StoreError};
 pub use metered::Metered;
 pub use model::*;
 pub use payload::{FieldIndex, PayloadSchema, TimeBounds, TimeFormat};
+pub use query::{NativeLexical, Query, Ranking};
 pub use server::{Layout, ReadConsistency, ServerStore};
 pub use trine_core::Fold;
 
@@ -33,15 +35,6 @@ pub enum Scan {
     All,
     /// The points without a `sparse` vector.
     MissingSparse,
-}
-
-/// The lexical prefetch of [`Store::query_native_hybrid`].
-#[derive(Debug, Clone, PartialEq)]
-pub enum NativeLexical {
-    /// Qdrant's BM25 over the text index (the text of the query).
-    Bm25(String),
-    /// The `sparse` space (the query's sparse encoding).
-    Sparse(SparseVector),
 }
 
 /// Points per write batch, for callers that stream many points.
@@ -106,48 +99,10 @@ pub trait Store: Send + Sync + 'static {
         offset: Option<Uuid>,
     ) -> Result<ScrollPage>;
 
-    /// The `limit` points nearest to `vector` by cosine, within the filter.
-    async fn query_dense(
-        &self,
-        vector: Vec<f32>,
-        filter: &Filter,
-        limit: usize,
-        payload: PayloadRead,
-    ) -> Result<Vec<Hit>>;
-
-    /// The `limit` points ranked by Qdrant's BM25 over the text index, with
-    /// the IDF statistics taken within the filter's tenant.
-    async fn query_text(
-        &self,
-        query: &str,
-        filter: &Filter,
-        limit: usize,
-        payload: PayloadRead,
-    ) -> Result<Vec<Hit>>;
-
-    /// The `limit` points ranked by the `sparse` space (dot product, IDF modifier).
-    async fn query_sparse(
-        &self,
-        vector: SparseVector,
-        filter: &Filter,
-        limit: usize,
-        payload: PayloadRead,
-    ) -> Result<Vec<Hit>>;
-
-    /// Qdrant's own one-call hybrid search, for comparing trine with what a
-    /// user would pick instead: a dense prefetch and a lexical prefetch
-    /// (`prefetch` points each, within the filter, IDF within the tenant)
-    /// fused by Qdrant's RRF with `rrf_k`; the `limit` best, no payload.
-    /// Qdrant ranks from 0, so trine's k = 60 is `rrf_k` = 61.
-    async fn query_native_hybrid(
-        &self,
-        dense: Vec<f32>,
-        lexical: NativeLexical,
-        filter: &Filter,
-        prefetch: usize,
-        rrf_k: usize,
-        limit: usize,
-    ) -> Result<Vec<Hit>>;
+    /// The `limit` best points of the query's filter under its ranking,
+    /// each with the payload the query asks ([`Query`]). Every store runs
+    /// [`Query::check`] first, so that both refuse the same input alike.
+    async fn query(&self, query: Query) -> Result<Vec<Hit>>;
 
     /// Replaces the `sparse` vector of existing points, leaving their dense
     /// vector and payload as they are; ids that do not exist are skipped.

@@ -10,8 +10,8 @@ use trine_telemetry::Metrics;
 use uuid::Uuid;
 
 use crate::{
-    CollectionInfo, CollectionSpec, Filter, Fold, Hit, Memory, NativeLexical, PayloadRead, Point,
-    Result, Scan, ScrollPage, SparseVector, Store, TermPage,
+    CollectionInfo, CollectionSpec, Filter, Fold, Hit, Memory, Point, Query, Result, Scan,
+    ScrollPage, SparseVector, Store, TermPage,
 };
 
 /// Wraps a store; each call's latency is recorded under its operation.
@@ -111,63 +111,9 @@ impl Store for Metered {
         .await
     }
 
-    async fn query_dense(
-        &self,
-        vector: Vec<f32>,
-        filter: &Filter,
-        limit: usize,
-        payload: PayloadRead,
-    ) -> Result<Vec<Hit>> {
-        self.timed(
-            "query_dense",
-            self.inner.query_dense(vector, filter, limit, payload),
-        )
-        .await
-    }
-
-    async fn query_text(
-        &self,
-        query: &str,
-        filter: &Filter,
-        limit: usize,
-        payload: PayloadRead,
-    ) -> Result<Vec<Hit>> {
-        self.timed(
-            "query_text",
-            self.inner.query_text(query, filter, limit, payload),
-        )
-        .await
-    }
-
-    async fn query_sparse(
-        &self,
-        vector: SparseVector,
-        filter: &Filter,
-        limit: usize,
-        payload: PayloadRead,
-    ) -> Result<Vec<Hit>> {
-        self.timed(
-            "query_sparse",
-            self.inner.query_sparse(vector, filter, limit, payload),
-        )
-        .await
-    }
-
-    async fn query_native_hybrid(
-        &self,
-        dense: Vec<f32>,
-        lexical: NativeLexical,
-        filter: &Filter,
-        prefetch: usize,
-        rrf_k: usize,
-        limit: usize,
-    ) -> Result<Vec<Hit>> {
-        self.timed(
-            "query_native_hybrid",
-            self.inner
-                .query_native_hybrid(dense, lexical, filter, prefetch, rrf_k, limit),
-        )
-        .await
+    async fn query(&self, query: Query) -> Result<Vec<Hit>> {
+        let op = query.ranking.op();
+        self.timed(op, self.inner.query(query)).await
     }
 
     async fn optimize(&self) -> Result<()> {

@@ -38,9 +38,9 @@ pub use self::cluster::{Layout, ReadConsistency};
 use self::{convert::*, error::*, filter::*, schema::*};
 use crate::{
     CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, FieldIndex, Filter, Fold, Hit,
-    Memory, NativeLexical, PayloadIndex, PayloadRead, PayloadSchema, Point, Result, SPARSE_VECTOR,
-    Scan, ScrollPage, SparseVector, Store, StoreError, TermPage, TermPoint, TextIndexInfo,
-    TimeBounds, TimeFormat, UPSERT_BATCH,
+    Memory, NativeLexical, PayloadIndex, PayloadRead, PayloadSchema, Point, Query, Ranking, Result,
+    SPARSE_VECTOR, Scan, ScrollPage, SparseVector, Store, StoreError, TermPage, TermPoint,
+    TextIndexInfo, TimeBounds, TimeFormat, UPSERT_BATCH,
 };
 
 /// Environment variable holding the optional Qdrant API key.
@@ -290,151 +290,30 @@ impl Store for ServerStore {
             .await
     }
 
-    async fn query_dense(
-        &self,
-        vector: Vec<f32>,
-        filter: &Filter,
-        limit: usize,
-        payload: PayloadRead,
-    ) -> Result<Vec<Hit>> {
-        let want = self.dense_dim().await?;
-        if vector.len() != want {
-            return Err(StoreError::DimensionMismatch {
-                collection: self.collection.clone(),
-                got: vector.len(),
-                want,
-            });
-        }
-        let request = self
-            .query_request(filter, limit, payload)?
-            .query(q::Query::new_nearest(q::VectorInput::new_dense(vector)))
-            .using(DENSE_VECTOR);
-        if limit == 0 {
+    async fn query(&self, query: Query) -> Result<Vec<Hit>> {
+        if !query.check()? {
             return Ok(Vec::new());
         }
-        self.run_query(request, payload).await
-    }
-
-    async fn query_text(
-        &self,
-        query: &str,
-        filter: &Filter,
-        limit: usize,
-        payload: PayloadRead,
-    ) -> Result<Vec<Hit>> {
-        if query.trim().is_empty() {
-            return Err(StoreError::invalid("text query", "it is empty"));
-        }
-        let request = self.query_request(filter, limit, payload)?;
-        if let Some(why) = self.engine.lacks_text_scoring() {
-            return Err(StoreError::Unsupported(why));
-        }
-        let request = request
-            .query(q::Query::new_text(query))
-            .using(self.schema.text.as_str())
-            .params(tenant_idf(&self.schema, &filter.tenant));
-        if limit == 0 {
-            return Ok(Vec::new());
-        }
-        match self.run_query(request, payload).await {
-            Ok(hits) => Ok(hits),
-            Err(err @ (StoreError::Invalid { .. } | StoreError::Backend(_))) => {
-                // A refused BM25 query most likely means no scored text index: say so.
-                match self.raw_info().await {
-                    Ok(Some(info))
-                        if !text_index_of(&info, &self.schema).is_some_and(|t| t.scoring) =>
-                    {
-                        Err(StoreError::NoTextIndex(self.collection.clone()))
-                    }
-                    _ => Err(err),
-                }
+        let Query {
+            ranking,
+            filter,
+            limit,
+            payload,
+        } = query;
+        match ranking {
+            Ranking::Dense(vector) => self.query_dense(vector, &filter, limit, payload).await,
+            Ranking::Text(text) => self.query_text(&text, &filter, limit, payload).await,
+            Ranking::Sparse(vector) => self.query_sparse(vector, &filter, limit, payload).await,
+            Ranking::NativeHybrid {
+                dense,
+                lexical,
+                prefetch,
+                rrf_k,
+            } => {
+                self.query_native_hybrid(dense, lexical, &filter, prefetch, rrf_k, limit)
+                    .await
             }
-            Err(err) => Err(err),
         }
-    }
-
-    async fn query_sparse(
-        &self,
-        vector: SparseVector,
-        filter: &Filter,
-        limit: usize,
-        payload: PayloadRead,
-    ) -> Result<Vec<Hit>> {
-        check_sparse(&vector)?;
-        let empty = vector.indices.is_empty();
-        let request = self
-            .query_request(filter, limit, payload)?
-            .query(q::Query::new_nearest(q::VectorInput::new_sparse(
-                vector.indices,
-                vector.values,
-            )))
-            .using(SPARSE_VECTOR)
-            .params(tenant_idf(&self.schema, &filter.tenant));
-        if limit == 0 || empty {
-            return Ok(Vec::new());
-        }
-        self.run_query(request, payload).await
-    }
-
-    async fn query_native_hybrid(
-        &self,
-        dense: Vec<f32>,
-        lexical: NativeLexical,
-        filter: &Filter,
-        prefetch: usize,
-        rrf_k: usize,
-        limit: usize,
-    ) -> Result<Vec<Hit>> {
-        let want = self.dense_dim().await?;
-        if dense.len() != want {
-            return Err(StoreError::DimensionMismatch {
-                collection: self.collection.clone(),
-                got: dense.len(),
-                want,
-            });
-        }
-        let conditions = qdrant_filter(filter, &self.schema)?;
-        let lexical = match lexical {
-            NativeLexical::Bm25(text) => {
-                if text.trim().is_empty() {
-                    return Err(StoreError::invalid("text query", "it is empty"));
-                }
-                if let Some(why) = self.engine.lacks_text_scoring() {
-                    return Err(StoreError::Unsupported(why));
-                }
-                PrefetchQueryBuilder::default()
-                    .query(q::Query::new_text(text))
-                    .using(self.schema.text.as_str())
-            }
-            NativeLexical::Sparse(vector) => {
-                check_sparse(&vector)?;
-                PrefetchQueryBuilder::default()
-                    .query(q::Query::new_nearest(q::VectorInput::new_sparse(
-                        vector.indices,
-                        vector.values,
-                    )))
-                    .using(SPARSE_VECTOR)
-            }
-        };
-        let lexical = lexical
-            .filter(conditions.clone())
-            .params(tenant_idf(&self.schema, &filter.tenant))
-            .limit(prefetch as u64);
-        let dense = PrefetchQueryBuilder::default()
-            .query(q::Query::new_nearest(q::VectorInput::new_dense(dense)))
-            .using(DENSE_VECTOR)
-            .filter(conditions)
-            .limit(prefetch as u64);
-        let rrf_k = u32::try_from(rrf_k)
-            .map_err(|_| StoreError::invalid("rrf k", "it is above 4,294,967,295"))?;
-        let request = self
-            .query_request(filter, limit, PayloadRead::Nothing)?
-            .prefetch(vec![dense.build(), lexical.build()])
-            .query(q::Query::new_rrf(RrfBuilder::with_k(rrf_k)));
-        if limit == 0 {
-            return Ok(Vec::new());
-        }
-        self.run_query(request, PayloadRead::Nothing).await
     }
 
     async fn set_sparse(&self, vectors: Vec<(Uuid, SparseVector)>) -> Result<()> {
@@ -516,6 +395,133 @@ impl Store for ServerStore {
             );
             tokio::time::sleep(OPTIMIZE_POLL).await;
         }
+    }
+}
+
+/// The rankings of [`Store::query`], after [`Query::check`].
+impl ServerStore {
+    async fn query_dense(
+        &self,
+        vector: Vec<f32>,
+        filter: &Filter,
+        limit: usize,
+        payload: PayloadRead,
+    ) -> Result<Vec<Hit>> {
+        let want = self.dense_dim().await?;
+        if vector.len() != want {
+            return Err(StoreError::DimensionMismatch {
+                collection: self.collection.clone(),
+                got: vector.len(),
+                want,
+            });
+        }
+        let request = self
+            .query_request(filter, limit, payload)?
+            .query(q::Query::new_nearest(q::VectorInput::new_dense(vector)))
+            .using(DENSE_VECTOR);
+        self.run_query(request, payload).await
+    }
+
+    async fn query_text(
+        &self,
+        query: &str,
+        filter: &Filter,
+        limit: usize,
+        payload: PayloadRead,
+    ) -> Result<Vec<Hit>> {
+        let request = self.query_request(filter, limit, payload)?;
+        if let Some(why) = self.engine.lacks_text_scoring() {
+            return Err(StoreError::Unsupported(why));
+        }
+        let request = request
+            .query(q::Query::new_text(query))
+            .using(self.schema.text.as_str())
+            .params(tenant_idf(&self.schema, &filter.tenant));
+        match self.run_query(request, payload).await {
+            Ok(hits) => Ok(hits),
+            Err(err @ (StoreError::Invalid { .. } | StoreError::Backend(_))) => {
+                // A refused BM25 query most likely means no scored text index: say so.
+                match self.raw_info().await {
+                    Ok(Some(info))
+                        if !text_index_of(&info, &self.schema).is_some_and(|t| t.scoring) =>
+                    {
+                        Err(StoreError::NoTextIndex(self.collection.clone()))
+                    }
+                    _ => Err(err),
+                }
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    async fn query_sparse(
+        &self,
+        vector: SparseVector,
+        filter: &Filter,
+        limit: usize,
+        payload: PayloadRead,
+    ) -> Result<Vec<Hit>> {
+        let request = self
+            .query_request(filter, limit, payload)?
+            .query(q::Query::new_nearest(q::VectorInput::new_sparse(
+                vector.indices,
+                vector.values,
+            )))
+            .using(SPARSE_VECTOR)
+            .params(tenant_idf(&self.schema, &filter.tenant));
+        self.run_query(request, payload).await
+    }
+
+    async fn query_native_hybrid(
+        &self,
+        dense: Vec<f32>,
+        lexical: NativeLexical,
+        filter: &Filter,
+        prefetch: usize,
+        rrf_k: usize,
+        limit: usize,
+    ) -> Result<Vec<Hit>> {
+        let want = self.dense_dim().await?;
+        if dense.len() != want {
+            return Err(StoreError::DimensionMismatch {
+                collection: self.collection.clone(),
+                got: dense.len(),
+                want,
+            });
+        }
+        let conditions = qdrant_filter(filter, &self.schema)?;
+        let lexical = match lexical {
+            NativeLexical::Bm25(text) => {
+                if let Some(why) = self.engine.lacks_text_scoring() {
+                    return Err(StoreError::Unsupported(why));
+                }
+                PrefetchQueryBuilder::default()
+                    .query(q::Query::new_text(text))
+                    .using(self.schema.text.as_str())
+            }
+            NativeLexical::Sparse(vector) => PrefetchQueryBuilder::default()
+                .query(q::Query::new_nearest(q::VectorInput::new_sparse(
+                    vector.indices,
+                    vector.values,
+                )))
+                .using(SPARSE_VECTOR),
+        };
+        let lexical = lexical
+            .filter(conditions.clone())
+            .params(tenant_idf(&self.schema, &filter.tenant))
+            .limit(prefetch as u64);
+        let dense = PrefetchQueryBuilder::default()
+            .query(q::Query::new_nearest(q::VectorInput::new_dense(dense)))
+            .using(DENSE_VECTOR)
+            .filter(conditions)
+            .limit(prefetch as u64);
+        let rrf_k = u32::try_from(rrf_k)
+            .map_err(|_| StoreError::invalid("rrf k", "it is above 4,294,967,295"))?;
+        let request = self
+            .query_request(filter, limit, PayloadRead::Nothing)?
+            .prefetch(vec![dense.build(), lexical.build()])
+            .query(q::Query::new_rrf(RrfBuilder::with_k(rrf_k)));
+        self.run_query(request, PayloadRead::Nothing).await
     }
 }
 

@@ -16,7 +16,7 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 use trine_store::{
     CollectionSpec, EdgeStore, EmbedderId, Filter, Fold, Memory, NativeLexical, PayloadRead,
-    PayloadSchema, Point, Scan, SparseVector, Store, StoreError, TextIndexInfo, TimeFormat,
+    PayloadSchema, Point, Query, Scan, SparseVector, Store, StoreError, TextIndexInfo, TimeFormat,
 };
 use uuid::Uuid;
 
@@ -118,6 +118,7 @@ async fn run_contract(store: Arc<dyn Store>, layout: &PayloadSchema) {
     upserting_without_sparse_makes_a_point_missing_again(store).await;
     term_gate_and_phrase_filters(store).await;
     an_empty_gate_is_refused(store).await;
+    bad_queries_are_refused_alike(store).await;
     optimize_keeps_every_answer(store).await;
 }
 
@@ -412,7 +413,7 @@ async fn every_field_round_trips(store: &dyn Store) {
         assert_eq!(m, want, "scroll returns every field as written");
     }
     let hits = store
-        .query_dense(axis(0), &filter, 10, PayloadRead::Memory)
+        .query(Query::dense(axis(0), &filter, 10).with_payload(PayloadRead::Memory))
         .await
         .expect("dense query");
     for h in &hits {
@@ -706,13 +707,11 @@ async fn tenant_is_a_boundary(store: &dyn Store) {
         "scroll stays in the tenant"
     );
     let dense = store
-        .query_dense(axis(0), &a, 10, PayloadRead::Nothing)
+        .query(Query::dense(axis(0), &a, 10))
         .await
         .expect("dense");
     assert_eq!(hit_ids(&dense), only_a, "dense query stays in the tenant");
-    let text_hits = store
-        .query_text("secret", &a, 10, PayloadRead::Nothing)
-        .await;
+    let text_hits = store.query(Query::text("secret", &a, 10)).await;
     if text_scoring(store).await {
         assert_eq!(
             hit_ids(&text_hits.expect("text")),
@@ -723,7 +722,7 @@ async fn tenant_is_a_boundary(store: &dyn Store) {
         is_unsupported(text_hits);
     }
     let sparse_hits = store
-        .query_sparse(vector, &a, 10, PayloadRead::Nothing)
+        .query(Query::sparse(vector, &a, 10))
         .await
         .expect("sparse");
     assert_eq!(
@@ -947,7 +946,7 @@ async fn dense_query_ranks_by_cosine(store: &dyn Store) {
     points.reverse();
     store.upsert(points).await.expect("upsert");
     let hits = store
-        .query_dense(axis(0), &Filter::tenant(t), 10, PayloadRead::Nothing)
+        .query(Query::dense(axis(0), &Filter::tenant(t), 10))
         .await
         .expect("dense query");
     assert_eq!(hit_ids(&hits), want, "ranked by cosine similarity");
@@ -960,7 +959,7 @@ async fn dense_query_ranks_by_cosine(store: &dyn Store) {
         "no payload unless asked"
     );
     let top = store
-        .query_dense(axis(0), &Filter::tenant(t), 2, PayloadRead::Memory)
+        .query(Query::dense(axis(0), &Filter::tenant(t), 2).with_payload(PayloadRead::Memory))
         .await
         .expect("dense query");
     assert_eq!(
@@ -1000,14 +999,14 @@ async fn native_hybrid_fuses_dense_and_lexical_with_qdrant_rrf(store: &dyn Store
     if !scoring {
         is_unsupported(
             store
-                .query_native_hybrid(
+                .query(Query::native_hybrid(
                     query_dense.clone(),
                     NativeLexical::Bm25("quasar".into()),
                     &filter,
                     10,
                     61,
                     10,
-                )
+                ))
                 .await,
         );
     }
@@ -1015,7 +1014,14 @@ async fn native_hybrid_fuses_dense_and_lexical_with_qdrant_rrf(store: &dyn Store
     let sparse = NativeLexical::Sparse(trine_core::sparse::encode_query("quasar", Fold::Ascii));
     for lexical in bm25.into_iter().chain([sparse]) {
         let hits = store
-            .query_native_hybrid(query_dense.clone(), lexical.clone(), &filter, 10, 61, 10)
+            .query(Query::native_hybrid(
+                query_dense.clone(),
+                lexical.clone(),
+                &filter,
+                10,
+                61,
+                10,
+            ))
             .await
             .expect("native hybrid");
         assert_eq!(hits.len(), 3, "{lexical:?}: {hits:?}");
@@ -1031,14 +1037,14 @@ async fn native_hybrid_fuses_dense_and_lexical_with_qdrant_rrf(store: &dyn Store
         assert_eq!(found, ids.into_iter().collect(), "{lexical:?}");
     }
     let err = store
-        .query_native_hybrid(
+        .query(Query::native_hybrid(
             vec![1.0],
             NativeLexical::Bm25("quasar".into()),
             &filter,
             10,
             61,
             10,
-        )
+        ))
         .await
         .expect_err("a wrong dimension is refused");
     assert!(matches!(err, StoreError::DimensionMismatch { .. }), "{err}");
@@ -1059,15 +1065,11 @@ async fn bm25_ranks_the_rare_term_first_with_idf_within_the_tenant(store: &dyn S
     let filter = Filter::tenant(a);
     let query = "zephyr common";
     if !text_scoring(store).await {
-        is_unsupported(
-            store
-                .query_text(query, &filter, 10, PayloadRead::Nothing)
-                .await,
-        );
+        is_unsupported(store.query(Query::text(query, &filter, 10)).await);
         return;
     }
     let before = store
-        .query_text(query, &filter, 10, PayloadRead::Nothing)
+        .query(Query::text(query, &filter, 10))
         .await
         .expect("text query");
     assert_eq!(
@@ -1088,7 +1090,7 @@ async fn bm25_ranks_the_rare_term_first_with_idf_within_the_tenant(store: &dyn S
         .collect();
     put(store, b).await;
     let after = store
-        .query_text(query, &filter, 10, PayloadRead::Nothing)
+        .query(Query::text(query, &filter, 10))
         .await
         .expect("text query");
     assert_eq!(
@@ -1103,7 +1105,7 @@ async fn bm25_ranks_the_rare_term_first_with_idf_within_the_tenant(store: &dyn S
         );
     }
     let hits = store
-        .query_text("zephyr", &filter, 10, PayloadRead::Memory)
+        .query(Query::text("zephyr", &filter, 10).with_payload(PayloadRead::Memory))
         .await
         .expect("text query");
     assert_eq!(hit_ids(&hits), vec![rare.id], "only tenant A's point");
@@ -1140,12 +1142,7 @@ async fn sparse_query_ranks_with_idf_within_the_tenant(store: &dyn Store) {
 
     let filter = Filter::tenant(a);
     let hits = store
-        .query_sparse(
-            sparse(&[(1, 1.0), (2, 1.0)]),
-            &filter,
-            10,
-            PayloadRead::Nothing,
-        )
+        .query(Query::sparse(sparse(&[(1, 1.0), (2, 1.0)]), &filter, 10))
         .await
         .expect("sparse query");
     assert_eq!(
@@ -1158,7 +1155,7 @@ async fn sparse_query_ranks_with_idf_within_the_tenant(store: &dyn Store) {
         "the rare dimension ranks first, IDF within the tenant: {hits:?}"
     );
     let only = store
-        .query_sparse(sparse(&[(1, 1.0)]), &filter, 10, PayloadRead::Memory)
+        .query(Query::sparse(sparse(&[(1, 1.0)]), &filter, 10).with_payload(PayloadRead::Memory))
         .await
         .expect("sparse query");
     assert_eq!(
@@ -1170,7 +1167,7 @@ async fn sparse_query_ranks_with_idf_within_the_tenant(store: &dyn Store) {
     assert_eq!(only[0].source.as_deref(), Some("notes/rare.md"));
     // The source alone: what the verbatim check needs of a hit, not its text.
     let sources = store
-        .query_sparse(sparse(&[(1, 1.0)]), &filter, 10, PayloadRead::Source)
+        .query(Query::sparse(sparse(&[(1, 1.0)]), &filter, 10).with_payload(PayloadRead::Source))
         .await
         .expect("sparse query");
     assert_eq!(
@@ -1348,7 +1345,8 @@ async fn set_sparse_fills_only_the_sparse_vector(store: &dyn Store) {
         .expect("upsert");
     let before = count_missing(store).await;
     let filter = Filter::tenant(t);
-    let near = |i| store.query_dense(axis(i), &filter, 10, PayloadRead::Memory);
+    let near =
+        |i| store.query(Query::dense(axis(i), &filter, 10).with_payload(PayloadRead::Memory));
     let (near_a, near_b) = (near(2).await.expect("dense"), near(3).await.expect("dense"));
 
     store
@@ -1385,7 +1383,7 @@ async fn set_sparse_fills_only_the_sparse_vector(store: &dyn Store) {
         "the dense vector is unchanged"
     );
     let hits = store
-        .query_sparse(sparse(&[(7, 1.0)]), &filter, 10, PayloadRead::Memory)
+        .query(Query::sparse(sparse(&[(7, 1.0)]), &filter, 10).with_payload(PayloadRead::Memory))
         .await
         .expect("sparse query");
     assert_eq!(
@@ -1423,24 +1421,14 @@ async fn set_sparse_skips_unknown_ids_and_is_repeatable(store: &dyn Store) {
     assert_eq!(count_missing(store).await, before - 2, "both filled");
     let filter = Filter::tenant(t);
     let once = store
-        .query_sparse(
-            sparse(&[(3, 1.0), (4, 1.0)]),
-            &filter,
-            10,
-            PayloadRead::Nothing,
-        )
+        .query(Query::sparse(sparse(&[(3, 1.0), (4, 1.0)]), &filter, 10))
         .await
         .expect("sparse query");
     store.set_sparse(vectors).await.expect("set_sparse again");
     assert_eq!(count_missing(store).await, before - 2, "still filled");
     assert_eq!(count(store, &filter).await, 2, "still two points");
     let twice = store
-        .query_sparse(
-            sparse(&[(3, 1.0), (4, 1.0)]),
-            &filter,
-            10,
-            PayloadRead::Nothing,
-        )
+        .query(Query::sparse(sparse(&[(3, 1.0), (4, 1.0)]), &filter, 10))
         .await
         .expect("sparse query");
     assert_eq!(hit_ids(&once), hit_ids(&twice), "the same answer");
@@ -1466,12 +1454,11 @@ async fn upserting_without_sparse_makes_a_point_missing_again(store: &dyn Store)
     );
     assert!(missing_ids(store).await.contains(&m.id), "listed again");
     let hits = store
-        .query_sparse(
+        .query(Query::sparse(
             sparse(&[(5, 1.0)]),
             &Filter::tenant("refill"),
             10,
-            PayloadRead::Nothing,
-        )
+        ))
         .await
         .expect("sparse query");
     assert!(hits.is_empty(), "the sparse space no longer finds it");
@@ -1575,24 +1562,65 @@ async fn an_empty_gate_is_refused(store: &dyn Store) {
     is_invalid(store.scroll(&filter, 10, None).await.map(drop), "scroll");
     is_invalid(
         store
-            .query_dense(axis(0), &filter, 10, PayloadRead::Nothing)
+            .query(Query::dense(axis(0), &filter, 10))
             .await
             .map(drop),
         "dense query",
     );
     is_invalid(
-        store
-            .query_text("fox", &filter, 10, PayloadRead::Nothing)
-            .await
-            .map(drop),
+        store.query(Query::text("fox", &filter, 10)).await.map(drop),
         "text query",
     );
     is_invalid(
         store
-            .query_sparse(sparse(&[(1, 1.0)]), &filter, 10, PayloadRead::Nothing)
+            .query(Query::sparse(sparse(&[(1, 1.0)]), &filter, 10))
             .await
             .map(drop),
         "sparse query",
+    );
+}
+
+/// Both stores refuse the same bad queries with the same error (the
+/// shared `Query::check`, before any work), and answer an empty sparse
+/// vector with no hits.
+async fn bad_queries_are_refused_alike(store: &dyn Store) {
+    let filter = Filter::tenant("terms");
+    let mismatched = SparseVector {
+        indices: vec![1, 2],
+        values: vec![1.0],
+    };
+    let native =
+        |lexical, prefetch| Query::native_hybrid(axis(0), lexical, &filter, prefetch, 61, 10);
+    let refused = [
+        (Query::dense(axis(0), &filter, 0), "limit"),
+        (Query::text("fox", &filter, 0), "limit"),
+        (Query::sparse(sparse(&[(1, 1.0)]), &filter, 0), "limit"),
+        (Query::text(" \t", &filter, 10), "text query"),
+        (
+            Query::sparse(mismatched.clone(), &filter, 10),
+            "sparse vector",
+        ),
+        (native(NativeLexical::Bm25("fox".into()), 0), "prefetch"),
+        (native(NativeLexical::Bm25(String::new()), 10), "text query"),
+        (
+            native(NativeLexical::Sparse(mismatched), 10),
+            "sparse vector",
+        ),
+    ];
+    for (query, field) in refused {
+        let op = query.ranking.op();
+        match store.query(query).await {
+            Err(StoreError::Invalid { what, .. }) => assert_eq!(what, field, "{op}"),
+            other => panic!("{op}: a bad {field} is refused as invalid, got {other:?}"),
+        }
+    }
+    let none = store
+        .query(Query::sparse(sparse(&[]), &filter, 10))
+        .await
+        .expect("an empty sparse vector");
+    assert!(
+        none.is_empty(),
+        "an empty sparse vector ranks nothing: {none:?}"
     );
 }
 
@@ -1607,17 +1635,12 @@ async fn probe(store: &dyn Store) -> Vec<String> {
         out.push(format!("{tenant} ids {:?}", ids(store, &filter).await));
     }
     let dense = store
-        .query_dense(axis(0), &Filter::tenant("dense"), 10, PayloadRead::Nothing)
+        .query(Query::dense(axis(0), &Filter::tenant("dense"), 10))
         .await
         .expect("dense");
     out.push(format!("dense {:?}", hit_ids(&dense)));
     let text = store
-        .query_text(
-            "zephyr common",
-            &Filter::tenant("bm25-a"),
-            10,
-            PayloadRead::Nothing,
-        )
+        .query(Query::text("zephyr common", &Filter::tenant("bm25-a"), 10))
         .await;
     match text {
         Ok(text) => out.push(format!("text {:?}", hit_ids(&text))),
@@ -1630,12 +1653,11 @@ async fn probe(store: &dyn Store) -> Vec<String> {
     out.push(format!("phrase {}", count(store, &phrase).await));
     out.push(format!("missing sparse {:?}", missing_ids(store).await));
     let fill = store
-        .query_sparse(
+        .query(Query::sparse(
             sparse(&[(7, 1.0)]),
             &Filter::tenant("fill"),
             10,
-            PayloadRead::Nothing,
-        )
+        ))
         .await
         .expect("sparse");
     out.push(format!("fill {:?}", hit_ids(&fill)));
@@ -1692,7 +1714,7 @@ fn bulk(tenant: &str, n: u64, dim: usize) -> Vec<Point> {
 /// The ten nearest points of tenant `opt`.
 async fn nearest(store: &dyn Store, query: Vec<f32>) -> Vec<Uuid> {
     let hits = store
-        .query_dense(query, &Filter::tenant("opt"), 10, PayloadRead::Nothing)
+        .query(Query::dense(query, &Filter::tenant("opt"), 10))
         .await
         .expect("dense query");
     hit_ids(&hits)
@@ -1780,12 +1802,7 @@ async fn edge_set_sparse_survives_reopen() {
     assert_eq!(count_missing(&store).await, 1, "one still missing");
     assert_eq!(missing_ids(&store).await, set(&ids[1..]), "the other one");
     let hits = store
-        .query_sparse(
-            sparse(&[(1, 1.0)]),
-            &Filter::tenant("t"),
-            10,
-            PayloadRead::Nothing,
-        )
+        .query(Query::sparse(sparse(&[(1, 1.0)]), &Filter::tenant("t"), 10))
         .await
         .expect("sparse query");
     assert_eq!(hit_ids(&hits), ids[..1].to_vec(), "the sparse vector kept");
@@ -1854,7 +1871,7 @@ async fn edge_refuses_bad_input() {
     ));
     let store = open_ready(dir.path()).await;
     let err = store
-        .query_dense(axis(0), &Filter::tenant("t"), 0, PayloadRead::Nothing)
+        .query(Query::dense(axis(0), &Filter::tenant("t"), 0))
         .await
         .expect_err("limit 0");
     assert!(matches!(err, StoreError::Invalid { .. }), "{err}");
@@ -1864,12 +1881,7 @@ async fn edge_refuses_bad_input() {
         .expect_err("no tenant");
     assert!(matches!(err, StoreError::Invalid { .. }), "{err}");
     let err = store
-        .query_dense(
-            axis(0)[..4].to_vec(),
-            &Filter::tenant("t"),
-            5,
-            PayloadRead::Nothing,
-        )
+        .query(Query::dense(axis(0)[..4].to_vec(), &Filter::tenant("t"), 5))
         .await
         .expect_err("dim");
     assert!(matches!(err, StoreError::DimensionMismatch { .. }), "{err}");
