@@ -1,0 +1,152 @@
+//! The rankings of [`Store::query`] on the shard, after [`Query::check`]:
+//! dense, BM25 over the text index, sparse, and Qdrant's native hybrid.
+
+use super::*;
+
+/// The rankings of [`Store::query`], after [`Query::check`].
+impl EdgeStore {
+    pub(super) async fn query_dense(
+        &self,
+        vector: Vec<f32>,
+        filter: &Filter,
+        limit: usize,
+        payload: PayloadRead,
+    ) -> Result<Vec<Hit>> {
+        let filter = filter::to_qdrant(filter, &self.inner.schema)?;
+        self.with_shard(move |open, inner| {
+            let want = open.dense_dim().unwrap_or(0);
+            if vector.len() != want {
+                return Err(StoreError::DimensionMismatch {
+                    collection: inner.name.clone(),
+                    got: vector.len(),
+                    want,
+                });
+            }
+            let query = nearest(qe::VectorInternal::Dense(vector), DENSE_VECTOR);
+            let params = qe::SearchParams {
+                hnsw_ef: Some(limit.max(MIN_HNSW_EF)),
+                ..Default::default()
+            };
+            open.query(query, filter, params, limit, payload)
+        })
+        .await
+    }
+
+    pub(super) async fn query_text(
+        &self,
+        query: &str,
+        filter: &Filter,
+        limit: usize,
+        payload: PayloadRead,
+    ) -> Result<Vec<Hit>> {
+        let corpus = filter::tenant_only(filter, &self.inner.schema)?;
+        let filter = filter::to_qdrant(filter, &self.inner.schema)?;
+        let query = query.to_string();
+        self.with_shard(move |open, inner| {
+            if !open.text_scoring.load(Ordering::Acquire) {
+                return Err(StoreError::NoTextIndex(inner.name.clone()));
+            }
+            let text = qe::TextQueryBuilder::new(filter::path(&inner.schema.text)?, query).build();
+            open.query(text, filter, idf_within(corpus), limit, payload)
+        })
+        .await
+    }
+
+    pub(super) async fn query_sparse(
+        &self,
+        vector: SparseVector,
+        filter: &Filter,
+        limit: usize,
+        payload: PayloadRead,
+    ) -> Result<Vec<Hit>> {
+        let corpus = filter::tenant_only(filter, &self.inner.schema)?;
+        let filter = filter::to_qdrant(filter, &self.inner.schema)?;
+        let vector = convert::to_sparse(vector)?;
+        self.with_shard(move |open, _| {
+            let query = nearest(vector, SPARSE_VECTOR);
+            open.query(query, filter, idf_within(corpus), limit, payload)
+        })
+        .await
+    }
+
+    pub(super) async fn query_native_hybrid(
+        &self,
+        dense: Vec<f32>,
+        lexical: NativeLexical,
+        filter: &Filter,
+        prefetch: usize,
+        rrf_k: usize,
+        limit: usize,
+    ) -> Result<Vec<Hit>> {
+        let corpus = filter::tenant_only(filter, &self.inner.schema)?;
+        let filter = filter::to_qdrant(filter, &self.inner.schema)?;
+        let bm25 = matches!(lexical, NativeLexical::Bm25(_));
+        let lexical = match lexical {
+            NativeLexical::Bm25(text) => {
+                qe::TextQueryBuilder::new(filter::path(&self.inner.schema.text)?, text).build()
+            }
+            NativeLexical::Sparse(vector) => nearest(convert::to_sparse(vector)?, SPARSE_VECTOR),
+        };
+        self.with_shard(move |open, inner| {
+            let want = open.dense_dim().unwrap_or(0);
+            if dense.len() != want {
+                return Err(StoreError::DimensionMismatch {
+                    collection: inner.name.clone(),
+                    got: dense.len(),
+                    want,
+                });
+            }
+            if bm25 && !open.text_scoring.load(Ordering::Acquire) {
+                return Err(StoreError::NoTextIndex(inner.name.clone()));
+            }
+            let dense = qe::PrefetchBuilder::new(prefetch)
+                .query(nearest(qe::VectorInternal::Dense(dense), DENSE_VECTOR))
+                .filter(filter.clone())
+                .params(qe::SearchParams {
+                    hnsw_ef: Some(prefetch.max(MIN_HNSW_EF)),
+                    ..Default::default()
+                })
+                .build();
+            let lexical = qe::PrefetchBuilder::new(prefetch)
+                .query(lexical)
+                .filter(filter.clone())
+                .params(idf_within(corpus))
+                .build();
+            let request = qe::QueryRequestBuilder::new(limit)
+                .add_prefetch(dense)
+                .add_prefetch(lexical)
+                .query(qe::ScoringQuery::Fusion(qe::Fusion::Rrf {
+                    k: rrf_k,
+                    weights: None,
+                }))
+                .filter(filter)
+                .with_payload(qe::WithPayloadInterface::Bool(false))
+                .with_vector(qe::WithVector::Bool(false))
+                .build();
+            let points = open.shard.query(request).map_err(backend)?;
+            Ok(points
+                .into_iter()
+                .map(|point| Hit {
+                    id: convert::to_uuid(point.id),
+                    score: point.score,
+                    memory: None,
+                    source: None,
+                })
+                .collect())
+        })
+        .await
+    }
+}
+
+/// Nearest neighbours of `vector` in the named space.
+pub(super) fn nearest(vector: qe::VectorInternal, using: &str) -> qe::ScoringQuery {
+    qe::ScoringQuery::Vector(qe::QueryEnum::Nearest(qe::NamedQuery::new(vector, using)))
+}
+
+/// Search parameters taking IDF statistics over `corpus` only.
+pub(super) fn idf_within(corpus: qe::Filter) -> qe::SearchParams {
+    qe::SearchParams {
+        idf: Some(qe::IdfParams::Corpus(qe::IdfCorpusParams { corpus })),
+        ..Default::default()
+    }
+}

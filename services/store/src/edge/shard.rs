@@ -1,0 +1,228 @@
+//! The open shard: each synchronous Edge call trine makes of it (load,
+//! upsert, delete, get, count, scroll, query, sparse updates), run by
+//! `EdgeStore::with_shard` on the blocking pool.
+
+use super::*;
+
+impl Open {
+    pub(super) fn load(dir: &Path, layout: Arc<PayloadSchema>) -> Result<Self> {
+        let shard = qe::EdgeShard::load(&dir.join(SHARD_DIR), Some(schema::load_config()))
+            .map_err(backend)?;
+        let info = shard.info().map_err(backend)?;
+        let scoring = schema::text_index_info(&info, &layout).is_some_and(|t| t.scoring);
+        Ok(Self {
+            shard,
+            schema: layout,
+            text_scoring: AtomicBool::new(scoring),
+        })
+    }
+
+    pub(super) fn dense_dim(&self) -> Option<usize> {
+        self.shard
+            .config()
+            .vectors
+            .get(DENSE_VECTOR)
+            .map(|v| v.size)
+    }
+
+    /// Applies an update and waits until it is on disk.
+    pub(super) fn write(&self, operation: qe::UpdateOperation) -> Result<()> {
+        self.shard.update(operation).map_err(backend)?;
+        self.shard.flush().map_err(backend)
+    }
+
+    pub(super) fn count(&self, filter: Option<qe::Filter>) -> Result<u64> {
+        let request = qe::CountRequest {
+            filter,
+            exact: true,
+        };
+        let n = self.shard.count(request).map_err(backend)?;
+        Ok(n as u64)
+    }
+
+    /// Up to `limit` records matching `filter` with the payload and vectors
+    /// asked for, in ascending id order from `offset` (inclusive), and the
+    /// offset of the next page.
+    pub(super) fn scroll_records(
+        &self,
+        filter: qe::Filter,
+        limit: usize,
+        offset: Option<Uuid>,
+        with_payload: qe::WithPayloadInterface,
+        with_vector: qe::WithVector,
+    ) -> Result<(Vec<qe::Record>, Option<Uuid>)> {
+        let request = qe::ScrollRequest {
+            offset: offset.map(qe::PointId::Uuid),
+            limit: Some(limit),
+            filter: Some(filter),
+            with_payload: Some(with_payload),
+            with_vector,
+            order_by: None,
+        };
+        let (records, next) = self.shard.scroll(request).map_err(backend)?;
+        Ok((records, next.map(convert::to_uuid)))
+    }
+
+    /// The payload selector of the source alone: what the term scroll and a
+    /// `PayloadRead::Source` query read of each point.
+    pub(super) fn source_only(&self) -> Result<qe::WithPayloadInterface> {
+        Ok(qe::WithPayloadInterface::Fields(vec![filter::path(
+            &self.schema.source,
+        )?]))
+    }
+
+    /// Up to `limit` points matching `filter` with their sparse vector and
+    /// source only, in ascending id order from `offset` (inclusive).
+    pub(super) fn scroll_terms(
+        &self,
+        filter: qe::Filter,
+        limit: usize,
+        offset: Option<Uuid>,
+    ) -> Result<TermPage> {
+        let source = self.source_only()?;
+        let sparse = qe::WithVector::Selector(vec![SPARSE_VECTOR.into()]);
+        let (records, next_offset) = self.scroll_records(filter, limit, offset, source, sparse)?;
+        let points = records
+            .into_iter()
+            .map(|record| {
+                let id = convert::to_uuid(record.id);
+                TermPoint {
+                    id,
+                    source: convert::to_memory(id, record.payload, &self.schema).source,
+                    tf: record.vector.and_then(convert::sparse_of),
+                }
+            })
+            .collect();
+        Ok(TermPage {
+            points,
+            next_offset,
+        })
+    }
+
+    /// Up to `limit` memories matching `filter`, in ascending id order from
+    /// `offset` (inclusive).
+    pub(super) fn scroll(
+        &self,
+        filter: qe::Filter,
+        limit: usize,
+        offset: Option<Uuid>,
+    ) -> Result<ScrollPage> {
+        let (records, next_offset) = self.scroll_records(
+            filter,
+            limit,
+            offset,
+            qe::WithPayloadInterface::Bool(true),
+            qe::WithVector::Bool(false),
+        )?;
+        let memories = records
+            .into_iter()
+            .map(|record| {
+                convert::to_memory(convert::to_uuid(record.id), record.payload, &self.schema)
+            })
+            .collect();
+        Ok(ScrollPage {
+            memories,
+            next_offset,
+        })
+    }
+
+    /// Replaces the `sparse` vector of the points that exist, leaving their
+    /// other vectors and payload as they are, and waits until it is on disk.
+    ///
+    /// Edge refuses the whole update when one id is missing (`PointIdError`),
+    /// so the ids are narrowed to the existing ones first; a point deleted
+    /// between that read and the update is skipped by one more narrowing.
+    pub(super) fn set_sparse(&self, vectors: Vec<(Uuid, qe::VectorInternal)>) -> Result<()> {
+        let mut vectors = vectors;
+        for last_try in [false, true] {
+            vectors = self.existing(vectors)?;
+            if vectors.is_empty() {
+                break;
+            }
+            let points = vectors
+                .iter()
+                .map(|(id, vector)| qe::PointVectorsPersisted {
+                    id: qe::PointId::Uuid(*id),
+                    vector: qe::VectorStructInternal::Named(HashMap::from([(
+                        SPARSE_VECTOR.to_string(),
+                        vector.clone(),
+                    )]))
+                    .into(),
+                })
+                .collect();
+            let operation = qe::UpdateOperation::VectorOperation(
+                qe::VectorOperations::UpdateVectors(qe::UpdateVectorsOp {
+                    points,
+                    update_filter: None,
+                }),
+            );
+            match self.shard.update(operation) {
+                Ok(()) => break,
+                Err(qe::OperationError::PointIdError { .. }) if !last_try => {}
+                Err(e) => return Err(backend(e)),
+            }
+        }
+        self.shard.flush().map_err(backend)
+    }
+
+    /// The entries whose point exists.
+    pub(super) fn existing<T>(&self, entries: Vec<(Uuid, T)>) -> Result<Vec<(Uuid, T)>> {
+        let request = qe::RetrieveRequest {
+            point_ids: entries
+                .iter()
+                .map(|(id, _)| qe::PointId::Uuid(*id))
+                .collect(),
+            with_payload: Some(qe::WithPayloadInterface::Bool(false)),
+            with_vector: Some(qe::WithVector::Bool(false)),
+        };
+        let found: HashSet<Uuid> = self
+            .shard
+            .retrieve(request)
+            .map_err(backend)?
+            .into_iter()
+            .map(|record| convert::to_uuid(record.id))
+            .collect();
+        Ok(entries
+            .into_iter()
+            .filter(|(id, _)| found.contains(id))
+            .collect())
+    }
+
+    /// One leaf query: `query` within `filter`, best first.
+    pub(super) fn query(
+        &self,
+        query: qe::ScoringQuery,
+        filter: qe::Filter,
+        params: qe::SearchParams,
+        limit: usize,
+        payload: PayloadRead,
+    ) -> Result<Vec<Hit>> {
+        let with_payload = match payload {
+            PayloadRead::Nothing => qe::WithPayloadInterface::Bool(false),
+            PayloadRead::Source => self.source_only()?,
+            PayloadRead::Memory => qe::WithPayloadInterface::Bool(true),
+        };
+        let request = qe::QueryRequestBuilder::new(limit)
+            .query(query)
+            .filter(filter)
+            .params(params)
+            .with_payload(with_payload)
+            .with_vector(qe::WithVector::Bool(false))
+            .build();
+        let points = self.shard.query(request).map_err(backend)?;
+        Ok(points
+            .into_iter()
+            .map(|point| {
+                let id = convert::to_uuid(point.id);
+                let memory = (payload != PayloadRead::Nothing)
+                    .then(|| convert::to_memory(id, point.payload, &self.schema));
+                Hit {
+                    id,
+                    score: point.score,
+                    source: memory.as_ref().and_then(|m| m.source.clone()),
+                    memory: memory.filter(|_| payload == PayloadRead::Memory),
+                }
+            })
+            .collect())
+    }
+}
