@@ -368,7 +368,7 @@ fn request(query: &Query, args: &Args, mode: i32) -> SearchRequest {
 /// hybrid on the same collection.
 #[derive(Clone)]
 enum Target {
-    Trine(crate::mesh::GatewayClient),
+    Trine(trine_mesh::GatewayClient),
     Native {
         store: Arc<dyn Store>,
         embedder: Arc<dyn Embedder>,
@@ -440,7 +440,7 @@ async fn run_trine(
         Some(_) => (config.api_key.as_deref(), config.tls.client()?),
         None => (None, None),
     };
-    let client = crate::mesh::gateway_client(crate::mesh::channel_tls(&address, tls)?, key)?;
+    let client = trine_mesh::gateway_client(trine_mesh::channel_tls(&address, tls)?, key)?;
     let (samples, shed, ran_out) = load(Target::Trine(client), requests, args).await;
     let in_process = mesh.is_some();
     if let Some(mesh) = mesh {

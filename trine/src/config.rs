@@ -577,8 +577,8 @@ impl Config {
     }
 
     /// The services' settings from this configuration.
-    pub fn mesh(&self) -> crate::mesh::MeshConfig {
-        let mut mesh = crate::mesh::MeshConfig::default();
+    pub fn mesh(&self) -> trine_mesh::MeshConfig {
+        let mut mesh = trine_mesh::MeshConfig::default();
         mesh.lexical.cap = self.lexical.cap;
         mesh.lexical.count_cache = trine_lexical::CountCacheConfig {
             ttl: std::time::Duration::from_secs(self.lexical.count_cache_secs),

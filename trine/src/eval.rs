@@ -23,10 +23,10 @@ use trine_core::model::Filter;
 use trine_embed::Embedder;
 use trine_store::{NativeLexical, Store};
 
-use crate::mesh::channel;
 use crate::queries::{self, Query};
 use crate::search::parse_mode;
 use crate::{CmdResult, Config, LocalMesh, local_mesh, print_report};
+use trine_mesh::channel;
 
 /// Qdrant's RRF counts positions from 0: trine's k = 60 is 61 there.
 pub const NATIVE_RRF_K: usize = 61;

@@ -40,7 +40,7 @@ pub struct Args {
 #[derive(Clone)]
 enum Sink {
     Store(Writer),
-    Gateway(crate::mesh::GatewayClient),
+    Gateway(trine_mesh::GatewayClient),
 }
 
 /// A batch ready for its sink.
@@ -121,8 +121,8 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
 
     let (sink, store) = match &args.endpoint {
         Some(endpoint) => {
-            let channel = crate::mesh::channel_tls(endpoint, config.tls.client()?)?;
-            let client = crate::mesh::gateway_client(channel, config.api_key.as_deref())?;
+            let channel = trine_mesh::channel_tls(endpoint, config.tls.client()?)?;
+            let client = trine_mesh::gateway_client(channel, config.api_key.as_deref())?;
             (Sink::Gateway(client), None)
         }
         None => {

@@ -9,7 +9,6 @@ mod doctor;
 mod eval;
 mod ingest;
 mod keys;
-pub mod mesh;
 mod model;
 mod progress;
 mod queries;
@@ -235,7 +234,7 @@ pub async fn load_embedder(config: &Config) -> Result<Arc<dyn Embedder>, trine_e
 /// configured store and embedder (commands run without `--endpoint`), with
 /// the store and embedder for the commands that also read them directly.
 struct LocalMesh {
-    mesh: mesh::Mesh,
+    mesh: trine_mesh::Mesh,
     store: Arc<dyn Store>,
     embedder: Arc<dyn Embedder>,
 }
@@ -246,7 +245,8 @@ async fn local_mesh(
     let store = open_store(config).await?;
     let embedder = load_embedder(config).await?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let mesh = mesh::Mesh::start(listener, store.clone(), embedder.clone(), config.mesh()).await?;
+    let mesh =
+        trine_mesh::Mesh::start(listener, store.clone(), embedder.clone(), config.mesh()).await?;
     Ok(LocalMesh {
         mesh,
         store,
@@ -257,7 +257,7 @@ async fn local_mesh(
 async fn health(config: &Config, args: HealthArgs) -> CmdResult {
     use tonic_health::pb::health_check_response::ServingStatus;
     use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
-    let mut client = HealthClient::new(mesh::channel_tls(&args.addr, config.tls.client()?)?);
+    let mut client = HealthClient::new(trine_mesh::channel_tls(&args.addr, config.tls.client()?)?);
     let asked = HealthCheckRequest {
         service: args.service.clone(),
     };

@@ -22,7 +22,8 @@ use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::memory_server::Memory as _;
 use trine_api::v1::{self, Filters, Record, SearchRequest, UpsertRequest};
 use trine_embed::HashEmbedder;
-use trine_gateway::{MemoryService, Peers, SearchConfig, Searcher, Writer};
+use trine_gateway::{MemoryService, Writer};
+use trine_mesh::{MeshConfig, PeerAddrs};
 use trine_store::{EdgeStore, Store};
 
 use crate::CmdResult;
@@ -272,29 +273,24 @@ fn us(d: Duration) -> f64 {
 pub async fn run(args: Args) -> CmdResult {
     let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
     let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories")?);
-    let writer = Writer::new(store.clone(), Arc::new(HashEmbedder::new(64)));
-    writer.prepare().await?;
+    let embedder: Arc<dyn trine_embed::Embedder> = Arc::new(HashEmbedder::new(64));
+    Writer::new(store.clone(), embedder.clone())
+        .prepare()
+        .await?;
     // Peers nothing listens on: a request that reached them would fail, not
     // be refused, and the run says so.
-    let nowhere = crate::mesh::channel("127.0.0.1:9")?;
-    let peers = Peers::lazy(nowhere.clone(), nowhere.clone(), nowhere);
-    let service = MemoryService::new(writer).with_search(Searcher::new(
-        peers,
-        store,
-        SearchConfig::default(),
-    ));
+    let nowhere = "127.0.0.1:9".to_string();
+    let (peers, _) = trine_mesh::peers(&PeerAddrs {
+        lexical: nowhere.clone(),
+        semantic: nowhere.clone(),
+        fusion: nowhere,
+        tls: None,
+    })?;
+    let service = trine_mesh::gateway_service(peers, embedder, store, &MeshConfig::default());
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let served = tokio::spawn(trine_gateway::run(
-        listener,
-        service.clone(),
-        Serving::default(),
-        async {
-            let _ = stopped.await;
-        },
-    ));
+    let served = trine_mesh::Service::gateway(listener, service.clone(), Serving::default())?;
+    let addr = served.addr;
     let mut client = MemoryClient::connect(format!("http://{addr}"))
         .await
         .map_err(|e| format!("cannot reach the gateway on {addr}: {e}"))?
@@ -303,8 +299,7 @@ pub async fn run(args: Args) -> CmdResult {
 
     let refusals = measure(&service, &mut client, args.iterations).await;
     drop(client);
-    let _ = stop.send(());
-    let _ = served.await;
+    served.stop().await?;
     // The store flushes as its last holder drops, before its directory goes.
     drop(service);
     drop(dir);

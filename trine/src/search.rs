@@ -8,8 +8,8 @@ use trine_api::timestamp;
 use trine_api::v1::{self, Filters, SearchRequest};
 use trine_core::model::parse_time;
 
-use crate::mesh::channel;
 use crate::{CmdResult, Config, local_mesh};
+use trine_mesh::channel;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -136,7 +136,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     let request = request(&args)?;
     let response = match &args.endpoint {
         Some(endpoint) => {
-            let channel = crate::mesh::channel_tls(endpoint, config.tls.client()?)?;
+            let channel = trine_mesh::channel_tls(endpoint, config.tls.client()?)?;
             ask(channel, config.api_key.as_deref(), request).await?
         }
         None => {
@@ -159,7 +159,7 @@ async fn ask(
     key: Option<&str>,
     request: SearchRequest,
 ) -> Result<v1::SearchResponse, String> {
-    let mut client = crate::mesh::gateway_client(channel, key)?;
+    let mut client = trine_mesh::gateway_client(channel, key)?;
     client
         .search(request)
         .await

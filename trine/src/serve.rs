@@ -4,17 +4,12 @@
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::net::TcpListener;
-use trine_fusion::FusionService;
+use trine_gateway::Writer;
 use trine_gateway::auth::Keys;
-use trine_gateway::{MemoryService, Peers, Searcher, Writer};
-use trine_lexical::LexicalService;
-use trine_semantic::SemanticService;
-use trine_telemetry::Metrics;
+use trine_mesh::{Deps, MeshConfig, PeerAddrs, Running};
 
-use crate::mesh::{Mesh, MeshConfig, channel_tls, remote_embedder};
 use crate::{CmdResult, Config, load_embedder, open_store};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -27,14 +22,30 @@ pub enum Role {
 }
 
 impl Role {
+    /// The mesh's role of the flag's value.
+    pub fn mesh(self) -> trine_mesh::Role {
+        match self {
+            Self::All => trine_mesh::Role::All,
+            Self::Gateway => trine_mesh::Role::Gateway,
+            Self::Lexical => trine_mesh::Role::Lexical,
+            Self::Semantic => trine_mesh::Role::Semantic,
+            Self::Fusion => trine_mesh::Role::Fusion,
+        }
+    }
+
     /// The service's name, the `service.name` of its spans.
     pub fn service_name(self) -> &'static str {
+        self.mesh().service_name()
+    }
+
+    /// The flag's value (`--role lexical`).
+    pub fn flag(self) -> &'static str {
         match self {
-            Self::All => "trine",
+            Self::All => "all",
             Self::Gateway => "gateway",
-            Self::Lexical => "lexical-svc",
-            Self::Semantic => "semantic-svc",
-            Self::Fusion => "fusion-svc",
+            Self::Lexical => "lexical",
+            Self::Semantic => "semantic",
+            Self::Fusion => "fusion",
         }
     }
 }
@@ -162,24 +173,6 @@ fn metrics_addr(raw: &str) -> Result<Option<SocketAddr>, String> {
     }
 }
 
-/// Serves one role's metrics until a signal, when asked to; where it
-/// serves them.
-async fn serve_metrics(
-    addr: Option<SocketAddr>,
-    metrics: Arc<Metrics>,
-) -> Result<Option<String>, String> {
-    let Some(addr) = addr else {
-        return Ok(None);
-    };
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|e| format!("cannot serve metrics on {addr}: {e}"))?;
-    let bound = listener.local_addr().map_err(|e| e.to_string())?;
-    eprintln!("metrics on http://{bound}/metrics");
-    tokio::spawn(trine_telemetry::metrics::serve(listener, metrics, signal()));
-    Ok(Some(bound.to_string()))
-}
-
 /// Resolves on Ctrl-C or SIGTERM.
 async fn signal() {
     let ctrl_c = async {
@@ -237,14 +230,41 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         };
         eprintln!("tls: on{mtls}");
     }
-    match args.role {
-        Role::All => {
-            let store = open_store(config).await?;
-            let embedder = load_embedder(config).await?;
-            Writer::new(store.clone(), embedder.clone())
-                .prepare()
-                .await?;
-            let mesh = Mesh::start(listener, store, embedder, mesh_config).await?;
+    let role = args.role.mesh();
+    let deps = Deps {
+        store: if role.needs_store() {
+            Some(open_store(config).await?)
+        } else {
+            None
+        },
+        embedder: if role.needs_embedder() {
+            Some(load_embedder(config).await?)
+        } else {
+            None
+        },
+        peers: if role.needs_peers() {
+            let p = &config.peers;
+            Some(PeerAddrs {
+                lexical: peer("lexical", p.lexical.as_ref())?,
+                semantic: peer("semantic", p.semantic.as_ref())?,
+                fusion: peer("fusion", p.fusion.as_ref())?,
+                tls: config.tls.client()?,
+            })
+        } else {
+            None
+        },
+    };
+    // The whole mesh makes the collection ready before it serves.
+    if let (trine_mesh::Role::All, Some(store), Some(embedder)) =
+        (role, &deps.store, &deps.embedder)
+    {
+        Writer::new(store.clone(), embedder.clone())
+            .prepare()
+            .await?;
+    }
+    let running = trine_mesh::spawn(role, listener, deps, mesh_config).await?;
+    let ready = match &running {
+        Running::All(mesh) => {
             eprintln!(
                 "trine serving on {addr} (lexical {}, semantic {}, fusion {}); Ctrl-C stops",
                 mesh.lexical, mesh.semantic, mesh.fusion
@@ -263,88 +283,24 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
                 fusion: Some(mesh.fusion.to_string()),
                 metrics: mesh.metrics.as_ref().map(|m| m.gateway.to_string()),
             }
-            .announce(args.ready_json)?;
-            signal().await;
-            eprintln!("stopping: draining in-flight calls");
-            mesh.stop().await?;
         }
-        Role::Lexical => {
-            let service = LexicalService::new(open_store(config).await?, mesh_config.lexical)
-                .with_embedder(load_embedder(config).await?);
-            let metrics = serve_metrics(metrics, service.metrics()).await?;
-            eprintln!("lexical-svc serving on {addr}");
+        Running::One(service) => {
+            if let Some(m) = service.metrics {
+                eprintln!("metrics on http://{m}/metrics");
+            }
+            eprintln!("{} serving on {addr}", role.service_name());
             Ready {
-                role: "lexical",
+                role: args.role.flag(),
                 addr: addr.to_string(),
-                metrics,
+                metrics: service.metrics.map(|m| m.to_string()),
                 ..Ready::default()
             }
-            .announce(args.ready_json)?;
-            trine_lexical::run(listener, service, mesh_config.serving, signal()).await?;
         }
-        Role::Semantic => {
-            let store = open_store(config).await?;
-            let service =
-                SemanticService::new(store, load_embedder(config).await?, mesh_config.semantic);
-            let metrics = serve_metrics(metrics, service.metrics()).await?;
-            eprintln!("semantic-svc serving on {addr}");
-            Ready {
-                role: "semantic",
-                addr: addr.to_string(),
-                metrics,
-                ..Ready::default()
-            }
-            .announce(args.ready_json)?;
-            trine_semantic::run(listener, service, mesh_config.serving, signal()).await?;
-        }
-        Role::Fusion => {
-            let service = FusionService::new(mesh_config.search.fusion);
-            let metrics = serve_metrics(metrics, service.metrics()).await?;
-            eprintln!("fusion-svc serving on {addr}");
-            Ready {
-                role: "fusion",
-                addr: addr.to_string(),
-                metrics,
-                ..Ready::default()
-            }
-            .announce(args.ready_json)?;
-            trine_fusion::run(listener, service, mesh_config.serving, signal()).await?;
-        }
-        Role::Gateway => {
-            let p = &config.peers;
-            let tls = config.tls.client()?;
-            let semantic = channel_tls(&peer("semantic", p.semantic.as_ref())?, tls.clone())?;
-            let peers = Peers::lazy(
-                channel_tls(&peer("lexical", p.lexical.as_ref())?, tls.clone())?,
-                semantic.clone(),
-                channel_tls(&peer("fusion", p.fusion.as_ref())?, tls)?,
-            );
-            let store = open_store(config).await?;
-            let writes = remote_embedder(semantic, Duration::from_secs(30)).await?;
-            let writer = Writer::new(store.clone(), Arc::new(writes));
-            let mut service = MemoryService::new(writer).with_search(Searcher::new(
-                peers,
-                store,
-                mesh_config.search,
-            ));
-            if let Some(keys) = keys {
-                service = service.with_keys(keys);
-            }
-            if let Some(quotas) = mesh_config.quotas.clone() {
-                service = service.with_quotas(quotas);
-            }
-            let metrics = serve_metrics(metrics, service.metrics()).await?;
-            eprintln!("gateway serving on {addr}");
-            Ready {
-                role: "gateway",
-                addr: addr.to_string(),
-                metrics,
-                ..Ready::default()
-            }
-            .announce(args.ready_json)?;
-            trine_gateway::run(listener, service, mesh_config.serving, signal()).await?;
-        }
-    }
+    };
+    ready.announce(args.ready_json)?;
+    signal().await;
+    eprintln!("stopping: draining in-flight calls");
+    running.stop().await?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -94,3 +94,36 @@ fn each_crate_depends_only_on_what_its_role_allows() {
         assert!(bad.is_empty(), "{krate} depends on {bad:?}: {why}");
     }
 }
+
+/// The command-line crate holds commands only: every service is built and
+/// started in `trine-mesh` (`spawn`, `Mesh`, `Service`), never in
+/// `trine/src`.
+#[test]
+fn the_cli_builds_no_service() {
+    let src = trine_testkit::workspace_dir().join("trine/src");
+    let forbidden = [
+        "Service::new(",
+        "Searcher::new(",
+        "Peers::lazy(",
+        "trine_lexical::run(",
+        "trine_semantic::run(",
+        "trine_fusion::run(",
+        "trine_gateway::run(",
+    ];
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            for f in forbidden {
+                if text.contains(f) {
+                    found.push(format!("{}: {f}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "services built in the CLI crate: {found:?}"
+    );
+}

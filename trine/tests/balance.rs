@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::sync::watch;
-use trine::mesh::channel;
 use trine_api::server::Serving;
 use trine_api::v1::lexical_client::LexicalClient;
 use trine_api::v1::{CandidatesRequest, Filters};
 use trine_embed::{Embedder, HashEmbedder};
 use trine_lexical::{LexicalConfig, LexicalService};
+use trine_mesh::channel;
 use trine_store::{EdgeStore, Store};
 
 /// Starts one lexical-svc replica on `bind` and returns its address and

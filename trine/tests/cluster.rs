@@ -11,13 +11,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use tokio::net::TcpListener;
 use tokio::sync::Mutex;
-use trine::mesh::{Mesh, MeshConfig};
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{Filters, Record, SearchRequest, UpsertRequest};
 use trine_embed::{Embedder, HashEmbedder};
-use trine_gateway::Writer;
+use trine_mesh::MeshConfig;
 use trine_store::{Layout, ReadConsistency, ServerStore, Store};
 
 type Client = MemoryClient<tonic::transport::Channel>;
@@ -177,14 +175,7 @@ async fn the_cluster_survives_its_first_node_killed_and_restarted() {
         .with_read_consistency(Some(ReadConsistency::Factor(1)));
     let store: Arc<dyn Store> = Arc::new(store);
     let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(64));
-    Writer::new(store.clone(), embedder.clone())
-        .prepare()
-        .await
-        .unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let mesh = Mesh::start(listener, store, embedder, MeshConfig::default())
-        .await
-        .unwrap();
+    let mesh = trine_testkit::mesh(store, embedder, MeshConfig::default()).await;
     let client = MemoryClient::connect(format!("http://{}", mesh.gateway))
         .await
         .unwrap();

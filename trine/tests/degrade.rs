@@ -10,13 +10,13 @@ use tonic::Code;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
-use trine::mesh::{Mesh, MeshConfig, channel};
 use trine_api::server::Serving;
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{Filters, Record, SearchRequest, UpsertRequest};
 use trine_embed::{Embedder, HashEmbedder};
 use trine_gateway::{MemoryService, Peers, SearchConfig, Searcher, Writer};
 use trine_lexical::{LexicalConfig, LexicalService};
+use trine_mesh::{MeshConfig, channel};
 use trine_store::{EdgeStore, Store};
 
 fn never() -> impl Future<Output = ()> + Send + 'static {
@@ -126,14 +126,7 @@ async fn every_server_reports_serving() {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
     let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(64));
-    Writer::new(store.clone(), embedder.clone())
-        .prepare()
-        .await
-        .unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let mesh = Mesh::start(listener, store, embedder, MeshConfig::default())
-        .await
-        .unwrap();
+    let mesh = trine_testkit::mesh(store, embedder, MeshConfig::default()).await;
     let servers = [
         (mesh.gateway, "trine.v1.Memory"),
         (mesh.lexical, "trine.v1.Lexical"),

@@ -4,12 +4,11 @@
 
 use std::sync::Arc;
 
-use tokio::net::TcpListener;
-use trine::mesh::{Mesh, MeshConfig};
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{self, Filters, Record, SearchRequest, UpsertRequest};
 use trine_core::model::Filter;
 use trine_embed::EmbedderKind;
+use trine_mesh::{Mesh, MeshConfig};
 use trine_store::{EdgeStore, Store};
 
 const TITLE: &str = "Meeting 2026-11-11 09:58";
@@ -81,17 +80,10 @@ async fn fixture() -> Fixture {
     let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
     let embedder = trine_embed::load(EmbedderKind::MiniLm, &trine_testkit::models_dir())
         .expect("the MiniLM model (run scripts/fetch-model.sh)");
-    trine_gateway::Writer::new(store.clone(), embedder.clone())
-        .prepare()
-        .await
-        .unwrap();
     let mut config = MeshConfig::default();
     config.lexical.cap = 8;
     config.semantic.cap = 8;
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let mesh = Mesh::start(listener, store.clone(), embedder, config)
-        .await
-        .unwrap();
+    let mesh = trine_testkit::mesh(store.clone(), embedder, config).await;
     let mut client = MemoryClient::connect(format!("http://{}", mesh.gateway))
         .await
         .unwrap();

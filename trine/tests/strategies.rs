@@ -5,13 +5,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use tokio::net::TcpListener;
 use tonic::Code;
-use trine::mesh::{Mesh, MeshConfig};
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{Filters, Record, SearchRequest, UpsertRequest};
 use trine_core::model::{CollectionSpec, EmbedderId, Memory, Point};
 use trine_embed::{Embedder, HashEmbedder};
+use trine_mesh::{Mesh, MeshConfig};
 use trine_store::{EdgeStore, Fold, Store};
 use uuid::Uuid;
 
@@ -54,17 +53,10 @@ fn search(query: &str, strategy: &str) -> SearchRequest {
 
 async fn mesh(store: Arc<dyn Store>) -> (Mesh, MemoryClient<tonic::transport::Channel>) {
     let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(64));
-    trine_gateway::Writer::new(store.clone(), embedder.clone())
-        .prepare()
-        .await
-        .unwrap();
     let mut config = MeshConfig::default();
     config.lexical.cap = 8;
     config.semantic.cap = 8;
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let mesh = Mesh::start(listener, store, embedder, config)
-        .await
-        .unwrap();
+    let mesh = trine_testkit::mesh(store, embedder, config).await;
     let client = MemoryClient::connect(format!("http://{}", mesh.gateway))
         .await
         .unwrap();

@@ -9,11 +9,11 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use trine::mesh::{Mesh, MeshConfig};
+use tokio::net::TcpStream;
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{Filters, Record, SearchRequest, SearchResponse, UpsertRequest};
 use trine_embed::{Embedder, HashEmbedder};
+use trine_mesh::{Mesh, MeshConfig};
 use trine_store::{EdgeStore, Store};
 use trine_telemetry::opentelemetry::Value;
 use trine_telemetry::opentelemetry::trace::{SpanId, SpanKind, TraceId};
@@ -59,18 +59,11 @@ async fn fixture(tenant: &str) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
     let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(HashEmbedder::DEFAULT_DIM));
-    trine_gateway::Writer::new(store.clone(), embedder.clone())
-        .prepare()
-        .await
-        .unwrap();
     let config = MeshConfig {
         metrics: Some("127.0.0.1:0".parse().unwrap()),
         ..MeshConfig::default()
     };
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let mesh = Mesh::start(listener, store, embedder, config)
-        .await
-        .unwrap();
+    let mesh = trine_testkit::mesh(store, embedder, config).await;
     let mut client = MemoryClient::connect(format!("http://{}", mesh.gateway))
         .await
         .unwrap();

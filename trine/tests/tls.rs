@@ -11,13 +11,13 @@ use std::sync::Arc;
 
 use tokio::net::TcpListener;
 use trine::config::TlsSection;
-use trine::mesh::{channel, channel_tls};
 use trine_api::server::Serving;
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{Filters, Record, SearchRequest, UpsertRequest};
 use trine_embed::HashEmbedder;
 use trine_gateway::{MemoryService, Peers, SearchConfig, Searcher, Writer};
 use trine_lexical::{LexicalConfig, LexicalService};
+use trine_mesh::{channel, channel_tls};
 use trine_store::{EdgeStore, Store};
 
 fn openssl(dir: &Path, args: &[String]) {

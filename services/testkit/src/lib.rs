@@ -111,3 +111,26 @@ pub async fn get_all(
     }
     records
 }
+
+/// The whole mesh in this process, as `trine serve` runs it: its
+/// collection made ready, the gateway and the three services each on a
+/// free loopback port, talking real gRPC.
+///
+/// # Panics
+/// When the collection cannot be made ready or a service cannot start.
+pub async fn mesh(
+    store: std::sync::Arc<dyn trine_store::Store>,
+    embedder: std::sync::Arc<dyn trine_embed::Embedder>,
+    config: trine_mesh::MeshConfig,
+) -> trine_mesh::Mesh {
+    trine_gateway::Writer::new(store.clone(), embedder.clone())
+        .prepare()
+        .await
+        .expect("the collection is made ready");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    trine_mesh::Mesh::start(listener, store, embedder, config)
+        .await
+        .expect("the mesh starts")
+}

@@ -1,0 +1,41 @@
+//! The services wired together, in one place for every way trine runs
+//! them: [`spawn`] starts the whole mesh in one process or one role, for
+//! `trine serve`, for the commands that run in-process (search, bench,
+//! eval without `--endpoint`) and for the tests; [`channel_tls`] reaches a
+//! peer (an address, replicas, or a `dns://` name). The command-line crate
+//! holds commands only: it opens the store and loads the embedder from its
+//! configuration and hands them here.
+#![forbid(unsafe_code)]
+
+mod channel;
+mod mesh;
+mod role;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use trine_gateway::SearchConfig;
+use trine_lexical::LexicalConfig;
+use trine_semantic::SemanticConfig;
+
+pub use channel::{ApiKey, GatewayClient, channel, channel_tls, gateway_client, remote_embedder};
+pub use mesh::{Mesh, MetricsAddrs, Running, Service, spawn};
+pub use role::{Deps, PeerAddrs, Role, SEMANTIC_WAIT, gateway_service, peers};
+
+/// Settings of every service in the mesh.
+#[derive(Debug, Clone, Default)]
+pub struct MeshConfig {
+    pub lexical: LexicalConfig,
+    pub semantic: SemanticConfig,
+    pub search: SearchConfig,
+    /// Where to serve each service's `/metrics`: the gateway on this address,
+    /// lexical-svc, semantic-svc and fusion-svc on the next three ports (each
+    /// on a free port when the port is 0). `None`: not served.
+    pub metrics: Option<SocketAddr>,
+    /// Each server's calls in flight and largest message.
+    pub serving: trine_api::server::Serving,
+    /// API keys the gateway checks every call against; `None`: none.
+    pub keys: Option<Arc<trine_gateway::auth::Keys>>,
+    /// Tenants' request rates and memories held; `None`: no limits.
+    pub quotas: Option<Arc<trine_gateway::quota::Quotas>>,
+}

@@ -1,0 +1,384 @@
+//! Running services: all four in one process ([`Mesh`], each on its own
+//! loopback port, talking real gRPC, over one shared store), or one role
+//! ([`Service`]); [`spawn`] starts either.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use trine_embed::Embedder;
+use trine_store::Store;
+use trine_telemetry::Metrics;
+
+use crate::MeshConfig;
+use crate::role::{self, Deps, Role};
+
+/// Where each service of a mesh serves `/metrics`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricsAddrs {
+    pub gateway: SocketAddr,
+    pub lexical: SocketAddr,
+    pub semantic: SocketAddr,
+    pub fusion: SocketAddr,
+}
+
+type Served = JoinHandle<Result<(), tonic::transport::Error>>;
+type MetricsServed = JoinHandle<std::io::Result<()>>;
+
+/// Binds the `/metrics` listener of the `index`-th service (0 = gateway).
+async fn bind_metrics(base: SocketAddr, index: u16) -> Result<TcpListener, String> {
+    let mut addr = base;
+    if base.port() != 0 {
+        addr.set_port(base.port().checked_add(index).ok_or_else(|| {
+            format!(
+                "metrics port {} leaves no room for four services",
+                base.port()
+            )
+        })?);
+    }
+    TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot serve metrics on {addr}: {e}"))
+}
+
+fn io(e: std::io::Error) -> String {
+    format!("cannot bind a loopback port: {e}")
+}
+
+/// The tasks of running services and the signal that stops them all.
+struct Tasks {
+    stop: watch::Sender<bool>,
+    rx: watch::Receiver<bool>,
+    served: Vec<(&'static str, Served)>,
+    metrics: Vec<(&'static str, MetricsServed)>,
+}
+
+impl Tasks {
+    fn new() -> Self {
+        let (stop, rx) = watch::channel(false);
+        Self {
+            stop,
+            rx,
+            served: Vec::new(),
+            metrics: Vec::new(),
+        }
+    }
+
+    /// A shutdown future for one server: resolves when the tasks stop.
+    fn stopped(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut rx = self.rx.clone();
+        async move {
+            // An error means the sender is gone: stop as well.
+            let _ = rx.wait_for(|stop| *stop).await;
+        }
+    }
+
+    /// Serves `registry` on `listener` until the tasks stop; where.
+    fn serve_metrics(
+        &mut self,
+        name: &'static str,
+        listener: TcpListener,
+        registry: Arc<Metrics>,
+    ) -> Result<SocketAddr, String> {
+        let addr = listener.local_addr().map_err(io)?;
+        let task = tokio::spawn(trine_telemetry::metrics::serve(
+            listener,
+            registry,
+            self.stopped(),
+        ));
+        self.metrics.push((name, task));
+        Ok(addr)
+    }
+
+    /// Signals every server to stop, then waits for each to drain.
+    async fn stop(self) -> Result<(), String> {
+        let _ = self.stop.send(true);
+        let mut failures = Vec::new();
+        for (name, task) in self.served {
+            match task.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => failures.push(format!("{name}: {e}")),
+                Err(e) => failures.push(format!("{name}: {e}")),
+            }
+        }
+        for (name, task) in self.metrics {
+            match task.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => failures.push(format!("{name} metrics: {e}")),
+                Err(e) => failures.push(format!("{name} metrics: {e}")),
+            }
+        }
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(failures.join("; "))
+        }
+    }
+}
+
+/// Starts one server of `role` on `listener` under the tasks' signal,
+/// returning its metrics registry.
+async fn start_one(
+    role: Role,
+    listener: TcpListener,
+    deps: &Deps,
+    config: &MeshConfig,
+    serving: trine_api::server::Serving,
+    tasks: &mut Tasks,
+) -> Result<Arc<Metrics>, String> {
+    let stopped = tasks.stopped();
+    let (registry, task): (Arc<Metrics>, Served) = match role {
+        Role::Lexical => {
+            let service = role::lexical(deps.store(role)?, deps.embedder(role)?, config);
+            let registry = service.metrics();
+            let run = trine_lexical::run(listener, service, serving, stopped);
+            (registry, tokio::spawn(run))
+        }
+        Role::Semantic => {
+            let service = role::semantic(deps.store(role)?, deps.embedder(role)?, config);
+            let registry = service.metrics();
+            let run = trine_semantic::run(listener, service, serving, stopped);
+            (registry, tokio::spawn(run))
+        }
+        Role::Fusion => {
+            let service = role::fusion(config);
+            let registry = service.metrics();
+            let run = trine_fusion::run(listener, service, serving, stopped);
+            (registry, tokio::spawn(run))
+        }
+        Role::Gateway => {
+            let addrs = deps
+                .peers
+                .as_ref()
+                .ok_or("the gateway needs its peers' addresses")?;
+            let (peers, semantic) = role::peers(addrs)?;
+            let service = role::gateway(peers, semantic, deps.store(role)?, config).await?;
+            let registry = service.metrics();
+            let run = trine_gateway::run(listener, service, serving, stopped);
+            (registry, tokio::spawn(run))
+        }
+        Role::All => return Err("the whole mesh is Mesh::start, not one server".into()),
+    };
+    tasks.served.push((role.service_name(), task));
+    Ok(registry)
+}
+
+/// A running mesh. Dropping it without [`Mesh::stop`] leaves the services
+/// running until the runtime ends.
+pub struct Mesh {
+    pub gateway: SocketAddr,
+    pub lexical: SocketAddr,
+    pub semantic: SocketAddr,
+    pub fusion: SocketAddr,
+    /// Where each service serves `/metrics`, when asked to.
+    pub metrics: Option<MetricsAddrs>,
+    tasks: Tasks,
+}
+
+impl Mesh {
+    /// Starts all four services: the gateway on `gateway`, the others on
+    /// loopback ports of their own, over one store and one embedder.
+    pub async fn start(
+        gateway: TcpListener,
+        store: Arc<dyn Store>,
+        embedder: Arc<dyn Embedder>,
+        config: MeshConfig,
+    ) -> Result<Self, String> {
+        let bind = || TcpListener::bind("127.0.0.1:0");
+        let (lexical_l, semantic_l, fusion_l) = (
+            bind().await.map_err(io)?,
+            bind().await.map_err(io)?,
+            bind().await.map_err(io)?,
+        );
+        let addr = |l: &TcpListener| l.local_addr().map_err(io);
+        let (lexical, semantic, fusion, gateway_addr) = (
+            addr(&lexical_l)?,
+            addr(&semantic_l)?,
+            addr(&fusion_l)?,
+            addr(&gateway)?,
+        );
+        let deps = Deps {
+            store: Some(store),
+            embedder: Some(embedder),
+            peers: Some(role::PeerAddrs {
+                lexical: lexical.to_string(),
+                semantic: semantic.to_string(),
+                fusion: fusion.to_string(),
+                tls: None,
+            }),
+        };
+        // The internal services listen on loopback, in this process: TLS is
+        // for the gateway's public port.
+        let internal = trine_api::server::Serving {
+            tls: None,
+            ..config.serving.clone()
+        };
+        let mut tasks = Tasks::new();
+        let mut registries = Vec::new();
+        for (role, listener) in [
+            (Role::Lexical, lexical_l),
+            (Role::Semantic, semantic_l),
+            (Role::Fusion, fusion_l),
+        ] {
+            let registry =
+                start_one(role, listener, &deps, &config, internal.clone(), &mut tasks).await?;
+            registries.push((role.service_name(), registry));
+        }
+        let registry = start_one(
+            Role::Gateway,
+            gateway,
+            &deps,
+            &config,
+            config.serving.clone(),
+            &mut tasks,
+        )
+        .await?;
+        registries.insert(0, ("gateway", registry));
+
+        let mut metrics = None;
+        if let Some(base) = config.metrics {
+            let mut addrs = Vec::new();
+            for (index, (name, registry)) in (0u16..).zip(registries) {
+                let listener = bind_metrics(base, index).await?;
+                addrs.push(tasks.serve_metrics(name, listener, registry)?);
+            }
+            if let [gateway, lexical, semantic, fusion] = addrs[..] {
+                metrics = Some(MetricsAddrs {
+                    gateway,
+                    lexical,
+                    semantic,
+                    fusion,
+                });
+            }
+        }
+        Ok(Self {
+            gateway: gateway_addr,
+            lexical,
+            semantic,
+            fusion,
+            metrics,
+            tasks,
+        })
+    }
+
+    /// Signals every service to stop, then waits for each to drain.
+    pub async fn stop(self) -> Result<(), String> {
+        self.tasks.stop().await
+    }
+}
+
+/// One role running on its own (`trine serve --role lexical`, ...).
+pub struct Service {
+    pub role: Role,
+    pub addr: SocketAddr,
+    /// Where it serves `/metrics`, when asked to.
+    pub metrics: Option<SocketAddr>,
+    tasks: Tasks,
+}
+
+impl Service {
+    /// Starts `role` (not [`Role::All`]) on `listener` over what `deps`
+    /// gives it, with its `/metrics` on `config.metrics` when set.
+    pub async fn start(
+        role: Role,
+        listener: TcpListener,
+        deps: &Deps,
+        config: &MeshConfig,
+    ) -> Result<Self, String> {
+        let addr = listener.local_addr().map_err(io)?;
+        let mut tasks = Tasks::new();
+        let registry = start_one(
+            role,
+            listener,
+            deps,
+            config,
+            config.serving.clone(),
+            &mut tasks,
+        )
+        .await?;
+        let metrics = match config.metrics {
+            Some(base) => {
+                let listener = bind_metrics(base, 0).await?;
+                Some(tasks.serve_metrics(role.service_name(), listener, registry)?)
+            }
+            None => None,
+        };
+        Ok(Self {
+            role,
+            addr,
+            metrics,
+            tasks,
+        })
+    }
+
+    /// Serves a gateway already built ([`crate::gateway_service`]) on
+    /// `listener`, without metrics: for measuring the gateway on its own.
+    pub fn gateway(
+        listener: TcpListener,
+        service: trine_gateway::MemoryService,
+        serving: trine_api::server::Serving,
+    ) -> Result<Self, String> {
+        let addr = listener.local_addr().map_err(io)?;
+        let mut tasks = Tasks::new();
+        let run = trine_gateway::run(listener, service, serving, tasks.stopped());
+        tasks.served.push(("gateway", tokio::spawn(run)));
+        Ok(Self {
+            role: Role::Gateway,
+            addr,
+            metrics: None,
+            tasks,
+        })
+    }
+
+    /// Signals the service to stop, then waits for it to drain.
+    pub async fn stop(self) -> Result<(), String> {
+        self.tasks.stop().await
+    }
+}
+
+/// What [`spawn`] started.
+pub enum Running {
+    All(Mesh),
+    One(Service),
+}
+
+impl Running {
+    /// The address of the public service: the gateway's, or the role's.
+    pub fn addr(&self) -> SocketAddr {
+        match self {
+            Self::All(mesh) => mesh.gateway,
+            Self::One(service) => service.addr,
+        }
+    }
+
+    /// Signals every service to stop, then waits for each to drain.
+    pub async fn stop(self) -> Result<(), String> {
+        match self {
+            Self::All(mesh) => mesh.stop().await,
+            Self::One(service) => service.stop().await,
+        }
+    }
+}
+
+/// Starts `role` on `listener`: the whole mesh over `deps`' store and
+/// embedder, or one service. `trine serve`, the in-process commands and
+/// the tests all start services through here.
+pub async fn spawn(
+    role: Role,
+    listener: TcpListener,
+    deps: Deps,
+    config: MeshConfig,
+) -> Result<Running, String> {
+    match role {
+        Role::All => {
+            let mesh =
+                Mesh::start(listener, deps.store(role)?, deps.embedder(role)?, config).await?;
+            Ok(Running::All(mesh))
+        }
+        one => Ok(Running::One(
+            Service::start(one, listener, &deps, &config).await?,
+        )),
+    }
+}

@@ -1,0 +1,157 @@
+//! Each service built from what it runs on, once, for every way trine runs
+//! it: one role of `trine serve`, or a part of the whole mesh in one
+//! process ([`crate::Mesh`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tonic::transport::{Channel, ClientTlsConfig};
+use trine_embed::Embedder;
+use trine_fusion::FusionService;
+use trine_gateway::{MemoryService, Peers, Searcher, Writer};
+use trine_lexical::LexicalService;
+use trine_semantic::SemanticService;
+use trine_store::Store;
+
+use crate::MeshConfig;
+use crate::channel::{channel_tls, remote_embedder};
+
+/// Which service a process runs: all four, or one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    All,
+    Gateway,
+    Lexical,
+    Semantic,
+    Fusion,
+}
+
+impl Role {
+    /// The service's name, the `service.name` of its spans.
+    pub fn service_name(self) -> &'static str {
+        match self {
+            Self::All => "trine",
+            Self::Gateway => "gateway",
+            Self::Lexical => "lexical-svc",
+            Self::Semantic => "semantic-svc",
+            Self::Fusion => "fusion-svc",
+        }
+    }
+
+    /// Whether the role reads and writes the store (fusion-svc holds no data).
+    pub fn needs_store(self) -> bool {
+        !matches!(self, Self::Fusion)
+    }
+
+    /// Whether the role embeds in-process (the gateway asks semantic-svc).
+    pub fn needs_embedder(self) -> bool {
+        matches!(self, Self::All | Self::Lexical | Self::Semantic)
+    }
+
+    /// Whether the role calls peers it must be told of (the gateway's).
+    pub fn needs_peers(self) -> bool {
+        matches!(self, Self::Gateway)
+    }
+}
+
+/// Where a gateway finds lexical-svc, semantic-svc and fusion-svc: each an
+/// address, a list of replicas or a `dns://` name ([`channel_tls`]).
+#[derive(Debug, Clone, Default)]
+pub struct PeerAddrs {
+    pub lexical: String,
+    pub semantic: String,
+    pub fusion: String,
+    /// The TLS of calls to them; `None`: plain.
+    pub tls: Option<ClientTlsConfig>,
+}
+
+/// What a role runs on; each role takes what [`Role`] says it needs.
+#[derive(Clone, Default)]
+pub struct Deps {
+    pub store: Option<Arc<dyn Store>>,
+    pub embedder: Option<Arc<dyn Embedder>>,
+    pub peers: Option<PeerAddrs>,
+}
+
+impl Deps {
+    pub(crate) fn store(&self, role: Role) -> Result<Arc<dyn Store>, String> {
+        self.store
+            .clone()
+            .ok_or_else(|| format!("{} needs a store", role.service_name()))
+    }
+
+    pub(crate) fn embedder(&self, role: Role) -> Result<Arc<dyn Embedder>, String> {
+        self.embedder
+            .clone()
+            .ok_or_else(|| format!("{} needs an embedder", role.service_name()))
+    }
+}
+
+/// How long a gateway waits for semantic-svc, its embedder of writes, to
+/// answer at start.
+pub const SEMANTIC_WAIT: Duration = Duration::from_secs(30);
+
+pub(crate) fn lexical(
+    store: Arc<dyn Store>,
+    embedder: Arc<dyn Embedder>,
+    config: &MeshConfig,
+) -> LexicalService {
+    LexicalService::new(store, config.lexical.clone()).with_embedder(embedder)
+}
+
+pub(crate) fn semantic(
+    store: Arc<dyn Store>,
+    embedder: Arc<dyn Embedder>,
+    config: &MeshConfig,
+) -> SemanticService {
+    SemanticService::new(store, embedder, config.semantic.clone())
+}
+
+pub(crate) fn fusion(config: &MeshConfig) -> FusionService {
+    FusionService::new(config.search.fusion)
+}
+
+/// The gateway over its peers' channels: searches fan out to them, writes
+/// are embedded by semantic-svc on `semantic`, with the mesh's keys and
+/// quotas.
+pub(crate) async fn gateway(
+    peers: Peers,
+    semantic: Channel,
+    store: Arc<dyn Store>,
+    config: &MeshConfig,
+) -> Result<MemoryService, String> {
+    let writes = remote_embedder(semantic, SEMANTIC_WAIT).await?;
+    Ok(gateway_service(peers, Arc::new(writes), store, config))
+}
+
+/// The gateway over `peers`, its writes embedded by `writes`, with the
+/// mesh's keys and quotas.
+pub fn gateway_service(
+    peers: Peers,
+    writes: Arc<dyn Embedder>,
+    store: Arc<dyn Store>,
+    config: &MeshConfig,
+) -> MemoryService {
+    let writer = Writer::new(store.clone(), writes);
+    let mut service =
+        MemoryService::new(writer).with_search(Searcher::new(peers, store, config.search.clone()));
+    if let Some(keys) = config.keys.clone() {
+        service = service.with_keys(keys);
+    }
+    if let Some(quotas) = config.quotas.clone() {
+        service = service.with_quotas(quotas);
+    }
+    service
+}
+
+/// The gateway's peers from their addresses, and the channel to
+/// semantic-svc among them (the embedder of writes).
+pub fn peers(addrs: &PeerAddrs) -> Result<(Peers, Channel), String> {
+    let semantic = channel_tls(&addrs.semantic, addrs.tls.clone())?;
+    let peers = Peers::lazy(
+        channel_tls(&addrs.lexical, addrs.tls.clone())?,
+        semantic.clone(),
+        channel_tls(&addrs.fusion, addrs.tls.clone())?,
+    );
+    Ok((peers, semantic))
+}
