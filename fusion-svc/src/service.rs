@@ -3,6 +3,7 @@
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
+use trine_core::Stage;
 
 use tokio::net::TcpListener;
 use tonic::server::NamedService;
@@ -110,11 +111,11 @@ impl Fusion for FusionService {
         }
         let hits = fuse_request(&request, &self.settings, limit).map_err(invalid)?;
         tracing::Span::current().record("hits", trine_telemetry::int(hits.len()));
-        self.metrics.stage("fusion", started.elapsed());
+        self.metrics.stage(Stage::Fusion.name(), started.elapsed());
         Ok(Response::new(v1::FuseResponse {
             hits,
             timings: vec![StageTiming {
-                stage: "fusion".to_string(),
+                stage: Stage::Fusion.name().to_string(),
                 millis: started.elapsed().as_secs_f64() * 1000.0,
             }],
         }))

@@ -20,7 +20,7 @@ use trine_api::v1::semantic_client::SemanticClient;
 use trine_api::v1::{self, StageTiming};
 use trine_api::{filter_from_wire, filter_to_wire, fusion_from_wire, memory_to_wire, status};
 use trine_core::model::{check_query_bytes, parse_id};
-use trine_core::{ErrorKind, Mode, Strategy};
+use trine_core::{ErrorKind, Mode, Stage, Strategy};
 use trine_store::{Metered, Store};
 use trine_telemetry::grpc::{Traced, client_span, traced};
 use trine_telemetry::metrics::COUNTS_BUDGET;
@@ -110,7 +110,7 @@ fn check_budget(share: f64, search: Duration, terms: usize, tenant: &str) -> boo
 fn counts_share(timings: &[StageTiming], search: Duration) -> f64 {
     let counts: f64 = timings
         .iter()
-        .filter(|t| t.stage == "lexical.counts")
+        .filter(|t| t.stage == Stage::LexicalCounts.name())
         .map(|t| t.millis)
         .sum();
     let total = millis(search);
@@ -321,7 +321,7 @@ impl Searcher {
                 strategy = answer.strategy;
                 lexical_reference = answer.reference_score;
                 timings.push(StageTiming {
-                    stage: "lexical".into(),
+                    stage: Stage::Lexical.name().into(),
                     millis: millis(took),
                 });
                 timings.extend(answer.timings);
@@ -338,7 +338,7 @@ impl Searcher {
             Some((Ok(answer), took)) => {
                 lists += 1;
                 timings.push(StageTiming {
-                    stage: "semantic".into(),
+                    stage: Stage::Semantic.name().into(),
                     millis: millis(took),
                 });
                 timings.extend(answer.timings);
@@ -399,7 +399,7 @@ impl Searcher {
             }
         };
         timings.push(StageTiming {
-            stage: "fusion.call".into(),
+            stage: Stage::FusionCall.name().into(),
             millis: millis(began.elapsed()),
         });
 
@@ -434,12 +434,12 @@ impl Searcher {
             })
             .collect();
         timings.push(StageTiming {
-            stage: "payload".into(),
+            stage: Stage::Payload.name().into(),
             millis: millis(began.elapsed()),
         });
         let took = started.elapsed();
         timings.push(StageTiming {
-            stage: "gateway".into(),
+            stage: Stage::Gateway.name().into(),
             millis: millis(took),
         });
         let share = counts_share(&timings, took);
@@ -447,10 +447,7 @@ impl Searcher {
         span.record("degraded", !reasons.is_empty());
         span.record("counts_share", share);
         for t in &timings {
-            if matches!(
-                t.stage.as_str(),
-                "lexical" | "semantic" | "fusion.call" | "payload" | "gateway"
-            ) {
+            if Stage::parse(&t.stage).is_some_and(Stage::is_the_gateways) {
                 self.metrics.stage(
                     &t.stage,
                     Duration::from_secs_f64(t.millis.max(0.0) / 1000.0),

@@ -2,6 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
+use trine_core::Stage;
 
 use futures::future::try_join_all;
 use tracing::{Instrument, field};
@@ -70,7 +71,7 @@ pub struct Candidates {
     /// strategy does not score BM25 itself.
     pub reference: f64,
     /// `lexical.counts`, `lexical.read`, `lexical.score`.
-    pub timings: Vec<(&'static str, Duration)>,
+    pub timings: Vec<(Stage, Duration)>,
 }
 
 fn with_terms(filter: &Filter, terms: &[String]) -> Filter {
@@ -286,9 +287,9 @@ pub async fn candidates(
         total,
         reference,
         timings: vec![
-            ("lexical.counts", counts_took),
-            ("lexical.read", read_took),
-            ("lexical.score", score_took),
+            (Stage::LexicalCounts, counts_took),
+            (Stage::LexicalRead, read_took),
+            (Stage::LexicalScore, score_took),
         ],
     })
 }

@@ -3,6 +3,7 @@
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use trine_core::Stage;
 
 use tokio::net::TcpListener;
 use tonic::server::NamedService;
@@ -187,9 +188,9 @@ impl Lexical for LexicalService {
             .map_err(failed)?;
         span.record("candidates", trine_telemetry::int(found.list.len()));
         for (stage, took) in &found.timings {
-            self.metrics.stage(stage, *took);
+            self.metrics.stage(stage.name(), *took);
         }
-        self.metrics.stage("lexical", started.elapsed());
+        self.metrics.stage(Stage::Lexical.name(), started.elapsed());
         Ok(Response::new(v1::CandidatesResponse {
             candidates: found
                 .list

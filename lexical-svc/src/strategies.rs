@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
+use trine_core::Stage;
 
 use uuid::Uuid;
 
@@ -109,7 +110,7 @@ pub async fn run(
         term_counts: Vec::new(),
         total: 0,
         reference: 0.0,
-        timings: vec![("lexical.read", started.elapsed())],
+        timings: vec![(Stage::LexicalRead, started.elapsed())],
     })
 }
 
@@ -180,7 +181,7 @@ pub fn with_phrase_holders(
     }
     found.list.extend(extra);
     found.list.truncate(cap);
-    found.timings.push(("lexical.phrase", took));
+    found.timings.push((Stage::LexicalPhrase, took));
     found
 }
 

@@ -7,6 +7,7 @@ mod remote;
 mod service;
 
 use std::time::{Duration, Instant};
+use trine_core::Stage;
 
 use tracing::Instrument;
 use trine_core::ErrorKind;
@@ -62,7 +63,7 @@ impl SemanticError {
 pub struct Nearest {
     pub list: Vec<(Uuid, f32)>,
     /// `semantic.embed`, `semantic.query`.
-    pub timings: Vec<(&'static str, Duration)>,
+    pub timings: Vec<(Stage, Duration)>,
 }
 
 /// Embeds `query` and reads the nearest `cap` points within `filter`.
@@ -99,8 +100,8 @@ pub async fn nearest(
     Ok(Nearest {
         list: hits.into_iter().map(|h| (h.id, h.score)).collect(),
         timings: vec![
-            ("semantic.embed", embed_took),
-            ("semantic.query", started.elapsed()),
+            (Stage::SemanticEmbed, embed_took),
+            (Stage::SemanticQuery, started.elapsed()),
         ],
     })
 }

@@ -3,6 +3,7 @@
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
+use trine_core::Stage;
 
 use tokio::net::TcpListener;
 use tonic::server::NamedService;
@@ -85,9 +86,10 @@ impl Semantic for SemanticService {
         .map_err(|e| status(e.kind(), e.to_string()))?;
         tracing::Span::current().record("neighbors", trine_telemetry::int(found.list.len()));
         for (stage, took) in &found.timings {
-            self.metrics.stage(stage, *took);
+            self.metrics.stage(stage.name(), *took);
         }
-        self.metrics.stage("semantic", started.elapsed());
+        self.metrics
+            .stage(Stage::Semantic.name(), started.elapsed());
         Ok(Response::new(v1::NearestResponse {
             neighbors: found
                 .list

@@ -221,11 +221,13 @@ pub fn fusion_from_wire(
 }
 
 /// Stage timings on the wire, in milliseconds.
-pub fn timings_to_wire(timings: &[(&'static str, std::time::Duration)]) -> Vec<v1::StageTiming> {
+pub fn timings_to_wire(
+    timings: &[(trine_core::Stage, std::time::Duration)],
+) -> Vec<v1::StageTiming> {
     timings
         .iter()
         .map(|(stage, took)| v1::StageTiming {
-            stage: (*stage).to_string(),
+            stage: stage.name().to_string(),
             millis: took.as_secs_f64() * 1000.0,
         })
         .collect()

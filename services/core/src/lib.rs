@@ -13,12 +13,14 @@ pub mod fusion;
 pub mod gate;
 pub mod model;
 pub mod sparse;
+pub mod stage;
 pub mod strategy;
 pub mod terms;
 pub mod verbatim;
 
 pub use error::ErrorKind;
 pub use fold::Fold;
+pub use stage::Stage;
 pub use strategy::{Mode, Strategy};
 pub use terms::{terms, tokens};
 pub use verbatim::Verbatim;
