@@ -1,30 +1,25 @@
-//! `Memory.Search`: validate, fan out to lexical-svc and semantic-svc in
-//! parallel, fuse through fusion-svc, fetch payloads for the final hits only.
+//! `Memory.Search` as the domain runs it: fan a [`SearchQuery`] out to
+//! lexical-svc and semantic-svc in parallel, fuse through fusion-svc (or in
+//! the gateway when it is down), fetch payloads for the final hits only.
 //!
 //! A channel that fails or misses its deadline degrades the answer (the lists
 //! that arrived are fused, `degraded` is set); with no list at all the search
 //! is UNAVAILABLE. Errors that are the caller's (INVALID_ARGUMENT, ...) are
-//! passed through as they are.
+//! passed through as they are. The wire is `service.rs`'s and `peers.rs`'s.
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tonic::transport::Channel;
-use tonic::{Code, Request, Status};
 use tracing::{Instrument, field};
-use trine_api::v1::fusion_client::FusionClient;
-use trine_api::v1::lexical_client::LexicalClient;
-use trine_api::v1::semantic_client::SemanticClient;
-use trine_api::v1::{self, StageTiming};
-use trine_api::{filter_from_wire, filter_to_wire, fusion_from_wire, memory_to_wire, status};
-use trine_core::model::{check_query_bytes, parse_id};
-use trine_core::{ErrorKind, Mode, Stage, Strategy};
+use trine_core::fusion::{self, Lists};
+use trine_core::{ErrorKind, Mode, Stage};
 use trine_store::{Metered, Store};
-use trine_telemetry::grpc::{Traced, client_span, traced};
 use trine_telemetry::metrics::COUNTS_BUDGET;
 use trine_telemetry::{Metrics, int};
+
+use crate::peers::Peers;
+use crate::query::{Answer, Channels, PeerError, SearchQuery, Timings, ToFuse};
 
 /// The gateway's search settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,7 +35,7 @@ pub struct SearchConfig {
     pub fusion_deadline: Duration,
     /// The fusion's settings: what the gateway validates requests against,
     /// and fuses with when fusion-svc is down (fusion-svc has the same).
-    pub fusion: trine_fusion::Settings,
+    pub fusion: trine_core::fusion::Settings,
 }
 
 impl Default for SearchConfig {
@@ -52,28 +47,7 @@ impl Default for SearchConfig {
             default_mode: Mode::Hybrid,
             channel_deadline: Duration::from_secs(10),
             fusion_deadline: Duration::from_secs(2),
-            fusion: trine_fusion::Settings::default(),
-        }
-    }
-}
-
-/// The gateway's view of the internal services. Every call carries the
-/// trace context of its client span.
-#[derive(Clone)]
-pub struct Peers {
-    pub lexical: LexicalClient<Traced>,
-    pub semantic: SemanticClient<Traced>,
-    pub fusion: FusionClient<Traced>,
-}
-
-impl Peers {
-    /// Clients over lazily connected channels: the gateway starts even when a
-    /// peer is down, and degrades until it is back.
-    pub fn lazy(lexical: Channel, semantic: Channel, fusion: Channel) -> Self {
-        Self {
-            lexical: LexicalClient::new(traced(lexical)),
-            semantic: SemanticClient::new(traced(semantic)),
-            fusion: FusionClient::new(traced(fusion)),
+            fusion: trine_core::fusion::Settings::default(),
         }
     }
 }
@@ -81,7 +55,7 @@ impl Peers {
 /// Searches through the mesh.
 #[derive(Clone)]
 pub struct Searcher {
-    peers: Peers,
+    channels: Arc<dyn Channels>,
     /// The store as given; `store` is it with each call timed.
     raw_store: Arc<dyn Store>,
     store: Arc<dyn Store>,
@@ -107,66 +81,50 @@ fn check_budget(share: f64, search: Duration, terms: usize, tenant: &str) -> boo
 }
 
 /// The lexical counts' time over the search's time (0 without counts).
-fn counts_share(timings: &[StageTiming], search: Duration) -> f64 {
+fn counts_share(timings: &[(Stage, Duration)], search: Duration) -> f64 {
     let counts: f64 = timings
         .iter()
-        .filter(|t| t.stage == Stage::LexicalCounts.name())
-        .map(|t| t.millis)
+        .filter(|(stage, _)| *stage == Stage::LexicalCounts)
+        .map(|(_, took)| millis(*took))
         .sum();
     let total = millis(search);
     if total > 0.0 { counts / total } else { 0.0 }
-}
-
-fn invalid(message: impl Into<String>) -> Status {
-    status(ErrorKind::InvalidArgument, message)
-}
-
-/// Whether a peer's error is the caller's to fix (passed through) rather
-/// than a fault to degrade around.
-fn is_callers(code: Code) -> bool {
-    matches!(
-        code,
-        Code::InvalidArgument | Code::FailedPrecondition | Code::NotFound | Code::Unimplemented
-    )
 }
 
 fn millis(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// Calls a peer with a deadline (sent as `grpc-timeout`, and enforced here).
-async fn call<T, F>(deadline: Duration, rpc: F) -> Result<T, Status>
-where
-    F: Future<Output = Result<tonic::Response<T>, Status>>,
-{
-    match tokio::time::timeout(deadline, rpc).await {
-        Ok(result) => result.map(tonic::Response::into_inner),
-        Err(_) => Err(Status::deadline_exceeded(format!(
-            "no answer within {} ms",
-            deadline.as_millis()
-        ))),
+/// A search's failure: the caller's (passed through) or the mesh's.
+fn failed(kind: ErrorKind, message: impl Into<String>) -> PeerError {
+    PeerError {
+        kind,
+        message: message.into(),
     }
-}
-
-fn with_deadline<T>(message: T, deadline: Duration) -> Request<T> {
-    let mut request = Request::new(message);
-    request.set_timeout(deadline);
-    request
 }
 
 impl Searcher {
     pub fn new(peers: Peers, store: Arc<dyn Store>, config: SearchConfig) -> Self {
-        Self::with_metrics_of(peers, store, config, Metrics::new("gateway"))
+        Self::with_channels(Arc::new(peers), store, config)
+    }
+
+    /// A searcher over any implementation of the three channels.
+    pub fn with_channels(
+        channels: Arc<dyn Channels>,
+        store: Arc<dyn Store>,
+        config: SearchConfig,
+    ) -> Self {
+        Self::with_metrics_of(channels, store, config, Metrics::new("gateway"))
     }
 
     fn with_metrics_of(
-        peers: Peers,
+        channels: Arc<dyn Channels>,
         store: Arc<dyn Store>,
         config: SearchConfig,
         metrics: Arc<Metrics>,
     ) -> Self {
         Self {
-            peers,
+            channels,
             raw_store: store.clone(),
             store: Arc::new(Metered::new(store, metrics.clone())),
             config,
@@ -176,44 +134,29 @@ impl Searcher {
 
     /// The same searcher recording into `metrics` (the gateway's).
     pub fn with_metrics(self, metrics: Arc<Metrics>) -> Self {
-        Self::with_metrics_of(self.peers, self.raw_store, self.config, metrics)
+        Self::with_metrics_of(self.channels, self.raw_store, self.config, metrics)
     }
 
-    fn mode(&self, mode: i32) -> Result<Mode, Status> {
-        match v1::Mode::try_from(mode) {
-            Ok(v1::Mode::Unspecified) => Ok(self.config.default_mode),
-            Ok(v1::Mode::Hybrid) => Ok(Mode::Hybrid),
-            Ok(v1::Mode::Semantic) => Ok(Mode::Semantic),
-            Ok(v1::Mode::Lexical) => Ok(Mode::Lexical),
-            Err(_) => Err(invalid(format!(
-                "unknown mode {mode}: use hybrid, semantic or lexical"
-            ))),
-        }
+    /// The settings a search is checked against.
+    pub fn config(&self) -> &SearchConfig {
+        &self.config
     }
 
-    fn limit(&self, limit: u32) -> Result<usize, Status> {
-        match usize::try_from(limit).unwrap_or(usize::MAX) {
-            0 => Ok(self.config.default_limit),
-            n if n > self.config.max_limit => Err(invalid(format!(
-                "limit {n} is above the maximum {}",
-                self.config.max_limit
-            ))),
-            n => Ok(n),
-        }
-    }
-
-    /// Answers one search. The `gateway.search` span carries the tenant, the
-    /// mode, the strategy, the term count, the list sizes and the counts'
-    /// share of the search's time (the ADR's budget: at most a tenth).
+    /// Answers one search within `budget`, the caller's remaining time (its
+    /// `grpc-timeout`) when it gave one: no hop is given longer than what is
+    /// left of it, nor than the configured deadline of the hop. The
+    /// `gateway.search` span carries the tenant, the mode, the strategy, the
+    /// term count, the list sizes and the counts' share of the search's time
+    /// (the ADR's budget: at most a tenth).
     #[tracing::instrument(
         name = "gateway.search",
         skip_all,
         fields(
-            tenant = request.filters.as_ref().map(|f| f.tenant.as_str()).unwrap_or(""),
-            mode = field::Empty,
+            tenant = query.filter.tenant.as_str(),
+            mode = query.mode.name(),
             strategy = field::Empty,
-            terms = field::Empty,
-            limit = field::Empty,
+            terms = int(trine_core::terms(&query.text, trine_core::Fold::Case).len()),
+            limit = int(query.limit),
             lexical = field::Empty,
             semantic = field::Empty,
             hits = field::Empty,
@@ -221,115 +164,66 @@ impl Searcher {
             counts_share = field::Empty,
         )
     )]
-    /// Answers a search within `budget`, the caller's remaining time (its
-    /// `grpc-timeout`) when it gave one: no hop is given longer than what is
-    /// left of it, nor than the configured deadline of the hop.
     pub async fn search(
         &self,
-        request: v1::SearchRequest,
+        query: &SearchQuery,
         budget: Option<Duration>,
-    ) -> Result<v1::SearchResponse, Status> {
+    ) -> Result<Answer, PeerError> {
         let started = Instant::now();
-        let within = |configured: Duration| -> Result<Duration, Status> {
+        let within = |configured: Duration| -> Result<Duration, PeerError> {
             let Some(budget) = budget else {
                 return Ok(configured);
             };
             match budget.checked_sub(started.elapsed()) {
                 Some(left) if !left.is_zero() => Ok(configured.min(left)),
-                _ => Err(Status::deadline_exceeded(format!(
-                    "the caller's deadline of {} ms has passed",
-                    budget.as_millis()
-                ))),
+                _ => Err(failed(
+                    ErrorKind::DeadlineExceeded,
+                    format!(
+                        "the caller's deadline of {} ms has passed",
+                        budget.as_millis()
+                    ),
+                )),
             }
         };
         let span = tracing::Span::current();
-        let query = request.query.trim();
-        if query.is_empty() {
-            return Err(invalid("query is empty"));
-        }
-        check_query_bytes(query, self.config.max_query_bytes).map_err(invalid)?;
-        span.record(
-            "terms",
-            int(trine_core::terms(query, trine_core::Fold::Case).len()),
-        );
-        let limit = self.limit(request.limit)?;
-        let mode = self.mode(request.mode)?;
-        fusion_from_wire(
-            &self.config.fusion,
-            request.weights.as_ref(),
-            request.fusion.as_ref(),
-        )
-        .map_err(invalid)?;
-        if !request.strategy.is_empty() {
-            Strategy::parse(&request.strategy).map_err(invalid)?;
-        }
-        let filter =
-            filter_from_wire(request.filters.as_ref(), chrono::Utc::now()).map_err(invalid)?;
-        let filters = filter_to_wire(&filter);
-        span.record("mode", mode.name());
-        span.record("limit", int(limit));
-
-        let mut timings: Vec<StageTiming> = Vec::new();
+        let mut timings: Timings = Vec::new();
         let mut reasons: Vec<String> = Vec::new();
         let deadline = within(self.config.channel_deadline)?;
 
         let lexical = async {
-            if !mode.uses_lexical() {
+            if !query.mode.uses_lexical() {
                 return None;
             }
             let began = Instant::now();
-            let mut client = self.peers.lexical.clone();
-            let message = v1::CandidatesRequest {
-                query: query.to_string(),
-                filters: Some(filters.clone()),
-                cap: 0,
-                strategy: request.strategy.clone(),
-            };
-            let result = call(
-                deadline,
-                client.candidates(with_deadline(message, deadline)),
-            )
-            .instrument(client_span("trine.v1.Lexical", "Candidates"))
-            .await;
+            let result = self.channels.candidates(query, deadline).await;
             Some((result, began.elapsed()))
         };
         let semantic = async {
-            if !mode.uses_semantic() {
+            if !query.mode.uses_semantic() {
                 return None;
             }
             let began = Instant::now();
-            let mut client = self.peers.semantic.clone();
-            let message = v1::NearestRequest {
-                query: query.to_string(),
-                filters: Some(filters.clone()),
-                cap: 0,
-            };
-            let result = call(deadline, client.nearest(with_deadline(message, deadline)))
-                .instrument(client_span("trine.v1.Semantic", "Nearest"))
-                .await;
+            let result = self.channels.nearest(query, deadline).await;
             Some((result, began.elapsed()))
         };
         let (lexical, semantic) = tokio::join!(lexical, semantic);
 
         let mut strategy = String::new();
-        let mut lexical_reference = 0.0;
+        let mut reference = 0.0;
         let mut lists = 0;
-        let lexical = match lexical {
+        let mut lexical = match lexical {
             None => Vec::new(),
             Some((Ok(answer), took)) => {
                 lists += 1;
                 strategy = answer.strategy;
-                lexical_reference = answer.reference_score;
-                timings.push(StageTiming {
-                    stage: Stage::Lexical.name().into(),
-                    millis: millis(took),
-                });
+                reference = answer.reference;
+                timings.push((Stage::Lexical, took));
                 timings.extend(answer.timings);
                 answer.candidates
             }
-            Some((Err(e), _)) if is_callers(e.code()) => return Err(e),
+            Some((Err(e), _)) if e.is_callers() => return Err(e),
             Some((Err(e), _)) => {
-                reasons.push(format!("lexical: {}", e.message()));
+                reasons.push(format!("lexical: {}", e.message));
                 Vec::new()
             }
         };
@@ -337,21 +231,18 @@ impl Searcher {
             None => Vec::new(),
             Some((Ok(answer), took)) => {
                 lists += 1;
-                timings.push(StageTiming {
-                    stage: Stage::Semantic.name().into(),
-                    millis: millis(took),
-                });
+                timings.push((Stage::Semantic, took));
                 timings.extend(answer.timings);
                 answer.neighbors
             }
-            Some((Err(e), _)) if is_callers(e.code()) => return Err(e),
+            Some((Err(e), _)) if e.is_callers() => return Err(e),
             Some((Err(e), _)) => {
-                reasons.push(format!("semantic: {}", e.message()));
+                reasons.push(format!("semantic: {}", e.message));
                 Vec::new()
             }
         };
         if lists == 0 {
-            return Err(status(
+            return Err(failed(
                 ErrorKind::Unavailable,
                 format!("no channel answered: {}", reasons.join("; ")),
             ));
@@ -360,117 +251,86 @@ impl Searcher {
         span.record("strategy", strategy.as_str());
         span.record("lexical", int(lexical.len()));
         span.record("semantic", int(semantic.len()));
-        let mut lexical = lexical;
-        if mode == Mode::Lexical || request.no_verbatim {
+        if query.mode == Mode::Lexical || !query.verbatim {
             // Lexical mode answers from the lexical list only: no verbatim
-            // list; and a request may leave it out.
+            // list; and a search may leave it out.
             for candidate in &mut lexical {
                 candidate.verbatim = false;
             }
         }
         let began = Instant::now();
-        let fuse = v1::FuseRequest {
-            query: query.to_string(),
-            lexical,
-            semantic,
-            limit: u32::try_from(limit).unwrap_or(u32::MAX),
-            weights: request.weights,
-            fusion: request.fusion.clone(),
-            lexical_reference,
+        let to_fuse = ToFuse {
+            lexical: &lexical,
+            semantic: &semantic,
+            reference,
         };
-        let mut fusion = self.peers.fusion.clone();
         let fusion_deadline = within(self.config.fusion_deadline)?;
-        let fused = match call(
-            fusion_deadline,
-            fusion.fuse(with_deadline(fuse.clone(), fusion_deadline)),
-        )
-        .instrument(client_span("trine.v1.Fusion", "Fuse"))
-        .await
-        {
+        let fused = match self.channels.fuse(query, to_fuse, fusion_deadline).await {
             Ok(answer) => {
                 timings.extend(answer.timings);
                 answer.hits
             }
-            Err(e) if is_callers(e.code()) => return Err(e),
+            Err(e) if e.is_callers() => return Err(e),
             Err(e) => {
-                reasons.push(format!("fusion: {} (fused in the gateway)", e.message()));
-                trine_fusion::fuse_request(&fuse, &self.config.fusion, limit)
-                    .map_err(|e| status(ErrorKind::Internal, e))?
+                reasons.push(format!("fusion: {} (fused in the gateway)", e.message));
+                let lists = Lists {
+                    query: &query.text,
+                    lexical: &lexical,
+                    semantic: &semantic,
+                    lexical_reference: reference,
+                };
+                fusion::fuse(&lists, &query.fusion, query.limit)
             }
         };
-        timings.push(StageTiming {
-            stage: Stage::FusionCall.name().into(),
-            millis: millis(began.elapsed()),
-        });
+        timings.push((Stage::FusionCall, began.elapsed()));
 
         let began = Instant::now();
-        let ids = fused
-            .iter()
-            .map(|h| parse_id(&h.id))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| status(ErrorKind::Internal, format!("fusion returned {e}")))?;
-        let records: HashMap<_, _> = self
+        let ids: Vec<_> = fused.iter().map(|h| h.id).collect();
+        let mut records: HashMap<_, _> = self
             .store
             .get(&ids)
             .instrument(tracing::info_span!("gateway.payload", ids = int(ids.len())))
             .await
-            .map_err(|e| status(e.kind(), e.to_string()))?
+            .map_err(|e| failed(e.kind(), e.to_string()))?
             .into_iter()
-            .filter(|m| m.tenant == filter.tenant)
+            .filter(|m| m.tenant == query.filter.tenant)
             .map(|m| (m.id, m))
             .collect();
-        let hits: Vec<v1::Hit> = fused
+        let hits: Vec<_> = fused
             .into_iter()
-            .zip(ids)
-            .filter_map(|(hit, id)| {
-                let memory = records.get(&id)?;
-                Some(v1::Hit {
-                    id: hit.id,
-                    score: hit.score,
-                    record: Some(memory_to_wire(memory)),
-                    matched_by: hit.matched_by,
-                    explain: hit.explain,
-                })
+            .filter_map(|hit| {
+                let memory = records.remove(&hit.id)?;
+                Some((hit, memory))
             })
             .collect();
-        timings.push(StageTiming {
-            stage: Stage::Payload.name().into(),
-            millis: millis(began.elapsed()),
-        });
+        timings.push((Stage::Payload, began.elapsed()));
         let took = started.elapsed();
-        timings.push(StageTiming {
-            stage: Stage::Gateway.name().into(),
-            millis: millis(took),
-        });
+        timings.push((Stage::Gateway, took));
         let share = counts_share(&timings, took);
         span.record("hits", int(hits.len()));
         span.record("degraded", !reasons.is_empty());
         span.record("counts_share", share);
-        for t in &timings {
-            if Stage::parse(&t.stage).is_some_and(Stage::is_the_gateways) {
-                self.metrics.stage(
-                    &t.stage,
-                    Duration::from_secs_f64(t.millis.max(0.0) / 1000.0),
-                );
+        for (stage, took) in &timings {
+            if stage.is_the_gateways() {
+                self.metrics.stage(stage.name(), *took);
             }
         }
-        if mode.uses_lexical() {
+        if query.mode.uses_lexical() {
             self.metrics.counts_share(share);
             check_budget(
                 share,
                 took,
-                trine_core::terms(query, trine_core::Fold::Case).len(),
-                &filter.tenant,
+                trine_core::terms(&query.text, trine_core::Fold::Case).len(),
+                &query.filter.tenant,
             );
         }
         if !reasons.is_empty() {
             tracing::warn!(reasons = ?reasons, "degraded search");
         }
-        Ok(v1::SearchResponse {
+        Ok(Answer {
             hits,
             timings,
-            degraded: !reasons.is_empty(),
-            degraded_reasons: reasons,
+            reasons,
             strategy,
             counts_share: share,
         })
@@ -481,11 +341,9 @@ impl Searcher {
 mod tests {
     use super::*;
 
-    fn timing(stage: &str, millis: f64) -> StageTiming {
-        StageTiming {
-            stage: stage.to_string(),
-            millis,
-        }
+    fn timing(stage: &str, millis: f64) -> (Stage, Duration) {
+        let stage = Stage::parse(stage).unwrap();
+        (stage, Duration::from_secs_f64(millis / 1000.0))
     }
 
     /// The warnings logged while `f` runs, as their fields' text.

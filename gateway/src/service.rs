@@ -4,14 +4,18 @@ use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
 use trine_api::v1::{self, memory_server};
-use trine_api::{ids_from_wire, memory_from_wire, memory_to_wire, status};
-use trine_core::ErrorKind;
-use trine_core::model::Memory;
+use trine_api::{
+    filter_from_wire, fused_to_wire, fusion_from_wire, ids_from_wire, memory_from_wire,
+    memory_to_wire, status, timings_to_wire,
+};
+use trine_core::model::{Memory, check_query_bytes};
+use trine_core::{ErrorKind, Mode, Strategy};
 use trine_store::{Metered, Store};
 use trine_telemetry::Metrics;
 
 use crate::auth::{Keys, Scope};
-use crate::search::Searcher;
+use crate::query::{Answer, SearchQuery};
+use crate::search::{SearchConfig, Searcher};
 use crate::writer::{WriteError, Writer};
 
 pub use trine_api::codec::{MAX_IDS, MAX_UPSERT};
@@ -184,6 +188,88 @@ impl MemoryService {
     }
 }
 
+/// A search request validated and resolved against the gateway's
+/// settings, in the order its fields are checked: the query, its size, the
+/// limit, the mode, the fusion, the strategy, the filter.
+pub fn query_from_wire(
+    request: v1::SearchRequest,
+    config: &SearchConfig,
+) -> Result<SearchQuery, String> {
+    let text = request.query.trim();
+    if text.is_empty() {
+        return Err("query is empty".into());
+    }
+    check_query_bytes(text, config.max_query_bytes)?;
+    let limit = match usize::try_from(request.limit).unwrap_or(usize::MAX) {
+        0 => config.default_limit,
+        n if n > config.max_limit => {
+            return Err(format!(
+                "limit {n} is above the maximum {}",
+                config.max_limit
+            ));
+        }
+        n => n,
+    };
+    let mode = match v1::Mode::try_from(request.mode) {
+        Ok(v1::Mode::Unspecified) => config.default_mode,
+        Ok(v1::Mode::Hybrid) => Mode::Hybrid,
+        Ok(v1::Mode::Semantic) => Mode::Semantic,
+        Ok(v1::Mode::Lexical) => Mode::Lexical,
+        Err(_) => {
+            return Err(format!(
+                "unknown mode {}: use hybrid, semantic or lexical",
+                request.mode
+            ));
+        }
+    };
+    let fusion = fusion_from_wire(
+        &config.fusion,
+        request.weights.as_ref(),
+        request.fusion.as_ref(),
+    )?;
+    let strategy = if request.strategy.is_empty() {
+        None
+    } else {
+        Some(Strategy::parse(&request.strategy)?)
+    };
+    let filter = filter_from_wire(request.filters.as_ref(), chrono::Utc::now())?;
+    Ok(SearchQuery {
+        text: text.to_string(),
+        mode,
+        strategy,
+        limit,
+        filter,
+        fusion,
+        verbatim: !request.no_verbatim,
+    })
+}
+
+/// A search's answer on the wire.
+fn answer_to_wire(answer: Answer) -> v1::SearchResponse {
+    let hits = answer
+        .hits
+        .iter()
+        .map(|(fused, memory)| {
+            let wire = fused_to_wire(fused);
+            v1::Hit {
+                id: wire.id,
+                score: wire.score,
+                record: Some(memory_to_wire(memory)),
+                matched_by: wire.matched_by,
+                explain: wire.explain,
+            }
+        })
+        .collect();
+    v1::SearchResponse {
+        hits,
+        timings: timings_to_wire(&answer.timings),
+        degraded: !answer.reasons.is_empty(),
+        degraded_reasons: answer.reasons,
+        strategy: answer.strategy,
+        counts_share: answer.counts_share,
+    }
+}
+
 fn invalid(message: impl Into<String>) -> Status {
     status(ErrorKind::InvalidArgument, message)
 }
@@ -211,10 +297,12 @@ impl memory_server::Memory for MemoryService {
             ));
         };
         let budget = trine_api::caller_timeout(request.metadata());
-        searcher
-            .search(request.into_inner(), budget)
+        let query = query_from_wire(request.into_inner(), searcher.config()).map_err(invalid)?;
+        let answer = searcher
+            .search(&query, budget)
             .await
-            .map(Response::new)
+            .map_err(|e| status(e.kind, e.message))?;
+        Ok(Response::new(answer_to_wire(answer)))
     }
 
     #[tracing::instrument(skip_all, fields(records = request.get_ref().records.len()))]

@@ -76,6 +76,11 @@ fn each_crate_depends_only_on_what_its_role_allows() {
             "semantic-svc knows no other service",
         ),
         (
+            "trine-gateway",
+            &["trine-lexical", "trine-semantic", "trine-fusion"],
+            "the gateway reaches its peers over gRPC only",
+        ),
+        (
             "trine-api",
             &["trine-store", "trine-embed", "qdrant-client", "qdrant-edge"],
             "the wire crate converts, it stores nothing",

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, TimeZone, Utc};
 use prost_types::{ListValue, Struct, Timestamp, Value, value::Kind};
-use trine_core::fusion::{self, Fused, ListKind, Method, Normalization, Settings};
+use trine_core::fusion::{self, Fused, ListKind, Method, Normalization, Placing, Settings};
 use trine_core::model::{
     Filter, MAX_METADATA_BYTES, MAX_SOURCE_BYTES, Memory, check_filter_values, check_label,
     derived_id, parse_id,
@@ -140,6 +140,90 @@ pub fn explain_to_wire(hit: &Fused) -> v1::Explain {
         verbatim: entry(ListKind::Verbatim),
         tier: hit.tier,
     }
+}
+
+/// A fused hit from the wire (fusion-svc's answer): its explain back to the
+/// places it records.
+pub fn fused_from_wire(hit: &v1::FusedHit) -> Result<Fused, String> {
+    let id = parse_id(&hit.id)?;
+    let explain = hit.explain.unwrap_or_default();
+    let placings = [
+        (ListKind::Lexical, explain.lexical),
+        (ListKind::Semantic, explain.semantic),
+        (ListKind::Verbatim, explain.verbatim),
+    ]
+    .into_iter()
+    .filter_map(|(kind, entry)| {
+        entry.map(|e| {
+            (
+                kind,
+                Placing {
+                    rank: e.rank,
+                    score: e.score,
+                    normalized: e.normalized,
+                },
+            )
+        })
+    })
+    .collect();
+    Ok(Fused {
+        id,
+        score: hit.score,
+        tier: explain.tier,
+        placings,
+    })
+}
+
+/// A fused hit on the wire, with its explain and the lists that hold it.
+pub fn fused_to_wire(hit: &Fused) -> v1::FusedHit {
+    v1::FusedHit {
+        id: hit.id.to_string(),
+        score: hit.score,
+        explain: Some(explain_to_wire(hit)),
+        matched_by: hit.matched_by().into_iter().map(String::from).collect(),
+    }
+}
+
+/// A whole fusion on the wire, every field set: what a search resolved
+/// (its weights and options over the gateway's `[fusion]`), sent so that
+/// fusion-svc fuses it as the gateway would.
+pub fn fusion_to_wire(s: &Settings) -> (v1::ListWeights, v1::FusionOptions) {
+    (
+        v1::ListWeights {
+            lexical: s.weights.lexical,
+            semantic: s.weights.semantic,
+            verbatim: s.weights.verbatim,
+        },
+        v1::FusionOptions {
+            method: s.method.name().to_string(),
+            rrf_k: s.rrf_k,
+            normalization: s.normalization.name().to_string(),
+            tier: Some(s.tier),
+            tier_max: Some(u32::try_from(s.tier_max).unwrap_or(u32::MAX)),
+            adaptive: Some(s.adaptive),
+            semantic_floor: Some(s.semantic_floor),
+            lexical_power: Some(s.lexical_power),
+        },
+    )
+}
+
+/// Stage timings from the wire; stages this build does not know are left
+/// out.
+pub fn timings_from_wire(
+    timings: &[v1::StageTiming],
+) -> Vec<(trine_core::Stage, std::time::Duration)> {
+    timings
+        .iter()
+        .filter_map(|t| {
+            let stage = trine_core::Stage::parse(&t.stage)?;
+            let secs = if t.millis.is_finite() {
+                t.millis.max(0.0) / 1000.0
+            } else {
+                0.0
+            };
+            Some((stage, std::time::Duration::from_secs_f64(secs)))
+        })
+        .collect()
 }
 
 /// A search's fusion: `defaults` with what the request's weights and fusion

@@ -19,7 +19,48 @@ pub fn code_of(kind: ErrorKind) -> Code {
     }
 }
 
+/// The error kind of a gRPC code (a peer's answer); codes trine never
+/// sends are internal.
+pub fn kind_of(code: Code) -> ErrorKind {
+    match code {
+        Code::InvalidArgument | Code::OutOfRange => ErrorKind::InvalidArgument,
+        Code::NotFound => ErrorKind::NotFound,
+        Code::FailedPrecondition => ErrorKind::FailedPrecondition,
+        Code::Unavailable => ErrorKind::Unavailable,
+        Code::DeadlineExceeded | Code::Cancelled => ErrorKind::DeadlineExceeded,
+        Code::Unauthenticated => ErrorKind::Unauthenticated,
+        Code::PermissionDenied => ErrorKind::PermissionDenied,
+        Code::ResourceExhausted => ErrorKind::ResourceExhausted,
+        Code::Unimplemented => ErrorKind::Unimplemented,
+        _ => ErrorKind::Internal,
+    }
+}
+
 /// A gRPC status of the given kind.
 pub fn status(kind: ErrorKind, message: impl Into<String>) -> Status {
     Status::new(code_of(kind), message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_goes_to_its_code_and_back() {
+        for kind in [
+            ErrorKind::InvalidArgument,
+            ErrorKind::NotFound,
+            ErrorKind::FailedPrecondition,
+            ErrorKind::Unavailable,
+            ErrorKind::DeadlineExceeded,
+            ErrorKind::Unauthenticated,
+            ErrorKind::PermissionDenied,
+            ErrorKind::ResourceExhausted,
+            ErrorKind::Unimplemented,
+            ErrorKind::Internal,
+        ] {
+            assert_eq!(kind_of(code_of(kind)), kind, "{kind:?}");
+        }
+        assert_eq!(kind_of(Code::DataLoss), ErrorKind::Internal);
+    }
 }

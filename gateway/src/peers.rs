@@ -1,0 +1,206 @@
+//! The gateway's gRPC edge to its peers: [`Peers`] calls lexical-svc,
+//! semantic-svc and fusion-svc with a deadline and the trace context, and
+//! turns the domain query into their requests and their answers back into
+//! domain lists.
+
+use std::future::Future;
+use std::time::Duration;
+
+use tonic::transport::Channel;
+use tonic::{Request, Status, async_trait};
+use tracing::Instrument;
+use trine_api::v1::fusion_client::FusionClient;
+use trine_api::v1::lexical_client::LexicalClient;
+use trine_api::v1::semantic_client::SemanticClient;
+use trine_api::v1::{self};
+use trine_api::{filter_to_wire, fused_from_wire, fusion_to_wire, kind_of, timings_from_wire};
+use trine_core::ErrorKind;
+use trine_core::fusion::LexicalEntry;
+use trine_core::model::parse_id;
+use trine_telemetry::grpc::{Traced, client_span, traced};
+
+use crate::query::{
+    Channels, FusedList, LexicalList, PeerError, SearchQuery, SemanticList, ToFuse,
+};
+
+/// The gateway's view of the internal services. Every call carries the
+/// trace context of its client span.
+#[derive(Clone)]
+pub struct Peers {
+    pub lexical: LexicalClient<Traced>,
+    pub semantic: SemanticClient<Traced>,
+    pub fusion: FusionClient<Traced>,
+}
+
+impl Peers {
+    /// Clients over lazily connected channels: the gateway starts even when a
+    /// peer is down, and degrades until it is back.
+    pub fn lazy(lexical: Channel, semantic: Channel, fusion: Channel) -> Self {
+        Self {
+            lexical: LexicalClient::new(traced(lexical)),
+            semantic: SemanticClient::new(traced(semantic)),
+            fusion: FusionClient::new(traced(fusion)),
+        }
+    }
+}
+
+fn peer_error(status: &Status) -> PeerError {
+    PeerError {
+        kind: kind_of(status.code()),
+        message: status.message().to_string(),
+    }
+}
+
+/// An answer the peer should not have given (an id that is none).
+fn malformed(peer: &str, why: String) -> PeerError {
+    PeerError {
+        kind: ErrorKind::Internal,
+        message: format!("{peer} returned {why}"),
+    }
+}
+
+/// Calls a peer with a deadline (sent as `grpc-timeout`, and enforced here).
+async fn call<T, F>(deadline: Duration, rpc: F) -> Result<T, PeerError>
+where
+    F: Future<Output = Result<tonic::Response<T>, Status>>,
+{
+    match tokio::time::timeout(deadline, rpc).await {
+        Ok(result) => result
+            .map(tonic::Response::into_inner)
+            .map_err(|s| peer_error(&s)),
+        Err(_) => Err(PeerError {
+            kind: ErrorKind::DeadlineExceeded,
+            message: format!("no answer within {} ms", deadline.as_millis()),
+        }),
+    }
+}
+
+fn with_deadline<T>(message: T, deadline: Duration) -> Request<T> {
+    let mut request = Request::new(message);
+    request.set_timeout(deadline);
+    request
+}
+
+#[async_trait]
+impl Channels for Peers {
+    async fn candidates(
+        &self,
+        query: &SearchQuery,
+        deadline: Duration,
+    ) -> Result<LexicalList, PeerError> {
+        let message = v1::CandidatesRequest {
+            query: query.text.clone(),
+            filters: Some(filter_to_wire(&query.filter)),
+            cap: 0,
+            strategy: query
+                .strategy
+                .map(|s| s.name().to_string())
+                .unwrap_or_default(),
+        };
+        let mut client = self.lexical.clone();
+        let answer = call(
+            deadline,
+            client.candidates(with_deadline(message, deadline)),
+        )
+        .instrument(client_span("trine.v1.Lexical", "Candidates"))
+        .await?;
+        if !(answer.reference_score.is_finite() && answer.reference_score >= 0.0) {
+            return Err(malformed(
+                "lexical-svc",
+                format!("a reference score of {}", answer.reference_score),
+            ));
+        }
+        let candidates = answer
+            .candidates
+            .iter()
+            .map(|c| {
+                Ok(LexicalEntry {
+                    id: parse_id(&c.id).map_err(|e| malformed("lexical-svc", e))?,
+                    score: c.score,
+                    verbatim: c.verbatim,
+                })
+            })
+            .collect::<Result<_, PeerError>>()?;
+        Ok(LexicalList {
+            candidates,
+            strategy: answer.strategy,
+            reference: answer.reference_score,
+            timings: timings_from_wire(&answer.timings),
+        })
+    }
+
+    async fn nearest(
+        &self,
+        query: &SearchQuery,
+        deadline: Duration,
+    ) -> Result<SemanticList, PeerError> {
+        let message = v1::NearestRequest {
+            query: query.text.clone(),
+            filters: Some(filter_to_wire(&query.filter)),
+            cap: 0,
+        };
+        let mut client = self.semantic.clone();
+        let answer = call(deadline, client.nearest(with_deadline(message, deadline)))
+            .instrument(client_span("trine.v1.Semantic", "Nearest"))
+            .await?;
+        let neighbors = answer
+            .neighbors
+            .iter()
+            .map(|n| {
+                parse_id(&n.id)
+                    .map(|id| (id, n.score))
+                    .map_err(|e| malformed("semantic-svc", e))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(SemanticList {
+            neighbors,
+            timings: timings_from_wire(&answer.timings),
+        })
+    }
+
+    async fn fuse(
+        &self,
+        query: &SearchQuery,
+        lists: ToFuse<'_>,
+        deadline: Duration,
+    ) -> Result<FusedList, PeerError> {
+        let (weights, options) = fusion_to_wire(&query.fusion);
+        let message = v1::FuseRequest {
+            query: query.text.clone(),
+            lexical: lists
+                .lexical
+                .iter()
+                .map(|c| v1::Candidate {
+                    id: c.id.to_string(),
+                    score: c.score,
+                    verbatim: c.verbatim,
+                })
+                .collect(),
+            semantic: lists
+                .semantic
+                .iter()
+                .map(|(id, score)| v1::Neighbor {
+                    id: id.to_string(),
+                    score: *score,
+                })
+                .collect(),
+            limit: u32::try_from(query.limit).unwrap_or(u32::MAX),
+            weights: Some(weights),
+            fusion: Some(options),
+            lexical_reference: lists.reference,
+        };
+        let mut client = self.fusion.clone();
+        let answer = call(deadline, client.fuse(with_deadline(message, deadline)))
+            .instrument(client_span("trine.v1.Fusion", "Fuse"))
+            .await?;
+        let hits = answer
+            .hits
+            .iter()
+            .map(|h| fused_from_wire(h).map_err(|e| malformed("fusion-svc", e)))
+            .collect::<Result<_, _>>()?;
+        Ok(FusedList {
+            hits,
+            timings: timings_from_wire(&answer.timings),
+        })
+    }
+}

@@ -1,0 +1,122 @@
+//! A search as the gateway runs it: the domain types of [`crate::Searcher`],
+//! converted from the wire once, at the edge (`service.rs`), and back.
+
+use std::time::Duration;
+
+use tonic::async_trait;
+use trine_core::fusion::{Fused, LexicalEntry, Settings};
+use trine_core::model::{Filter, Memory};
+use trine_core::{ErrorKind, Mode, Stage, Strategy};
+use uuid::Uuid;
+
+/// One search, validated: every field resolved against the gateway's
+/// settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchQuery {
+    /// The query text, trimmed, within the size allowed.
+    pub text: String,
+    pub mode: Mode,
+    /// The lexical strategy asked for; `None`: lexical-svc's own.
+    pub strategy: Option<Strategy>,
+    pub limit: usize,
+    pub filter: Filter,
+    /// The fusion: the gateway's `[fusion]` with what the search sets.
+    pub fusion: Settings,
+    /// Whether the verbatim evidence (the tier and the third list) counts.
+    pub verbatim: bool,
+}
+
+/// Timed stages, in the order they ran.
+pub type Timings = Vec<(Stage, Duration)>;
+
+/// lexical-svc's answer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LexicalList {
+    pub candidates: Vec<LexicalEntry>,
+    /// The strategy that ran.
+    pub strategy: String,
+    /// The lexical score of a full match (0: unknown).
+    pub reference: f64,
+    pub timings: Timings,
+}
+
+/// semantic-svc's answer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SemanticList {
+    pub neighbors: Vec<(Uuid, f64)>,
+    pub timings: Timings,
+}
+
+/// fusion-svc's answer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FusedList {
+    pub hits: Vec<Fused>,
+    pub timings: Timings,
+}
+
+/// A peer's failure: what kind, and what it said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl PeerError {
+    /// Whether the error is the caller's to fix (passed through) rather than
+    /// a fault to degrade around.
+    pub fn is_callers(&self) -> bool {
+        matches!(
+            self.kind,
+            ErrorKind::InvalidArgument
+                | ErrorKind::FailedPrecondition
+                | ErrorKind::NotFound
+                | ErrorKind::Unimplemented
+        )
+    }
+}
+
+/// The lists a search fuses.
+#[derive(Debug, Clone, Copy)]
+pub struct ToFuse<'a> {
+    pub lexical: &'a [LexicalEntry],
+    pub semantic: &'a [(Uuid, f64)],
+    pub reference: f64,
+}
+
+/// The three internal services as the searcher calls them, each within a
+/// deadline; `Peers` is their gRPC implementation.
+#[async_trait]
+pub trait Channels: Send + Sync {
+    async fn candidates(
+        &self,
+        query: &SearchQuery,
+        deadline: Duration,
+    ) -> Result<LexicalList, PeerError>;
+
+    async fn nearest(
+        &self,
+        query: &SearchQuery,
+        deadline: Duration,
+    ) -> Result<SemanticList, PeerError>;
+
+    async fn fuse(
+        &self,
+        query: &SearchQuery,
+        lists: ToFuse<'_>,
+        deadline: Duration,
+    ) -> Result<FusedList, PeerError>;
+}
+
+/// A search's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The fused hits with their memories, best first.
+    pub hits: Vec<(Fused, Memory)>,
+    pub timings: Timings,
+    /// Why it is degraded (a channel that failed); empty: whole.
+    pub reasons: Vec<String>,
+    /// The lexical strategy that ran.
+    pub strategy: String,
+    /// The lexical counts' share of the search's time.
+    pub counts_share: f64,
+}
