@@ -167,15 +167,7 @@ impl Channels for Peers {
         let (weights, options) = fusion_to_wire(&query.fusion);
         let message = v1::FuseRequest {
             query: query.text.clone(),
-            lexical: lists
-                .lexical
-                .iter()
-                .map(|c| v1::Candidate {
-                    id: c.id.to_string(),
-                    score: c.score,
-                    verbatim: c.verbatim,
-                })
-                .collect(),
+            lexical: trine_api::candidates_to_wire(lists.lexical),
             semantic: lists
                 .semantic
                 .iter()

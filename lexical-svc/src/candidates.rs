@@ -48,15 +48,8 @@ impl LexicalError {
     }
 }
 
-/// One lexical candidate.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Candidate {
-    pub id: Uuid,
-    /// BM25 within the filters.
-    pub score: f64,
-    /// The query appears verbatim in the text or the source.
-    pub verbatim: bool,
-}
+/// One lexical candidate: the type fusion takes.
+pub use trine_core::fusion::LexicalEntry as Candidate;
 
 /// The lexical list, best first, and what its stages took.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -192,15 +192,7 @@ impl Lexical for LexicalService {
         }
         self.metrics.stage(Stage::Lexical.name(), started.elapsed());
         Ok(Response::new(v1::CandidatesResponse {
-            candidates: found
-                .list
-                .iter()
-                .map(|c| v1::Candidate {
-                    id: c.id.to_string(),
-                    score: c.score,
-                    verbatim: c.verbatim,
-                })
-                .collect(),
+            candidates: trine_api::candidates_to_wire(&found.list),
             strategy: strategy.name().to_string(),
             timings: timings_to_wire(&found.timings),
             reference_score: found.reference,

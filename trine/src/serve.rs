@@ -8,55 +8,17 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use trine_gateway::Writer;
 use trine_gateway::auth::Keys;
-use trine_mesh::{Deps, MeshConfig, PeerAddrs, Running};
+use trine_mesh::{Deps, MeshConfig, PeerAddrs, Role, Running};
 
 use crate::{CmdResult, Config, load_embedder, open_store};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Role {
-    All,
-    Gateway,
-    Lexical,
-    Semantic,
-    Fusion,
-}
-
-impl Role {
-    /// The mesh's role of the flag's value.
-    pub fn mesh(self) -> trine_mesh::Role {
-        match self {
-            Self::All => trine_mesh::Role::All,
-            Self::Gateway => trine_mesh::Role::Gateway,
-            Self::Lexical => trine_mesh::Role::Lexical,
-            Self::Semantic => trine_mesh::Role::Semantic,
-            Self::Fusion => trine_mesh::Role::Fusion,
-        }
-    }
-
-    /// The service's name, the `service.name` of its spans.
-    pub fn service_name(self) -> &'static str {
-        self.mesh().service_name()
-    }
-
-    /// The flag's value (`--role lexical`).
-    pub fn flag(self) -> &'static str {
-        match self {
-            Self::All => "all",
-            Self::Gateway => "gateway",
-            Self::Lexical => "lexical",
-            Self::Semantic => "semantic",
-            Self::Fusion => "fusion",
-        }
-    }
-}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Address of this process's public service (the gateway's with --role all)
     #[arg(long, default_value = "127.0.0.1:50051", env = "TRINE_LISTEN")]
     pub listen: String,
-    /// Which service to run
-    #[arg(long, value_enum, default_value_t = Role::All)]
+    /// Which service to run: all, gateway, lexical, semantic or fusion
+    #[arg(long, default_value = "all", value_parser = Role::parse)]
     pub role: Role,
     /// Serve Prometheus metrics on http://ADDR/metrics, or `off`. With --role
     /// all the gateway uses ADDR and lexical-svc, semantic-svc, fusion-svc the
@@ -230,7 +192,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         };
         eprintln!("tls: on{mtls}");
     }
-    let role = args.role.mesh();
+    let role = args.role;
     let deps = Deps {
         store: if role.needs_store() {
             Some(open_store(config).await?)
@@ -255,9 +217,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         },
     };
     // The whole mesh makes the collection ready before it serves.
-    if let (trine_mesh::Role::All, Some(store), Some(embedder)) =
-        (role, &deps.store, &deps.embedder)
-    {
+    if let (Role::All, Some(store), Some(embedder)) = (role, &deps.store, &deps.embedder) {
         Writer::new(store.clone(), embedder.clone())
             .prepare()
             .await?;
@@ -276,7 +236,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
                 );
             }
             Ready {
-                role: "all",
+                role: role.name(),
                 addr: addr.to_string(),
                 lexical: Some(mesh.lexical.to_string()),
                 semantic: Some(mesh.semantic.to_string()),
@@ -290,7 +250,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             }
             eprintln!("{} serving on {addr}", role.service_name());
             Ready {
-                role: args.role.flag(),
+                role: role.name(),
                 addr: addr.to_string(),
                 metrics: service.metrics.map(|m| m.to_string()),
                 ..Ready::default()

@@ -142,6 +142,17 @@ pub fn explain_to_wire(hit: &Fused) -> v1::Explain {
     }
 }
 
+/// A lexical list on the wire.
+pub fn candidates_to_wire(list: &[fusion::LexicalEntry]) -> Vec<v1::Candidate> {
+    list.iter()
+        .map(|c| v1::Candidate {
+            id: c.id.to_string(),
+            score: c.score,
+            verbatim: c.verbatim,
+        })
+        .collect()
+}
+
 /// A fused hit from the wire (fusion-svc's answer): its explain back to the
 /// places it records.
 pub fn fused_from_wire(hit: &v1::FusedHit) -> Result<Fused, String> {

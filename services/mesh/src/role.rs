@@ -27,6 +27,35 @@ pub enum Role {
 }
 
 impl Role {
+    pub const ALL: [Role; 5] = [
+        Self::All,
+        Self::Gateway,
+        Self::Lexical,
+        Self::Semantic,
+        Self::Fusion,
+    ];
+
+    /// Its name in `trine serve --role NAME`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::All => "all",
+            Self::Gateway => "gateway",
+            Self::Lexical => "lexical",
+            Self::Semantic => "semantic",
+            Self::Fusion => "fusion",
+        }
+    }
+
+    /// The role of a name, or what names there are.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|r| r.name() == name)
+            .ok_or_else(|| {
+                format!("unknown role {name:?}: use all, gateway, lexical, semantic or fusion")
+            })
+    }
+
     /// The service's name, the `service.name` of its spans.
     pub fn service_name(self) -> &'static str {
         match self {

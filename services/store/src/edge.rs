@@ -27,7 +27,7 @@ use uuid::Uuid;
 
 use crate::{
     CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, Filter, Fold, Hit, Memory,
-    NativeLexical, PayloadRead, PayloadSchema, Point, Query, Ranking, Result, SPARSE_VECTOR, Scan,
+    NativeLexical, PayloadRead, PayloadSchema, Point, Query, Result, SPARSE_VECTOR, Scan,
     ScrollPage, SparseVector, Store, StoreError, TermPage, TermPoint,
 };
 use schema::io;
@@ -382,29 +382,7 @@ impl Store for EdgeStore {
     }
 
     async fn query(&self, query: Query) -> Result<Vec<Hit>> {
-        if !query.check()? {
-            return Ok(Vec::new());
-        }
-        let Query {
-            ranking,
-            filter,
-            limit,
-            payload,
-        } = query;
-        match ranking {
-            Ranking::Dense(vector) => self.query_dense(vector, &filter, limit, payload).await,
-            Ranking::Text(text) => self.query_text(&text, &filter, limit, payload).await,
-            Ranking::Sparse(vector) => self.query_sparse(vector, &filter, limit, payload).await,
-            Ranking::NativeHybrid {
-                dense,
-                lexical,
-                prefetch,
-                rrf_k,
-            } => {
-                self.query_native_hybrid(dense, lexical, &filter, prefetch, rrf_k, limit)
-                    .await
-            }
-        }
+        crate::query::run(self, query).await
     }
 
     async fn set_sparse(&self, vectors: Vec<(Uuid, SparseVector)>) -> Result<()> {
@@ -556,7 +534,7 @@ mod tests {
         assert_eq!(info.text_index, None, "no text index yet");
 
         let err = store
-            .query_text("x", &Filter::tenant("t"), 5, PayloadRead::Nothing)
+            .query(Query::text("x", &Filter::tenant("t"), 5))
             .await
             .expect_err("no text index");
         assert!(matches!(err, StoreError::NoTextIndex(_)), "{err}");
@@ -597,7 +575,7 @@ mod tests {
         let text = info.text_index.expect("a text index");
         assert!(text.ascii_folding && text.scoring, "{text:?}");
         let hits = store
-            .query_text("x", &Filter::tenant("t"), 5, PayloadRead::Nothing)
+            .query(Query::text("x", &Filter::tenant("t"), 5))
             .await
             .expect("bm25 now runs");
         assert!(hits.is_empty());

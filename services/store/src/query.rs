@@ -2,7 +2,7 @@
 //! [`crate::Store::query`], and the checks both stores make of it before any
 //! work.
 
-use crate::{Filter, PayloadRead, Result, SparseVector, StoreError};
+use crate::{Filter, Hit, PayloadRead, Result, SparseVector, StoreError};
 
 /// The lexical prefetch of Qdrant's one-call hybrid ([`Ranking::NativeHybrid`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -150,6 +150,86 @@ impl Query {
             }
         }
     }
+}
+
+/// A store's rankings, each after [`Query::check`]: what [`run`] dispatches
+/// a query to.
+#[async_trait::async_trait]
+pub(crate) trait Rankings: Sync {
+    async fn dense(
+        &self,
+        vector: Vec<f32>,
+        filter: &Filter,
+        limit: usize,
+        payload: PayloadRead,
+    ) -> Result<Vec<Hit>>;
+
+    async fn text(
+        &self,
+        text: &str,
+        filter: &Filter,
+        limit: usize,
+        payload: PayloadRead,
+    ) -> Result<Vec<Hit>>;
+
+    async fn sparse(
+        &self,
+        vector: SparseVector,
+        filter: &Filter,
+        limit: usize,
+        payload: PayloadRead,
+    ) -> Result<Vec<Hit>>;
+
+    async fn native_hybrid(
+        &self,
+        dense: Vec<f32>,
+        lexical: NativeLexical,
+        filter: &Filter,
+        prefetch: usize,
+        rrf_k: usize,
+        limit: usize,
+    ) -> Result<Vec<Hit>>;
+}
+
+/// [`crate::Store::query`] of both stores: the shared checks, then the
+/// store's ranking.
+pub(crate) async fn run<R: Rankings + ?Sized>(store: &R, query: Query) -> Result<Vec<Hit>> {
+    if !query.check()? {
+        return Ok(Vec::new());
+    }
+    let Query {
+        ranking,
+        filter,
+        limit,
+        payload,
+    } = query;
+    match ranking {
+        Ranking::Dense(vector) => store.dense(vector, &filter, limit, payload).await,
+        Ranking::Text(text) => store.text(&text, &filter, limit, payload).await,
+        Ranking::Sparse(vector) => store.sparse(vector, &filter, limit, payload).await,
+        Ranking::NativeHybrid {
+            dense,
+            lexical,
+            prefetch,
+            rrf_k,
+        } => {
+            store
+                .native_hybrid(dense, lexical, &filter, prefetch, rrf_k, limit)
+                .await
+        }
+    }
+}
+
+/// A dense vector of the collection's dimension.
+pub(crate) fn check_dim(collection: &str, got: usize, want: usize) -> Result<()> {
+    if got != want {
+        return Err(StoreError::DimensionMismatch {
+            collection: collection.to_string(),
+            got,
+            want,
+        });
+    }
+    Ok(())
 }
 
 fn nonblank(text: &str) -> Result<()> {

@@ -36,9 +36,10 @@ use uuid::Uuid;
 
 pub use self::cluster::{Layout, ReadConsistency};
 use self::{convert::*, error::*, filter::*, schema::*};
+use crate::query::{Rankings, check_dim};
 use crate::{
     CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, FieldIndex, Filter, Fold, Hit,
-    Memory, NativeLexical, PayloadIndex, PayloadRead, PayloadSchema, Point, Query, Ranking, Result,
+    Memory, NativeLexical, PayloadIndex, PayloadRead, PayloadSchema, Point, Query, Result,
     SPARSE_VECTOR, Scan, ScrollPage, SparseVector, Store, StoreError, TermPage, TermPoint,
     TextIndexInfo, TimeBounds, TimeFormat, UPSERT_BATCH,
 };
@@ -291,29 +292,7 @@ impl Store for ServerStore {
     }
 
     async fn query(&self, query: Query) -> Result<Vec<Hit>> {
-        if !query.check()? {
-            return Ok(Vec::new());
-        }
-        let Query {
-            ranking,
-            filter,
-            limit,
-            payload,
-        } = query;
-        match ranking {
-            Ranking::Dense(vector) => self.query_dense(vector, &filter, limit, payload).await,
-            Ranking::Text(text) => self.query_text(&text, &filter, limit, payload).await,
-            Ranking::Sparse(vector) => self.query_sparse(vector, &filter, limit, payload).await,
-            Ranking::NativeHybrid {
-                dense,
-                lexical,
-                prefetch,
-                rrf_k,
-            } => {
-                self.query_native_hybrid(dense, lexical, &filter, prefetch, rrf_k, limit)
-                    .await
-            }
-        }
+        crate::query::run(self, query).await
     }
 
     async fn set_sparse(&self, vectors: Vec<(Uuid, SparseVector)>) -> Result<()> {
@@ -399,22 +378,16 @@ impl Store for ServerStore {
 }
 
 /// The rankings of [`Store::query`], after [`Query::check`].
-impl ServerStore {
-    async fn query_dense(
+#[async_trait]
+impl Rankings for ServerStore {
+    async fn dense(
         &self,
         vector: Vec<f32>,
         filter: &Filter,
         limit: usize,
         payload: PayloadRead,
     ) -> Result<Vec<Hit>> {
-        let want = self.dense_dim().await?;
-        if vector.len() != want {
-            return Err(StoreError::DimensionMismatch {
-                collection: self.collection.clone(),
-                got: vector.len(),
-                want,
-            });
-        }
+        check_dim(&self.collection, vector.len(), self.dense_dim().await?)?;
         let request = self
             .query_request(filter, limit, payload)?
             .query(q::Query::new_nearest(q::VectorInput::new_dense(vector)))
@@ -422,7 +395,7 @@ impl ServerStore {
         self.run_query(request, payload).await
     }
 
-    async fn query_text(
+    async fn text(
         &self,
         query: &str,
         filter: &Filter,
@@ -454,7 +427,7 @@ impl ServerStore {
         }
     }
 
-    async fn query_sparse(
+    async fn sparse(
         &self,
         vector: SparseVector,
         filter: &Filter,
@@ -472,7 +445,7 @@ impl ServerStore {
         self.run_query(request, payload).await
     }
 
-    async fn query_native_hybrid(
+    async fn native_hybrid(
         &self,
         dense: Vec<f32>,
         lexical: NativeLexical,
@@ -481,14 +454,7 @@ impl ServerStore {
         rrf_k: usize,
         limit: usize,
     ) -> Result<Vec<Hit>> {
-        let want = self.dense_dim().await?;
-        if dense.len() != want {
-            return Err(StoreError::DimensionMismatch {
-                collection: self.collection.clone(),
-                got: dense.len(),
-                want,
-            });
-        }
+        check_dim(&self.collection, dense.len(), self.dense_dim().await?)?;
         let conditions = qdrant_filter(filter, &self.schema)?;
         let lexical = match lexical {
             NativeLexical::Bm25(text) => {

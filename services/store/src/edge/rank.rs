@@ -2,10 +2,12 @@
 //! dense, BM25 over the text index, sparse, and Qdrant's native hybrid.
 
 use super::*;
+use crate::query::{Rankings, check_dim};
 
 /// The rankings of [`Store::query`], after [`Query::check`].
-impl EdgeStore {
-    pub(super) async fn query_dense(
+#[async_trait]
+impl Rankings for EdgeStore {
+    async fn dense(
         &self,
         vector: Vec<f32>,
         filter: &Filter,
@@ -14,14 +16,7 @@ impl EdgeStore {
     ) -> Result<Vec<Hit>> {
         let filter = filter::to_qdrant(filter, &self.inner.schema)?;
         self.with_shard(move |open, inner| {
-            let want = open.dense_dim().unwrap_or(0);
-            if vector.len() != want {
-                return Err(StoreError::DimensionMismatch {
-                    collection: inner.name.clone(),
-                    got: vector.len(),
-                    want,
-                });
-            }
+            check_dim(&inner.name, vector.len(), open.dense_dim().unwrap_or(0))?;
             let query = nearest(qe::VectorInternal::Dense(vector), DENSE_VECTOR);
             let params = qe::SearchParams {
                 hnsw_ef: Some(limit.max(MIN_HNSW_EF)),
@@ -32,7 +27,7 @@ impl EdgeStore {
         .await
     }
 
-    pub(super) async fn query_text(
+    async fn text(
         &self,
         query: &str,
         filter: &Filter,
@@ -52,7 +47,7 @@ impl EdgeStore {
         .await
     }
 
-    pub(super) async fn query_sparse(
+    async fn sparse(
         &self,
         vector: SparseVector,
         filter: &Filter,
@@ -69,7 +64,7 @@ impl EdgeStore {
         .await
     }
 
-    pub(super) async fn query_native_hybrid(
+    async fn native_hybrid(
         &self,
         dense: Vec<f32>,
         lexical: NativeLexical,
@@ -88,14 +83,7 @@ impl EdgeStore {
             NativeLexical::Sparse(vector) => nearest(convert::to_sparse(vector)?, SPARSE_VECTOR),
         };
         self.with_shard(move |open, inner| {
-            let want = open.dense_dim().unwrap_or(0);
-            if dense.len() != want {
-                return Err(StoreError::DimensionMismatch {
-                    collection: inner.name.clone(),
-                    got: dense.len(),
-                    want,
-                });
-            }
+            check_dim(&inner.name, dense.len(), open.dense_dim().unwrap_or(0))?;
             if bm25 && !open.text_scoring.load(Ordering::Acquire) {
                 return Err(StoreError::NoTextIndex(inner.name.clone()));
             }

@@ -57,17 +57,7 @@ pub(super) fn check_point(collection: &str, point: &Point, want: usize) -> Resul
 }
 
 pub(super) fn check_sparse(v: &SparseVector) -> Result<()> {
-    if v.indices.len() != v.values.len() {
-        return Err(StoreError::invalid(
-            "sparse vector",
-            format!(
-                "{} indices but {} values: give one value per index",
-                v.indices.len(),
-                v.values.len()
-            ),
-        ));
-    }
-    Ok(())
+    crate::query::matched(v)
 }
 
 /// The update of a point's `sparse` vector alone.
