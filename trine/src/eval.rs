@@ -28,6 +28,12 @@ use crate::search::parse_mode;
 use crate::{CmdResult, Config, LocalMesh, local_mesh, print_report};
 use trine_mesh::channel;
 
+mod report;
+mod spec;
+
+use report::{ConfigReport, QueryResult, Report, against_better, render};
+use spec::{parse_fusion, parse_weights};
+
 /// Qdrant's RRF counts positions from 0: trine's k = 60 is 61 there.
 pub const NATIVE_RRF_K: usize = 61;
 
@@ -117,106 +123,6 @@ struct Configuration {
     runner: Runner,
 }
 
-/// `LEXICAL:SEMANTIC:VERBATIM` list weights, each > 0.
-fn parse_weights(raw: &str) -> Result<v1::ListWeights, String> {
-    let bad =
-        || format!("--weights {raw:?}: give LEXICAL:SEMANTIC:VERBATIM, each > 0 (e.g. 1:2:2)");
-    let parts: Vec<f64> = raw
-        .split(':')
-        .map(|p| p.parse::<f64>().map_err(|_| bad()))
-        .collect::<Result<_, _>>()?;
-    match parts.as_slice() {
-        [lexical, semantic, verbatim] if parts.iter().all(|w| w.is_finite() && *w > 0.0) => {
-            Ok(v1::ListWeights {
-                lexical: *lexical,
-                semantic: *semantic,
-                verbatim: *verbatim,
-            })
-        }
-        _ => Err(bad()),
-    }
-}
-
-/// A `--fusion` spec: METHOD[/KEY=VALUE...] as weights and fusion options
-/// (checked against the service's defaults as a search's would be).
-fn parse_fusion(raw: &str) -> Result<(Option<v1::ListWeights>, Option<v1::FusionOptions>), String> {
-    let bad = |why: String| format!("--fusion {raw:?}: {why}");
-    let mut parts = raw.split('/');
-    let method = parts.next().unwrap_or_default();
-    let mut options = v1::FusionOptions::default();
-    let mut weights = None;
-    match method {
-        "default" => {}
-        m => {
-            trine_core::fusion::Method::parse(m).map_err(bad)?;
-            options.method = m.to_string();
-        }
-    }
-    for part in parts {
-        let (key, value) = part
-            .split_once('=')
-            .ok_or_else(|| bad(format!("{part:?} is not KEY=VALUE")))?;
-        let number = || {
-            value
-                .parse::<f64>()
-                .map_err(|_| bad(format!("{key}={value:?} is not a number")))
-        };
-        match key {
-            "k" => {
-                options.rrf_k = number()?;
-                if !(options.rrf_k.is_finite() && options.rrf_k > 0.0) {
-                    return Err(bad(format!("k={value}: RRF's k must be > 0")));
-                }
-            }
-            "norm" => options.normalization = value.to_string(),
-            "tier" => {
-                options.tier = Some(match value {
-                    "on" => true,
-                    "off" => false,
-                    _ => return Err(bad(format!("tier={value:?}: use on or off"))),
-                })
-            }
-            "tier_max" => {
-                options.tier_max = Some(
-                    value
-                        .parse()
-                        .map_err(|_| bad(format!("tier_max={value:?} is not a count")))?,
-                )
-            }
-            "adaptive" => options.adaptive = Some(number()?),
-            "floor" => options.semantic_floor = Some(number()?),
-            "power" => options.lexical_power = Some(number()?),
-            "w" => {
-                let parts: Vec<f64> = value
-                    .split(':')
-                    .map(|p| p.parse::<f64>())
-                    .collect::<Result<_, _>>()
-                    .map_err(|_| bad(format!("w={value:?}: give LEXICAL:SEMANTIC:VERBATIM")))?;
-                let [lexical, semantic, verbatim] = parts[..] else {
-                    return Err(bad(format!("w={value:?}: give LEXICAL:SEMANTIC:VERBATIM")));
-                };
-                weights = Some(v1::ListWeights {
-                    lexical,
-                    semantic,
-                    verbatim,
-                });
-            }
-            other => {
-                return Err(bad(format!(
-                    "unknown key {other:?}: use k, norm, tier, tier_max, adaptive, floor, power or w"
-                )));
-            }
-        }
-    }
-    trine_api::fusion_from_wire(
-        &trine_fusion::Settings::default(),
-        weights.as_ref(),
-        Some(&options),
-    )
-    .map_err(bad)?;
-    Ok((weights, Some(options)))
-}
-
 /// The configurations the arguments ask for, in a stable order.
 fn configurations(args: &Args) -> Result<Vec<Configuration>, String> {
     let mut out = Vec::new();
@@ -302,132 +208,6 @@ fn configurations(args: &Args) -> Result<Vec<Configuration>, String> {
         return Err("no configuration to run: give --modes or --native".into());
     }
     Ok(out)
-}
-
-/// One query's result under one configuration.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct QueryResult {
-    pub qid: String,
-    pub kind: String,
-    /// The rank of each gold id (from 1), `null` when not in the first `depth`.
-    pub ranks: Vec<Option<usize>>,
-}
-
-/// One configuration's figures.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ConfigReport {
-    pub name: String,
-    /// Why the configuration could not run (e.g. a strategy not ready).
-    pub error: Option<String>,
-    /// Per kind of query, and `all`.
-    pub by_kind: BTreeMap<String, Aggregate>,
-    pub queries: Vec<QueryResult>,
-    pub mean_ms: f64,
-}
-
-impl ConfigReport {
-    fn of(name: String, results: Vec<QueryResult>, k: usize, mean_ms: f64) -> Self {
-        let mut kinds: BTreeMap<String, Vec<QueryScore>> = BTreeMap::new();
-        for r in &results {
-            let score = QueryScore::of(&r.ranks, k);
-            kinds.entry("all".into()).or_default().push(score);
-            kinds.entry(r.kind.clone()).or_default().push(score);
-        }
-        Self {
-            name,
-            error: None,
-            by_kind: kinds
-                .into_iter()
-                .map(|(kind, scores)| (kind, Aggregate::of(&scores)))
-                .collect(),
-            queries: results,
-            mean_ms,
-        }
-    }
-}
-
-/// The whole evaluation.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Report {
-    pub k: usize,
-    pub depth: usize,
-    pub queries: usize,
-    pub configurations: Vec<ConfigReport>,
-    /// Each hybrid configuration against the better single channel, per kind.
-    pub against_better: Vec<Comparison>,
-}
-
-/// Bootstrap resamples of the comparison with the better channel.
-pub const RESAMPLES: usize = 1000;
-
-/// One hybrid configuration against the better of lexical-only (same
-/// strategy) and semantic-only on one kind of query (better: higher MRR).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Comparison {
-    pub configuration: String,
-    pub kind: String,
-    /// The better channel's configuration.
-    pub better: String,
-    /// Hybrid minus the better channel, with the paired bootstrap's 95 %
-    /// interval.
-    pub mrr: Difference,
-    pub success_at_k: Difference,
-}
-
-/// Each hybrid configuration (`hybrid/S...`, `fused/S/...`) against the better
-/// of `lexical/S` and `semantic` on each kind, where both ran.
-pub fn against_better(configurations: &[ConfigReport], k: usize) -> Vec<Comparison> {
-    let ran = |name: &str| {
-        configurations
-            .iter()
-            .find(|c| c.name == name && c.error.is_none())
-    };
-    let per_query = |c: &ConfigReport, kind: &str, f: fn(&QueryScore) -> f64| -> Vec<f64> {
-        c.queries
-            .iter()
-            .filter(|q| kind == "all" || q.kind == kind)
-            .map(|q| f(&QueryScore::of(&q.ranks, k)))
-            .collect()
-    };
-    let mut out = Vec::new();
-    for c in configurations.iter().filter(|c| c.error.is_none()) {
-        let mut path = c.name.split('/');
-        let (Some(family), Some(strategy)) = (path.next(), path.next()) else {
-            continue;
-        };
-        if family != "hybrid" && family != "fused" {
-            continue;
-        }
-        let (Some(lexical), Some(semantic)) =
-            (ran(&format!("lexical/{strategy}")), ran("semantic"))
-        else {
-            continue;
-        };
-        for kind in c.by_kind.keys() {
-            let mrr_of = |x: &ConfigReport| x.by_kind.get(kind).map_or(0.0, |a| a.mrr);
-            let better = if mrr_of(lexical) >= mrr_of(semantic) {
-                lexical
-            } else {
-                semantic
-            };
-            out.push(Comparison {
-                configuration: c.name.clone(),
-                kind: kind.clone(),
-                better: better.name.clone(),
-                mrr: paired_bootstrap(
-                    &per_query(c, kind, |s| s.reciprocal_rank),
-                    &per_query(better, kind, |s| s.reciprocal_rank),
-                    RESAMPLES,
-                ),
-                success_at_k: paired_bootstrap(
-                    &per_query(c, kind, |s| s.success_at_k),
-                    &per_query(better, kind, |s| s.success_at_k),
-                    RESAMPLES,
-                ),
-            });
-        }
-    }
-    out
 }
 
 struct Targets {
@@ -707,146 +487,22 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     })
 }
 
-fn rank_text(rank: Option<usize>, depth: usize) -> String {
-    rank.map_or(format!(">{depth}"), |r| r.to_string())
-}
-
-/// The tables for people.
-pub fn render(report: &Report, ranks: bool) -> String {
-    let k = report.k;
-    let mut out = format!(
-        "trine eval: {} queries, k = {k}, nDCG@{NDCG_AT}, ranks read to {}\n\n",
-        report.queries, report.depth
-    );
-    out += &format!(
-        "{:<34} {:<12} {:>4} {:>6} {:>6} {:>6} {:>8} {:>6} {:>8}\n",
-        "configuration",
-        "kind",
-        "n",
-        "s@1",
-        format!("s@{k}"),
-        "MRR",
-        format!("nDCG@{NDCG_AT}"),
-        format!("R@{k}"),
-        "ms/query"
-    );
-    for c in &report.configurations {
-        if let Some(why) = &c.error {
-            out += &format!("{:<34} not run: {why}\n", c.name);
-            continue;
-        }
-        for (i, (kind, a)) in c.by_kind.iter().enumerate() {
-            let name = if i == 0 { c.name.as_str() } else { "" };
-            let ms = if i == 0 {
-                format!("{:.1}", c.mean_ms)
-            } else {
-                String::new()
-            };
-            out += &format!(
-                "{name:<34} {kind:<12} {:>4} {:>6.3} {:>6.3} {:>6.3} {:>8.3} {:>6.3} {ms:>8}\n",
-                a.queries, a.success_at_1, a.success_at_k, a.mrr, a.ndcg_at_10, a.recall_at_k
-            );
-        }
-    }
-    if !report.against_better.is_empty() {
-        out += &format!(
-            "\nagainst the better single channel (hybrid minus it; paired bootstrap, {RESAMPLES} resamples, 95 % interval):\n"
-        );
-        out += &format!(
-            "{:<34} {:<12} {:<22} {:>26} {:>26}  verdict\n",
-            "configuration",
-            "kind",
-            "better channel",
-            "ΔMRR [interval]",
-            format!("Δs@{k} [interval]")
-        );
-        let show = |d: &Difference| format!("{:+.3} [{:+.3}, {:+.3}]", d.mean, d.low, d.high);
-        for c in &report.against_better {
-            let verdict = if c.mrr.not_worse() && c.success_at_k.not_worse() {
-                "not worse"
-            } else {
-                "WORSE"
-            };
-            out += &format!(
-                "{:<34} {:<12} {:<22} {:>26} {:>26}  {verdict}\n",
-                c.configuration,
-                c.kind,
-                c.better,
-                show(&c.mrr),
-                show(&c.success_at_k)
-            );
-        }
-    }
-    out += &format!("\ngold ids outside the top {k}:\n");
-    for c in report.configurations.iter().filter(|c| c.error.is_none()) {
-        let missed: Vec<String> = c
-            .queries
-            .iter()
-            .flat_map(|q| {
-                q.ranks
-                    .iter()
-                    .filter(|r| r.is_none_or(|r| r > k))
-                    .map(|r| format!("{} {}", q.qid, rank_text(*r, report.depth)))
-            })
-            .collect();
-        let missed = if missed.is_empty() {
-            "none".to_string()
-        } else {
-            missed.join(", ")
-        };
-        out += &format!("  {}: {missed}\n", c.name);
-    }
-    if ranks {
-        out += "\nrank of each query's first gold id:\n";
-        let ran: Vec<&ConfigReport> = report
-            .configurations
-            .iter()
-            .filter(|c| c.error.is_none())
-            .collect();
-        out += &format!("{:<8}", "qid");
-        for c in &ran {
-            out += &format!(" {:>w$}", c.name, w = c.name.len().max(5));
-        }
-        out += "\n";
-        for (i, q) in ran
-            .first()
-            .map_or(&[][..], |c| &c.queries[..])
-            .iter()
-            .enumerate()
-        {
-            out += &format!("{:<8}", q.qid);
-            for c in &ran {
-                let rank = c
-                    .queries
-                    .get(i)
-                    .and_then(|q| q.ranks.first().copied().flatten());
-                out += &format!(
-                    " {:>w$}",
-                    rank_text(rank, report.depth),
-                    w = c.name.len().max(5)
-                );
-            }
-            out += "\n";
-        }
-    }
-    out
-}
-
+/// The arguments of `trine eval --queries q.jsonl LINE` (the tests').
 #[cfg(test)]
-mod tests {
+fn args(line: &str) -> Args {
     use clap::Parser;
-
-    use super::*;
 
     #[derive(Parser)]
     struct Cli {
         #[command(flatten)]
         args: Args,
     }
+    Cli::parse_from(format!("eval --queries q.jsonl {line}").split_whitespace()).args
+}
 
-    fn args(line: &str) -> Args {
-        Cli::parse_from(format!("eval --queries q.jsonl {line}").split_whitespace()).args
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     #[test]
     fn the_configurations_asked_for() {
@@ -897,118 +553,5 @@ mod tests {
             let err = configurations(&args(line)).unwrap_err();
             assert!(err.contains(want), "{line}: {err}");
         }
-    }
-
-    #[test]
-    fn fusion_specs_parse_and_refuse() {
-        let (w, o) = parse_fusion("rrf/k=60/w=1:1:2/tier=off").unwrap();
-        let o = o.unwrap();
-        assert_eq!(
-            (o.method.as_str(), o.rrf_k, o.tier),
-            ("rrf", 60.0, Some(false))
-        );
-        assert_eq!(w.unwrap().verbatim, 2.0);
-        let (_, o) = parse_fusion("score/norm=z_score/adaptive=1/tier_max=5/floor=0.1").unwrap();
-        let o = o.unwrap();
-        assert_eq!(o.normalization, "z_score");
-        assert_eq!(
-            (o.adaptive, o.tier_max, o.semantic_floor),
-            (Some(1.0), Some(5), Some(0.1))
-        );
-        assert_eq!(parse_fusion("default").unwrap().1.unwrap().method, "");
-        for (spec, want) in [
-            ("borda", "unknown fusion method"),
-            ("rrf/k=0", "k must be > 0"),
-            ("rrf/k", "KEY=VALUE"),
-            ("score/norm=l2", "unknown normalization"),
-            ("score/tier=maybe", "on or off"),
-            ("score/w=1:2", "LEXICAL:SEMANTIC:VERBATIM"),
-            ("score/x=1", "unknown key"),
-        ] {
-            let err = parse_fusion(spec).unwrap_err();
-            assert!(err.contains(want), "{spec}: {err}");
-        }
-        let names: Vec<String> = configurations(&args(
-            "--modes hybrid --strategies bm25 --verbatim on --fusion dbsf --native none",
-        ))
-        .unwrap()
-        .into_iter()
-        .map(|c| c.name)
-        .collect();
-        assert_eq!(names, ["hybrid/bm25", "fused/bm25/dbsf"]);
-    }
-
-    #[test]
-    fn hybrid_is_compared_with_the_better_channel_per_kind() {
-        let result = |qid: &str, kind: &str, rank: Option<usize>| QueryResult {
-            qid: qid.into(),
-            kind: kind.into(),
-            ranks: vec![rank],
-        };
-        // One configuration's report: the title's rank, then the question's.
-        let report = |name: &str, title: usize, question: usize| {
-            let results = vec![
-                result("t", "title", Some(title)),
-                result("q", "question", Some(question)),
-            ];
-            ConfigReport::of(name.into(), results, 8, 0.0)
-        };
-        // Titles: lexical is better; questions: semantic is.
-        let lexical = report("lexical/candidates", 1, 9);
-        let semantic = report("semantic", 5, 1);
-        let hybrid = report("hybrid/candidates", 1, 2);
-        let out = against_better(&[hybrid, lexical, semantic], 8);
-        let of = |kind: &str| out.iter().find(|c| c.kind == kind).unwrap();
-        assert_eq!(of("title").better, "lexical/candidates");
-        assert_eq!(of("title").mrr.mean, 0.0);
-        assert_eq!(of("question").better, "semantic");
-        assert!((of("question").mrr.mean + 0.5).abs() < 1e-12);
-        assert!(!of("question").mrr.not_worse());
-        assert!(of("question").success_at_k.not_worse());
-        // No single-channel runs: no comparison.
-        let alone = ConfigReport::of(
-            "hybrid/bm25".into(),
-            vec![result("t", "title", Some(1))],
-            8,
-            0.0,
-        );
-        assert!(against_better(&[alone], 8).is_empty());
-    }
-
-    #[test]
-    fn the_report_shows_figures_misses_and_ranks() {
-        let results = vec![
-            QueryResult {
-                qid: "q1".into(),
-                kind: "title".into(),
-                ranks: vec![Some(1)],
-            },
-            QueryResult {
-                qid: "q2".into(),
-                kind: "semantic".into(),
-                ranks: vec![None],
-            },
-        ];
-        let c = ConfigReport::of("hybrid/candidates".into(), results, 10, 3.0);
-        assert_eq!(c.by_kind["all"].queries, 2);
-        assert_eq!(c.by_kind["title"].success_at_1, 1.0);
-        assert_eq!(c.by_kind["semantic"].mrr, 0.0);
-        let mut failed = ConfigReport::of("hybrid/sparse".into(), Vec::new(), 10, 0.0);
-        failed.error = Some("query q1: FailedPrecondition: run `trine sparse-backfill`".into());
-        let report = Report {
-            k: 10,
-            depth: 100,
-            queries: 2,
-            configurations: vec![c, failed],
-            against_better: Vec::new(),
-        };
-        let text = render(&report, true);
-        assert!(text.contains("hybrid/candidates: q2 >100"), "{text}");
-        assert!(
-            text.contains("not run: query q1: FailedPrecondition"),
-            "{text}"
-        );
-        let row = text.lines().find(|l| l.starts_with("q1 ")).unwrap();
-        assert!(row.ends_with(" 1"), "{text}");
     }
 }

@@ -116,13 +116,18 @@ fn the_cli_builds_no_service() {
         "trine_gateway::run(",
     ];
     let mut found = Vec::new();
-    for entry in std::fs::read_dir(&src).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "rs") {
-            let text = std::fs::read_to_string(&path).unwrap();
-            for f in forbidden {
-                if text.contains(f) {
-                    found.push(format!("{}: {f}", path.display()));
+    let mut dirs = vec![src];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                for f in forbidden {
+                    if text.contains(f) {
+                        found.push(format!("{}: {f}", path.display()));
+                    }
                 }
             }
         }
