@@ -11,8 +11,7 @@ use tonic::service::Routes;
 use tonic::{Request, Response, Status};
 use trine_api::v1::fusion_server::{Fusion, FusionServer};
 use trine_api::v1::{self, StageTiming};
-use trine_api::{explain_to_wire, fusion_from_wire, status};
-use trine_core::ErrorKind;
+use trine_api::{fused_to_wire, fusion_from_wire, invalid};
 use trine_core::fusion::{self, LexicalEntry, Lists, Settings};
 use trine_core::model::parse_id;
 use trine_telemetry::Metrics;
@@ -41,10 +40,6 @@ impl FusionService {
     pub fn metrics(&self) -> Arc<Metrics> {
         self.metrics.clone()
     }
-}
-
-fn invalid(message: impl Into<String>) -> Status {
-    status(ErrorKind::InvalidArgument, message)
 }
 
 /// Fuses a request's lists under `defaults` with what the request sets: the
@@ -85,12 +80,7 @@ pub fn fuse_request(
     };
     Ok(fusion::fuse(&lists, &settings, limit)
         .iter()
-        .map(|h| v1::FusedHit {
-            id: h.id.to_string(),
-            score: h.score,
-            explain: Some(explain_to_wire(h)),
-            matched_by: h.matched_by().into_iter().map(String::from).collect(),
-        })
+        .map(fused_to_wire)
         .collect())
 }
 

@@ -98,6 +98,12 @@ impl AuthError {
     }
 }
 
+impl trine_core::Kinded for AuthError {
+    fn kind(&self) -> trine_core::ErrorKind {
+        AuthError::kind(self)
+    }
+}
+
 fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write as _;
     bytes

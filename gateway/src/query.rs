@@ -61,6 +61,18 @@ pub struct PeerError {
     pub message: String,
 }
 
+impl std::fmt::Display for PeerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl trine_core::Kinded for PeerError {
+    fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+}
+
 impl PeerError {
     /// Whether the error is the caller's to fix (passed through) rather than
     /// a fault to degrade around.

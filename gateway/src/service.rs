@@ -5,8 +5,8 @@ use std::sync::Arc;
 use tonic::{Request, Response, Status};
 use trine_api::v1::{self, memory_server};
 use trine_api::{
-    filter_from_wire, fused_to_wire, fusion_from_wire, ids_from_wire, memory_from_wire,
-    memory_to_wire, status, timings_to_wire,
+    filter_from_wire, fused_to_wire, fusion_from_wire, ids_from_wire, invalid, memory_from_wire,
+    memory_to_wire, status, timings_to_wire, to_status,
 };
 use trine_core::model::{Memory, check_query_bytes};
 use trine_core::{ErrorKind, Mode, Strategy};
@@ -16,7 +16,7 @@ use trine_telemetry::Metrics;
 use crate::auth::{Keys, Scope};
 use crate::query::{Answer, SearchQuery};
 use crate::search::{SearchConfig, Searcher};
-use crate::writer::{WriteError, Writer};
+use crate::writer::Writer;
 
 pub use trine_api::codec::{MAX_IDS, MAX_UPSERT};
 
@@ -78,7 +78,7 @@ impl MemoryService {
         let Some(keys) = &self.keys else {
             return Ok(());
         };
-        let denied = |e: crate::auth::AuthError| status(e.kind(), e.to_string());
+        let denied = to_status::<crate::auth::AuthError>;
         let principal = keys.authenticate(metadata).map_err(denied)?;
         for tenant in tenants {
             if !tenant.trim().is_empty() {
@@ -137,11 +137,7 @@ impl MemoryService {
             )));
         }
         let ids = ids_from_wire(ids).map_err(invalid)?;
-        let found = self
-            .store
-            .get(&ids)
-            .await
-            .map_err(|e| status(e.kind(), e.to_string()))?;
+        let found = self.store.get(&ids).await.map_err(to_status)?;
         Ok(found.into_iter().filter(|m| m.tenant == tenant).collect())
     }
 
@@ -172,8 +168,8 @@ impl MemoryService {
             }
         }
         let mut ids: Vec<Option<String>> = valid.iter().map(|m| Some(m.id.to_string())).collect();
-        self.writer.prepare().await.map_err(write_status)?;
-        let refused = self.writer.write(valid).await.map_err(write_status)?;
+        self.writer.prepare().await.map_err(to_status)?;
+        let refused = self.writer.write(valid).await.map_err(to_status)?;
         for r in refused {
             ids[r.index] = None;
             failed.push(v1::ItemError {
@@ -270,14 +266,6 @@ fn answer_to_wire(answer: Answer) -> v1::SearchResponse {
     }
 }
 
-fn invalid(message: impl Into<String>) -> Status {
-    status(ErrorKind::InvalidArgument, message)
-}
-
-fn write_status(e: WriteError) -> Status {
-    status(e.kind(), e.to_string())
-}
-
 #[tonic::async_trait]
 impl memory_server::Memory for MemoryService {
     async fn search(
@@ -298,10 +286,7 @@ impl memory_server::Memory for MemoryService {
         };
         let budget = trine_api::caller_timeout(request.metadata());
         let query = query_from_wire(request.into_inner(), searcher.config()).map_err(invalid)?;
-        let answer = searcher
-            .search(&query, budget)
-            .await
-            .map_err(|e| status(e.kind, e.message))?;
+        let answer = searcher.search(&query, budget).await.map_err(to_status)?;
         Ok(Response::new(answer_to_wire(answer)))
     }
 
@@ -333,10 +318,7 @@ impl memory_server::Memory for MemoryService {
         let request = request.into_inner();
         let found = self.in_tenant(&request.tenant, &request.ids).await?;
         let ids: Vec<_> = found.iter().map(|m| m.id).collect();
-        self.store
-            .delete(&ids)
-            .await
-            .map_err(|e| status(e.kind(), e.to_string()))?;
+        self.store.delete(&ids).await.map_err(to_status)?;
         let deleted = u32::try_from(ids.len()).unwrap_or(u32::MAX);
         Ok(Response::new(v1::DeleteResponse { deleted }))
     }

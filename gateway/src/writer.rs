@@ -38,6 +38,12 @@ impl WriteError {
     }
 }
 
+impl trine_core::Kinded for WriteError {
+    fn kind(&self) -> trine_core::ErrorKind {
+        WriteError::kind(self)
+    }
+}
+
 /// A point a write did not store, by its position in the write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused {

@@ -48,6 +48,12 @@ impl LexicalError {
     }
 }
 
+impl trine_core::Kinded for LexicalError {
+    fn kind(&self) -> trine_core::ErrorKind {
+        LexicalError::kind(self)
+    }
+}
+
 /// One lexical candidate: the type fusion takes.
 pub use trine_core::fusion::LexicalEntry as Candidate;
 

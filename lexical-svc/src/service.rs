@@ -11,7 +11,7 @@ use tonic::service::Routes;
 use tonic::{Request, Response, Status};
 use trine_api::v1;
 use trine_api::v1::lexical_server::{Lexical, LexicalServer};
-use trine_api::{cap_from_wire, filter_from_wire, status, timings_to_wire};
+use trine_api::{cap_from_wire, filter_from_wire, status, timings_to_wire, to_status};
 use trine_core::model::{Filter, MAX_QUERY_BYTES, check_query_bytes};
 use trine_core::{ErrorKind, Fold, Strategy};
 use trine_embed::Embedder;
@@ -178,7 +178,7 @@ impl Lexical for LexicalService {
         let span = tracing::Span::current();
         span.record("cap", trine_telemetry::int(cap));
         let started = Instant::now();
-        let failed = |e: LexicalError| status(e.kind(), e.to_string());
+        let failed = to_status::<LexicalError>;
         let resolved = self.resolve(requested).await.map_err(failed)?;
         let strategy = resolved.0;
         span.record("strategy", strategy.name());

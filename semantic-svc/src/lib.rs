@@ -58,6 +58,12 @@ impl SemanticError {
     }
 }
 
+impl trine_core::Kinded for SemanticError {
+    fn kind(&self) -> trine_core::ErrorKind {
+        SemanticError::kind(self)
+    }
+}
+
 /// The semantic list, nearest first, and what its stages took.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Nearest {

@@ -11,8 +11,7 @@ use tonic::service::Routes;
 use tonic::{Request, Response, Status};
 use trine_api::v1;
 use trine_api::v1::semantic_server::{Semantic, SemanticServer};
-use trine_api::{cap_from_wire, filter_from_wire, status, timings_to_wire};
-use trine_core::ErrorKind;
+use trine_api::{cap_from_wire, filter_from_wire, invalid, timings_to_wire, to_status};
 use trine_core::model::{MAX_QUERY_BYTES, check_query_bytes};
 use trine_embed::Embedder;
 use trine_store::{Metered, Store};
@@ -47,10 +46,6 @@ impl SemanticService {
     }
 }
 
-fn invalid(message: impl Into<String>) -> Status {
-    status(ErrorKind::InvalidArgument, message)
-}
-
 #[tonic::async_trait]
 impl Semantic for SemanticService {
     #[tracing::instrument(
@@ -83,7 +78,7 @@ impl Semantic for SemanticService {
             cap,
         )
         .await
-        .map_err(|e| status(e.kind(), e.to_string()))?;
+        .map_err(to_status)?;
         tracing::Span::current().record("neighbors", trine_telemetry::int(found.list.len()));
         for (stage, took) in &found.timings {
             self.metrics.stage(stage.name(), *took);
@@ -116,11 +111,7 @@ impl Semantic for SemanticService {
                 self.config.max_embed
             )));
         }
-        let vectors = self
-            .embedder
-            .embed(&texts)
-            .await
-            .map_err(|e| status(e.kind(), e.to_string()))?;
+        let vectors = self.embedder.embed(&texts).await.map_err(to_status)?;
         Ok(Response::new(v1::EmbedResponse {
             vectors: vectors
                 .into_iter()

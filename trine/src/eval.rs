@@ -394,7 +394,7 @@ pub async fn native_search(
             limit,
         ))
         .await
-        .map_err(|e| trine_api::status(e.kind(), e.to_string()))?;
+        .map_err(trine_api::to_status)?;
     Ok(NativeFound {
         ids: hits.into_iter().map(|h| h.id).collect(),
         embed_ms,

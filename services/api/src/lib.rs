@@ -16,4 +16,4 @@ pub mod server;
 mod status;
 
 pub use convert::*;
-pub use status::{code_of, kind_of, status};
+pub use status::{code_of, invalid, kind_of, status, to_status};

@@ -1,7 +1,7 @@
 //! The one mapping of trine's error kinds to gRPC codes.
 
 use tonic::{Code, Status};
-use trine_core::ErrorKind;
+use trine_core::{ErrorKind, Kinded};
 
 /// The gRPC code of an error kind.
 pub fn code_of(kind: ErrorKind) -> Code {
@@ -39,6 +39,16 @@ pub fn kind_of(code: Code) -> ErrorKind {
 /// A gRPC status of the given kind.
 pub fn status(kind: ErrorKind, message: impl Into<String>) -> Status {
     Status::new(code_of(kind), message)
+}
+
+/// The gRPC status of any crate's error: its kind's code, its message.
+pub fn to_status<E: Kinded>(error: E) -> Status {
+    status(error.kind(), error.to_string())
+}
+
+/// An INVALID_ARGUMENT status: the request is wrong, the message says how.
+pub fn invalid(message: impl Into<String>) -> Status {
+    status(ErrorKind::InvalidArgument, message)
 }
 
 #[cfg(test)]

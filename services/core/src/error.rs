@@ -23,3 +23,9 @@ pub enum ErrorKind {
     /// A fault of trine or its storage.
     Internal,
 }
+
+/// An error that says its kind: every crate's error type, so that one
+/// function (`trine_api::to_status`) turns any of them into its gRPC status.
+pub trait Kinded: std::fmt::Display {
+    fn kind(&self) -> ErrorKind;
+}

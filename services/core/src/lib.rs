@@ -18,7 +18,7 @@ pub mod strategy;
 pub mod terms;
 pub mod verbatim;
 
-pub use error::ErrorKind;
+pub use error::{ErrorKind, Kinded};
 pub use fold::Fold;
 pub use stage::Stage;
 pub use strategy::{Mode, Strategy};

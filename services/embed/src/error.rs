@@ -70,6 +70,12 @@ impl EmbedError {
     }
 }
 
+impl trine_core::Kinded for EmbedError {
+    fn kind(&self) -> trine_core::ErrorKind {
+        EmbedError::kind(self)
+    }
+}
+
 impl From<candle_core::Error> for EmbedError {
     fn from(err: candle_core::Error) -> Self {
         Self::inference(err)

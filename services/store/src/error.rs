@@ -80,3 +80,9 @@ impl StoreError {
         }
     }
 }
+
+impl trine_core::Kinded for StoreError {
+    fn kind(&self) -> trine_core::ErrorKind {
+        StoreError::kind(self)
+    }
+}
