@@ -11,8 +11,7 @@ use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{Filters, Record, SearchRequest, SearchResponse, UpsertRequest};
 use trine_testkit::Served;
 
-const TITLE: &str = "Meeting 2026-11-11 09:58";
-const MEETING: &str = "ffffffff-ffff-4fff-bfff-ffffffffffff";
+use trine_testkit::{MEETING, TITLE};
 const DECOY: &str = "eeeeeeee-eeee-4eee-beee-eeeeeeeeeeee";
 
 struct Roles {
@@ -44,23 +43,14 @@ impl Roles {
 }
 
 fn memories() -> Vec<Record> {
-    let mut out: Vec<Record> = (1..=30u32)
-        .map(|i| Record {
-            id: format!("00000000-0000-4000-8000-{i:012}"),
-            text: format!(
-                "Meeting notes {i} of sprint 11 in 2026, logged at 09:{:02}; the deploy went fine.",
-                10 + i
-            ),
-            tenant: "acme".into(),
-            ..Record::default()
-        })
-        .collect();
-    out.push(Record {
-        id: MEETING.into(),
-        text: format!("{TITLE}\nBună ziua tuturor, începem ședința de astăzi despre buget."),
-        tenant: "acme".into(),
-        ..Record::default()
-    });
+    // Every title term is common: the filler holds "Meeting" too.
+    let filler = |i: u32| {
+        format!(
+            "Meeting notes {i} of sprint 11 in 2026, logged at 09:{:02}; the deploy went fine.",
+            10 + i
+        )
+    };
+    let mut out = trine_testkit::meeting_among("acme", filler, None);
     // Another tenant holds the very same title: it must never show in acme.
     out.push(Record {
         id: DECOY.into(),

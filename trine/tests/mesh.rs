@@ -11,8 +11,7 @@ use trine_embed::EmbedderKind;
 use trine_mesh::{Mesh, MeshConfig};
 use trine_store::{EdgeStore, Store};
 
-const TITLE: &str = "Meeting 2026-11-11 09:58";
-const MEETING: &str = "ffffffff-ffff-4fff-bfff-ffffffffffff";
+use trine_testkit::{MEETING, TITLE};
 const MEETING_ELSEWHERE: &str = "00000000-0000-4000-8000-000000000000";
 const POLICY: &str = "00000000-0000-4000-8000-0000000000aa";
 

@@ -14,29 +14,16 @@ use trine_mesh::{Mesh, MeshConfig};
 use trine_store::{EdgeStore, Fold, Store};
 use uuid::Uuid;
 
-const TITLE: &str = "Meeting 2026-11-11 09:58";
-const MEETING: &str = "ffffffff-ffff-4fff-bfff-ffffffffffff";
+use trine_testkit::{MEETING, TITLE};
 
 fn memories() -> Vec<Record> {
-    let mut out: Vec<Record> = (1..=30u32)
-        .map(|i| Record {
-            id: format!("00000000-0000-4000-8000-{i:012}"),
-            text: format!(
-                "Ticket {i} of sprint 11 in 2026, logged at 09:{:02}; the deploy of service {i} went fine.",
-                10 + i
-            ),
-            tenant: "acme".into(),
-            ..Record::default()
-        })
-        .collect();
-    out.push(Record {
-        id: MEETING.into(),
-        text: format!("{TITLE}\nBună ziua tuturor, începem ședința de astăzi despre buget."),
-        tenant: "acme".into(),
-        source: Some("recording/0b85ed4a/chunk-1".into()),
-        ..Record::default()
-    });
-    out
+    let filler = |i: u32| {
+        format!(
+            "Ticket {i} of sprint 11 in 2026, logged at 09:{:02}; the deploy of service {i} went fine.",
+            10 + i
+        )
+    };
+    trine_testkit::meeting_among("acme", filler, Some("recording/0b85ed4a/chunk-1"))
 }
 
 fn search(query: &str, strategy: &str) -> SearchRequest {

@@ -134,3 +134,35 @@ pub async fn mesh(
         .await
         .expect("the mesh starts")
 }
+
+/// ADR 0172's headline query: a meeting's title, every term of it common.
+pub const TITLE: &str = "Meeting 2026-11-11 09:58";
+/// The id of the meeting that holds [`TITLE`].
+pub const MEETING: &str = "ffffffff-ffff-4fff-bfff-ffffffffffff";
+
+/// The ADR's situation in `tenant`: 30 filler records (`filler(i)`, ids
+/// `00000000-0000-4000-8000-<i>`), then the meeting transcript [`MEETING`]
+/// whose first line is [`TITLE`], from `source`.
+pub fn meeting_among(
+    tenant: &str,
+    filler: impl Fn(u32) -> String,
+    source: Option<&str>,
+) -> Vec<trine_api::v1::Record> {
+    use trine_api::v1::Record;
+    let mut out: Vec<Record> = (1..=30u32)
+        .map(|i| Record {
+            id: format!("00000000-0000-4000-8000-{i:012}"),
+            text: filler(i),
+            tenant: tenant.into(),
+            ..Record::default()
+        })
+        .collect();
+    out.push(Record {
+        id: MEETING.into(),
+        text: format!("{TITLE}\nBună ziua tuturor, începem ședința de astăzi despre buget."),
+        tenant: tenant.into(),
+        source: source.map(String::from),
+        ..Record::default()
+    });
+    out
+}
