@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use trine_api::timestamp;
 use trine_api::v1::{self, Filters, SearchRequest};
 use trine_core::model::parse_time;
@@ -167,54 +167,10 @@ async fn ask(
         .map_err(|s| format!("search failed ({:?}): {}", s.code(), s.message()))
 }
 
-/// The `--json` object: `{"hits": [...], "timings": {stage: ms}, "degraded",
-/// "counts_share"}`; each hit's `lists` give its rank, raw score and
-/// normalised score in each list, `tier` whether it is in the verbatim tier.
+/// The `--json` object: the same JSON as the gateway's `POST /v1/search`
+/// answers (`trine_api::json::search_response_to_json`).
 pub fn to_json(response: &v1::SearchResponse) -> Value {
-    let entry = |e: &Option<v1::ListEntry>| {
-        e.as_ref()
-            .map(|e| json!({"rank": e.rank, "score": e.score, "normalized": e.normalized}))
-    };
-    let hits: Vec<Value> = response
-        .hits
-        .iter()
-        .map(|h| {
-            let record = h.record.clone().unwrap_or_default();
-            let explain = h.explain.unwrap_or_default();
-            let mut lists = serde_json::Map::new();
-            for (name, e) in [
-                ("lexical", entry(&explain.lexical)),
-                ("semantic", entry(&explain.semantic)),
-                ("verbatim", entry(&explain.verbatim)),
-            ] {
-                if let Some(e) = e {
-                    lists.insert(name.to_string(), e);
-                }
-            }
-            json!({
-                "id": h.id,
-                "score": h.score,
-                "text": record.text,
-                "source": record.source,
-                "matched_by": h.matched_by,
-                "lists": lists,
-                "tier": explain.tier,
-            })
-        })
-        .collect();
-    let timings: serde_json::Map<String, Value> = response
-        .timings
-        .iter()
-        .map(|t| (t.stage.clone(), json!(t.millis)))
-        .collect();
-    json!({
-        "hits": hits,
-        "timings": timings,
-        "degraded": response.degraded,
-        "degraded_reasons": response.degraded_reasons,
-        "strategy": response.strategy,
-        "counts_share": response.counts_share,
-    })
+    trine_api::json::search_response_to_json(response)
 }
 
 fn render(response: &v1::SearchResponse, explain: bool) -> String {
@@ -276,6 +232,7 @@ fn render(response: &v1::SearchResponse, explain: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn json_and_explain_show_the_counts_share() {

@@ -12,8 +12,9 @@ pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("trin
 
 pub mod codec;
 mod convert;
+pub mod json;
 pub mod server;
 mod status;
 
 pub use convert::*;
-pub use status::{code_of, invalid, kind_of, status, to_status};
+pub use status::{code_of, http_status_of, invalid, kind_of, status, to_status};

@@ -36,6 +36,25 @@ pub fn kind_of(code: Code) -> ErrorKind {
     }
 }
 
+/// The HTTP status of a gRPC code (the JSON surface answers with it), as
+/// Google's API guide maps them.
+pub fn http_status_of(code: Code) -> u16 {
+    match code {
+        Code::Ok => 200,
+        Code::InvalidArgument | Code::OutOfRange | Code::FailedPrecondition => 400,
+        Code::Unauthenticated => 401,
+        Code::PermissionDenied => 403,
+        Code::NotFound => 404,
+        Code::AlreadyExists | Code::Aborted => 409,
+        Code::ResourceExhausted => 429,
+        Code::Cancelled => 499,
+        Code::Unimplemented => 501,
+        Code::Unavailable => 503,
+        Code::DeadlineExceeded => 504,
+        _ => 500,
+    }
+}
+
 /// A gRPC status of the given kind.
 pub fn status(kind: ErrorKind, message: impl Into<String>) -> Status {
     Status::new(code_of(kind), message)
