@@ -13,6 +13,7 @@ pub mod auth;
 mod peers;
 pub mod query;
 pub mod quota;
+pub mod rest;
 mod search;
 mod server;
 mod service;

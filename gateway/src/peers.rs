@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use tonic::transport::Channel;
 use tonic::{Request, Status, async_trait};
+use tonic_health::pb::health_client::HealthClient;
 use tracing::Instrument;
 use trine_api::v1::fusion_client::FusionClient;
 use trine_api::v1::lexical_client::LexicalClient;
@@ -30,6 +31,8 @@ pub struct Peers {
     pub lexical: LexicalClient<Traced>,
     pub semantic: SemanticClient<Traced>,
     pub fusion: FusionClient<Traced>,
+    /// Each peer's health service, for readiness.
+    health: [(&'static str, &'static str, HealthClient<Channel>); 3],
 }
 
 impl Peers {
@@ -37,6 +40,23 @@ impl Peers {
     /// peer is down, and degrades until it is back.
     pub fn lazy(lexical: Channel, semantic: Channel, fusion: Channel) -> Self {
         Self {
+            health: [
+                (
+                    "lexical-svc",
+                    "trine.v1.Lexical",
+                    HealthClient::new(lexical.clone()),
+                ),
+                (
+                    "semantic-svc",
+                    "trine.v1.Semantic",
+                    HealthClient::new(semantic.clone()),
+                ),
+                (
+                    "fusion-svc",
+                    "trine.v1.Fusion",
+                    HealthClient::new(fusion.clone()),
+                ),
+            ],
             lexical: LexicalClient::new(traced(lexical)),
             semantic: SemanticClient::new(traced(semantic)),
             fusion: FusionClient::new(traced(fusion)),
@@ -194,5 +214,40 @@ impl Channels for Peers {
             hits,
             timings: timings_from_wire(&answer.timings),
         })
+    }
+
+    async fn ready(&self, deadline: Duration) -> Result<(), String> {
+        use tonic_health::pb::HealthCheckRequest;
+        use tonic_health::pb::health_check_response::ServingStatus;
+        let checks = self.health.iter().map(|(name, service, client)| {
+            let mut client = client.clone();
+            async move {
+                let asked = HealthCheckRequest {
+                    service: (*service).to_string(),
+                };
+                match tokio::time::timeout(deadline, client.check(asked)).await {
+                    Ok(Ok(answer)) if answer.get_ref().status() == ServingStatus::Serving => Ok(()),
+                    Ok(Ok(answer)) => Err(format!(
+                        "{name} is {}",
+                        answer.get_ref().status().as_str_name()
+                    )),
+                    Ok(Err(s)) => Err(format!("{name}: {}", s.message())),
+                    Err(_) => Err(format!(
+                        "{name} did not answer within {} ms",
+                        deadline.as_millis()
+                    )),
+                }
+            }
+        });
+        let failed: Vec<String> = futures::future::join_all(checks)
+            .await
+            .into_iter()
+            .filter_map(Result::err)
+            .collect();
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            Err(failed.join("; "))
+        }
     }
 }

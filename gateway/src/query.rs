@@ -117,6 +117,10 @@ pub trait Channels: Send + Sync {
         lists: ToFuse<'_>,
         deadline: Duration,
     ) -> Result<FusedList, PeerError>;
+
+    /// Whether every channel answers its health check as serving within
+    /// `deadline`; what does not, when one does not.
+    async fn ready(&self, deadline: Duration) -> Result<(), String>;
 }
 
 /// A search's answer.

@@ -137,6 +137,11 @@ impl Searcher {
         Self::with_metrics_of(self.channels, self.raw_store, self.config, metrics)
     }
 
+    /// Whether every channel answers (within 2 s each).
+    pub async fn ready(&self) -> Result<(), String> {
+        self.channels.ready(Duration::from_secs(2)).await
+    }
+
     /// The settings a search is checked against.
     pub fn config(&self) -> &SearchConfig {
         &self.config

@@ -120,6 +120,21 @@ impl MemoryService {
         }
     }
 
+    /// Whether the service can answer: the store answers (a collection not
+    /// made yet is made by the first write) and, with a searcher, every
+    /// channel does; what does not, when not.
+    pub async fn ready(&self) -> Result<(), String> {
+        match tokio::time::timeout(std::time::Duration::from_secs(2), self.store.info()).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => return Err(format!("the store: {e}")),
+            Err(_) => return Err("the store did not answer within 2 s".to_string()),
+        }
+        match &self.searcher {
+            Some(searcher) => searcher.ready().await,
+            None => Ok(()),
+        }
+    }
+
     /// The service's metrics, to serve on `/metrics`.
     pub fn metrics(&self) -> Arc<Metrics> {
         self.metrics.clone()

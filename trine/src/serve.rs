@@ -35,10 +35,16 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = AuthMode::Auto, env = "TRINE_AUTH")]
     pub auth: AuthMode,
     /// Once every listener is bound, print one JSON line to standard output
-    /// saying where each serves: `{"role", "addr", "lexical", "semantic",
-    /// "fusion", "metrics"}` (the last four null where they do not apply)
+    /// saying where each serves: `{"role", "addr", "http", "lexical",
+    /// "semantic", "fusion", "metrics"}` (null where they do not apply)
     #[arg(long)]
     pub ready_json: bool,
+    /// Serve the gateway's HTTP/JSON surface (`POST /v1/search`,
+    /// `/v1/memories`, `/healthz`, `/readyz`, `/v1/openapi.json`) on ADDR, or
+    /// `off`; its keys are the gRPC ones, required when either address is
+    /// beyond loopback
+    #[arg(long, default_value = "off", env = "TRINE_HTTP", value_name = "ADDR")]
+    pub http: String,
 }
 
 /// Where a started role serves, as `--ready-json` prints it.
@@ -46,6 +52,7 @@ pub struct Args {
 struct Ready {
     role: &'static str,
     addr: String,
+    http: Option<String>,
     lexical: Option<String>,
     semantic: Option<String>,
     fusion: Option<String>,
@@ -127,10 +134,15 @@ pub fn keys_for(
 
 /// `off` (or empty) → no metrics; otherwise an `ip:port`.
 fn metrics_addr(raw: &str) -> Result<Option<SocketAddr>, String> {
+    optional_addr("--metrics", raw, "127.0.0.1:9464")
+}
+
+/// An `ip:port` flag that may be `off`.
+fn optional_addr(flag: &str, raw: &str, example: &str) -> Result<Option<SocketAddr>, String> {
     match raw.trim() {
         "" | "off" => Ok(None),
         addr => addr.parse().map(Some).map_err(|e| {
-            format!("--metrics {addr:?}: {e}: give an ip:port such as 127.0.0.1:9464, or off")
+            format!("{flag} {addr:?}: {e}: give an ip:port such as {example}, or off")
         }),
     }
 }
@@ -171,8 +183,18 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     let addr = listener.local_addr()?;
     let metrics = metrics_addr(&args.metrics)?;
     let public = matches!(args.role, Role::All | Role::Gateway);
+    let http = if public {
+        optional_addr("--http", &args.http, "127.0.0.1:8080")?
+    } else {
+        None
+    };
+    // Keys are decided by the most exposed of the public addresses.
+    let exposed = match http {
+        Some(h) if !h.ip().is_loopback() => h,
+        _ => addr,
+    };
     let keys = if public {
-        let (keys, said) = keys_for(args.auth, addr, &config.keys_path())?;
+        let (keys, said) = keys_for(args.auth, exposed, &config.keys_path())?;
         eprintln!("{said}");
         keys
     } else {
@@ -180,6 +202,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     };
     let mut mesh_config = MeshConfig {
         metrics,
+        http,
         keys: keys.clone(),
         ..config.mesh()
     };
@@ -235,9 +258,13 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
                     m.gateway, m.lexical, m.semantic, m.fusion
                 );
             }
+            if let Some(h) = mesh.http {
+                eprintln!("http on http://{h} (POST /v1/search, /v1/memories; /readyz)");
+            }
             Ready {
                 role: role.name(),
                 addr: addr.to_string(),
+                http: mesh.http.map(|h| h.to_string()),
                 lexical: Some(mesh.lexical.to_string()),
                 semantic: Some(mesh.semantic.to_string()),
                 fusion: Some(mesh.fusion.to_string()),
@@ -249,9 +276,13 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
                 eprintln!("metrics on http://{m}/metrics");
             }
             eprintln!("{} serving on {addr}", role.service_name());
+            if let Some(h) = service.http {
+                eprintln!("http on http://{h} (POST /v1/search, /v1/memories; /readyz)");
+            }
             Ready {
                 role: role.name(),
                 addr: addr.to_string(),
+                http: service.http.map(|h| h.to_string()),
                 metrics: service.metrics.map(|m| m.to_string()),
                 ..Ready::default()
             }

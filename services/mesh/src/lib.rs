@@ -32,6 +32,9 @@ pub struct MeshConfig {
     /// lexical-svc, semantic-svc and fusion-svc on the next three ports (each
     /// on a free port when the port is 0). `None`: not served.
     pub metrics: Option<SocketAddr>,
+    /// Where the gateway serves its HTTP/JSON surface (`trine_gateway::rest`);
+    /// `None`: not served.
+    pub http: Option<SocketAddr>,
     /// Each server's calls in flight and largest message.
     pub serving: trine_api::server::Serving,
     /// API keys the gateway checks every call against; `None`: none.

@@ -52,7 +52,10 @@ struct Tasks {
     stop: watch::Sender<bool>,
     rx: watch::Receiver<bool>,
     served: Vec<(&'static str, Served)>,
+    /// The metrics servers, and the gateway's HTTP surface.
     metrics: Vec<(&'static str, MetricsServed)>,
+    /// Where the gateway's HTTP surface listens, when it does.
+    http: Option<SocketAddr>,
 }
 
 impl Tasks {
@@ -63,6 +66,7 @@ impl Tasks {
             rx,
             served: Vec::new(),
             metrics: Vec::new(),
+            http: None,
         }
     }
 
@@ -155,6 +159,19 @@ async fn start_one(
                 .ok_or("the gateway needs its peers' addresses")?;
             let (peers, semantic) = role::peers(addrs)?;
             let service = role::gateway(peers, semantic, deps.store(role)?, config).await?;
+            if let Some(addr) = config.http {
+                let listener = TcpListener::bind(addr)
+                    .await
+                    .map_err(|e| format!("cannot serve HTTP on {addr}: {e}"))?;
+                tasks.http = Some(listener.local_addr().map_err(io)?);
+                let limits = trine_gateway::rest::Limits {
+                    in_flight: serving.max_in_flight,
+                    body_bytes: serving.max_message_bytes,
+                };
+                let http =
+                    trine_gateway::rest::serve(listener, service.clone(), limits, tasks.stopped());
+                tasks.metrics.push(("gateway http", tokio::spawn(http)));
+            }
             let registry = service.metrics();
             let run = trine_gateway::run(listener, service, serving, stopped);
             (registry, tokio::spawn(run))
@@ -174,6 +191,8 @@ pub struct Mesh {
     pub fusion: SocketAddr,
     /// Where each service serves `/metrics`, when asked to.
     pub metrics: Option<MetricsAddrs>,
+    /// Where the gateway serves HTTP/JSON, when asked to.
+    pub http: Option<SocketAddr>,
     tasks: Tasks,
 }
 
@@ -259,6 +278,7 @@ impl Mesh {
             semantic,
             fusion,
             metrics,
+            http: tasks.http,
             tasks,
         })
     }
@@ -275,6 +295,8 @@ pub struct Service {
     pub addr: SocketAddr,
     /// Where it serves `/metrics`, when asked to.
     pub metrics: Option<SocketAddr>,
+    /// Where a gateway serves HTTP/JSON, when asked to.
+    pub http: Option<SocketAddr>,
     tasks: Tasks,
 }
 
@@ -309,6 +331,7 @@ impl Service {
             role,
             addr,
             metrics,
+            http: tasks.http,
             tasks,
         })
     }
@@ -328,6 +351,7 @@ impl Service {
             role: Role::Gateway,
             addr,
             metrics: None,
+            http: None,
             tasks,
         })
     }
