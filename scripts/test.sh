@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/fetch-model.sh
+scripts/fetch-mcp-sdk.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 

@@ -9,7 +9,8 @@
 //! - `GET /v1/memories/{id}?tenant=T`, `DELETE /v1/memories/{id}?tenant=T`;
 //! - `GET /healthz` (the process answers), `GET /readyz` (the store and every
 //!   channel answer);
-//! - `GET /v1/openapi.json`: the OpenAPI document of all of them.
+//! - `GET /v1/openapi.json`: the OpenAPI document of all of them;
+//! - `POST /mcp`: the MCP tools (`crate::mcp`) over streamable HTTP.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -166,6 +167,20 @@ async fn upsert(service: &MemoryService, headers: &http::HeaderMap, body: &[u8])
     }
 }
 
+/// MCP's streamable HTTP transport, answered as JSON: a request gets its
+/// response, a notification 202 Accepted.
+async fn mcp(service: &MemoryService, headers: &http::HeaderMap, body: &[u8]) -> Answer {
+    let backend = crate::mcp::Local {
+        service,
+        metadata: MetadataMap::from_headers(headers.clone()),
+    };
+    let line = String::from_utf8_lossy(body);
+    match crate::mcp::handle_line(&backend, &line).await {
+        Some(answer) => respond(StatusCode::OK, "application/json", answer),
+        None => respond(StatusCode::ACCEPTED, "application/json", ""),
+    }
+}
+
 async fn one(
     service: &MemoryService,
     method: &Method,
@@ -247,19 +262,21 @@ pub async fn answer(
         (&Method::GET, "/v1/openapi.json") => respond(StatusCode::OK, "application/json", OPENAPI),
         (&Method::POST, "/v1/search") => search(service, headers, &body).await,
         (&Method::POST, "/v1/memories") => upsert(service, headers, &body).await,
+        (&Method::POST, "/mcp") => mcp(service, headers, &body).await,
         (&Method::GET | &Method::DELETE, p) if p.starts_with("/v1/memories/") => {
             let id = &p["/v1/memories/".len()..];
             one(service, &method, headers, id, query.as_deref()).await
         }
-        (_, "/healthz" | "/readyz" | "/v1/openapi.json" | "/v1/search" | "/v1/memories") => {
-            json_answer(
-                StatusCode::METHOD_NOT_ALLOWED,
-                &error_to_json(
-                    tonic::Code::InvalidArgument,
-                    &format!("{method} is not served on {path} (see /v1/openapi.json)"),
-                ),
-            )
-        }
+        (
+            _,
+            "/healthz" | "/readyz" | "/v1/openapi.json" | "/v1/search" | "/v1/memories" | "/mcp",
+        ) => json_answer(
+            StatusCode::METHOD_NOT_ALLOWED,
+            &error_to_json(
+                tonic::Code::InvalidArgument,
+                &format!("{method} is not served on {path} (see /v1/openapi.json)"),
+            ),
+        ),
         _ => error(
             tonic::Code::NotFound,
             &format!("nothing is served on {path} (see /v1/openapi.json)"),

@@ -9,6 +9,7 @@ mod doctor;
 mod eval;
 mod ingest;
 mod keys;
+mod mcp;
 mod model;
 mod progress;
 mod queries;
@@ -57,6 +58,9 @@ pub enum Command {
     Keys(keys::Command),
     /// Run the services: all four in one process, or one role
     Serve(serve::Args),
+    /// Serve trine's memory as MCP tools over stdio (for an agent's MCP
+    /// configuration): search, remember, get, forget, restore, health
+    Mcp(mcp::Args),
     /// Search memories: in-process, or against a running gateway (--endpoint)
     Search(search::Args),
     /// Give every point its sparse encoding (for the `sparse` strategy)
@@ -125,6 +129,7 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Model(command) => model::run(&config, command).await,
             Command::Keys(command) => keys::run(&config, command),
             Command::Serve(args) => serve::run(&config, args).await,
+            Command::Mcp(args) => mcp::run(&config, args).await,
             Command::Search(args) => search::run(&config, args).await,
             Command::SparseBackfill(args) => backfill::run(&config, args).await,
             Command::Bench(args) => bench::run(&config, args).await,
