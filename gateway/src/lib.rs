@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 pub mod auth;
+pub mod explain;
 pub mod mcp;
 mod peers;
 pub mod query;

@@ -10,7 +10,9 @@
 //! - `GET /healthz` (the process answers), `GET /readyz` (the store and every
 //!   channel answer);
 //! - `GET /v1/openapi.json`: the OpenAPI document of all of them;
-//! - `POST /mcp`: the MCP tools (`crate::mcp`) over streamable HTTP.
+//! - `POST /mcp`: the MCP tools (`crate::mcp`) over streamable HTTP;
+//! - `GET /explain?query=..&tenant=..` (and `/`): the explain page
+//!   (`crate::explain`).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -95,12 +97,69 @@ fn request<T>(headers: &http::HeaderMap, message: T) -> tonic::Request<T> {
     )
 }
 
-/// The `tenant` of a query string.
-fn tenant_of(query: Option<&str>) -> Option<String> {
+/// The parameter `name` of a query string.
+fn param(query: Option<&str>, name: &str) -> Option<String> {
     query?.split('&').find_map(|pair| {
         let (key, value) = pair.split_once('=')?;
-        (key == "tenant").then(|| decode(value))
+        (key == name).then(|| decode(value))
     })
+}
+
+/// The `tenant` of a query string.
+fn tenant_of(query: Option<&str>) -> Option<String> {
+    param(query, "tenant")
+}
+
+/// The explain page: the box, and when a query is given, its search.
+async fn explain(
+    service: &MemoryService,
+    headers: &http::HeaderMap,
+    query: Option<&str>,
+) -> Answer {
+    use crate::explain::{Form, page};
+    let form = Form {
+        query: param(query, "query").unwrap_or_default(),
+        tenant: param(query, "tenant").unwrap_or_default(),
+        mode: param(query, "mode").unwrap_or_default(),
+        strategy: param(query, "strategy").unwrap_or_default(),
+    };
+    let answer = if form.query.trim().is_empty() {
+        None
+    } else {
+        let mode = match form.mode.as_str() {
+            "semantic" => v1::Mode::Semantic,
+            "lexical" => v1::Mode::Lexical,
+            _ => v1::Mode::Unspecified,
+        };
+        let message = v1::SearchRequest {
+            query: form.query.clone(),
+            filters: Some(v1::Filters {
+                tenant: form.tenant.clone(),
+                ..v1::Filters::default()
+            }),
+            mode: mode.into(),
+            strategy: form.strategy.clone(),
+            ..v1::SearchRequest::default()
+        };
+        Some(
+            service
+                .search(request(headers, message))
+                .await
+                .map(tonic::Response::into_inner)
+                .map_err(|s| {
+                    let code = error_to_json(s.code(), "")["error"]["code"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string();
+                    (code, s.message().to_string())
+                }),
+        )
+    };
+    respond(
+        StatusCode::OK,
+        "text/html; charset=utf-8",
+        page(&form, answer),
+    )
 }
 
 /// Percent-decoding of a query value (`+` is a space).
@@ -260,6 +319,7 @@ pub async fn answer(
             ),
         },
         (&Method::GET, "/v1/openapi.json") => respond(StatusCode::OK, "application/json", OPENAPI),
+        (&Method::GET, "/explain" | "/") => explain(service, headers, query.as_deref()).await,
         (&Method::POST, "/v1/search") => search(service, headers, &body).await,
         (&Method::POST, "/v1/memories") => upsert(service, headers, &body).await,
         (&Method::POST, "/mcp") => mcp(service, headers, &body).await,
