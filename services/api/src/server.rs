@@ -24,6 +24,7 @@ pub fn known_paths() -> HashSet<String> {
         crate::FILE_DESCRIPTOR_SET,
         tonic_health::pb::FILE_DESCRIPTOR_SET,
         tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET,
+        tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET,
     ]
     .into_iter()
     .filter_map(|bytes| prost_types::FileDescriptorSet::decode(bytes).ok())
@@ -96,6 +97,13 @@ impl Serving {
     }
 }
 
+/// The services every port lists besides its own: health and reflection.
+const ADVERTISED_ALWAYS: [&str; 3] = [
+    "grpc.health.v1.Health",
+    "grpc.reflection.v1.ServerReflection",
+    "grpc.reflection.v1alpha.ServerReflection",
+];
+
 /// Serves `routes` on `listener` until `shutdown` resolves. `names` are the
 /// fully qualified service names reported SERVING by the health service;
 /// calls are counted in `metrics`; beyond `serving.max_in_flight` calls at
@@ -115,13 +123,20 @@ pub async fn serve(
             .await;
     }
     let mut routes = routes.add_service(health_service);
-    match tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(crate::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()
-    {
-        Ok(reflection) => routes = routes.add_service(reflection),
-        Err(e) => tracing::warn!(error = %e, "grpc reflection unavailable"),
+    // Reflection in both versions (the official Python package and older
+    // tools speak only v1alpha), each listing only what this port serves.
+    let reflection = || {
+        let advertised = names.iter().copied().chain(ADVERTISED_ALWAYS);
+        advertised.fold(
+            tonic_reflection::server::Builder::configure()
+                .register_encoded_file_descriptor_set(crate::FILE_DESCRIPTOR_SET)
+                .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET),
+            |builder, name| builder.with_service_name(name),
+        )
+    };
+    match (reflection().build_v1(), reflection().build_v1alpha()) {
+        (Ok(v1), Ok(v1alpha)) => routes = routes.add_service(v1).add_service(v1alpha),
+        (Err(e), _) | (_, Err(e)) => tracing::warn!(error = %e, "grpc reflection unavailable"),
     }
     let drained = async move {
         shutdown.await;
