@@ -23,6 +23,8 @@ pub trait Backend: Send + Sync {
     async fn search(&self, r: v1::SearchRequest) -> Result<v1::SearchResponse, Status>;
     async fn upsert(&self, r: v1::UpsertRequest) -> Result<v1::UpsertResponse, Status>;
     async fn get(&self, r: v1::GetRequest) -> Result<v1::GetResponse, Status>;
+    async fn forget(&self, r: v1::ValidityRequest) -> Result<v1::ValidityResponse, Status>;
+    async fn restore(&self, r: v1::ValidityRequest) -> Result<v1::ValidityResponse, Status>;
 }
 
 /// The in-process gateway with a call's metadata (its API key).
@@ -62,6 +64,22 @@ impl Backend for Local<'_> {
             .await
             .map(tonic::Response::into_inner)
     }
+
+    async fn forget(&self, r: v1::ValidityRequest) -> Result<v1::ValidityResponse, Status> {
+        use v1::memory_server::Memory as _;
+        self.service
+            .forget(self.request(r))
+            .await
+            .map(tonic::Response::into_inner)
+    }
+
+    async fn restore(&self, r: v1::ValidityRequest) -> Result<v1::ValidityResponse, Status> {
+        use v1::memory_server::Memory as _;
+        self.service
+            .restore(self.request(r))
+            .await
+            .map(tonic::Response::into_inner)
+    }
 }
 
 /// The tools, as `tools/list` describes them to a model.
@@ -80,7 +98,9 @@ pub fn tools() -> Value {
                     "mode": {"type": "string", "enum": ["hybrid", "semantic", "lexical"], "description": "hybrid (the default) for most queries; lexical for exact words only; semantic for meaning only."},
                     "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "How many memories (default 8)."},
                     "projects": {"type": "array", "items": {"type": "string"}, "description": "Only these projects."},
-                    "kinds": {"type": "array", "items": {"type": "string"}, "description": "Only these kinds."}
+                    "kinds": {"type": "array", "items": {"type": "string"}, "description": "Only these kinds."},
+                    "as_of": {"type": "string", "description": "Read memory as it was valid at this RFC 3339 time (default: now)."},
+                    "max_chars": {"type": "integer", "minimum": 1, "description": "At most this many characters of memory text in the answer, to keep your context small."}
                 },
                 "required": ["query", "tenant"]
             }
@@ -176,16 +196,24 @@ async fn search(backend: &dyn Backend, args: &Value) -> Result<Value, String> {
         None => 0,
         Some(n) => u32::try_from(n).map_err(|_| format!("limit {n} is too large"))?,
     };
+    let valid_at =
+        trine_core::model::parse_time("as_of", args["as_of"].as_str())?.map(trine_api::timestamp);
+    let max_chars = match args["max_chars"].as_u64() {
+        None => 0,
+        Some(n) => u32::try_from(n).map_err(|_| format!("max_chars {n} is too large"))?,
+    };
     let request = v1::SearchRequest {
         query: string(args, "query")?,
         filters: Some(v1::Filters {
             tenant: string(args, "tenant")?,
             projects: strings(args, "projects"),
             kinds: strings(args, "kinds"),
+            valid_at,
             ..v1::Filters::default()
         }),
         limit,
         mode: mode.into(),
+        max_chars,
         ..v1::SearchRequest::default()
     };
     let answer = backend.search(request).await.map_err(|s| failed(&s))?;
@@ -276,13 +304,20 @@ async fn call(backend: &dyn Backend, name: &str, args: &Value) -> Result<Value, 
             Ok(tool_result(record.text.clone(), record_to_json(&record)))
         }
         "forget" | "restore" => {
-            let mut record = one(backend, args).await?;
-            record.valid_until = if name == "forget" {
-                Some(trine_api::timestamp(chrono::Utc::now()))
-            } else {
-                None
+            let (id, tenant) = (string(args, "id")?, string(args, "tenant")?);
+            let request = v1::ValidityRequest {
+                tenant,
+                ids: vec![id.clone()],
             };
-            let id = store(backend, record).await?;
+            let answer = if name == "forget" {
+                backend.forget(request).await
+            } else {
+                backend.restore(request).await
+            }
+            .map_err(|s| failed(&s))?;
+            if answer.ids.is_empty() {
+                return Err(format!("no memory {id} in this tenant"));
+            }
             let text = if name == "forget" {
                 format!("Forgot {id}: searches no longer find it; restore brings it back.")
             } else {
@@ -449,6 +484,27 @@ mod tests {
                 .cloned()
                 .collect();
             Ok(v1::GetResponse { records })
+        }
+
+        async fn forget(&self, r: v1::ValidityRequest) -> Result<v1::ValidityResponse, Status> {
+            Ok(self.validity(r, true))
+        }
+
+        async fn restore(&self, r: v1::ValidityRequest) -> Result<v1::ValidityResponse, Status> {
+            Ok(self.validity(r, false))
+        }
+    }
+
+    impl Fake {
+        fn validity(&self, r: v1::ValidityRequest, forget: bool) -> v1::ValidityResponse {
+            let mut ids = Vec::new();
+            for m in self.records.lock().unwrap().iter_mut() {
+                if r.ids.contains(&m.id) && m.tenant == r.tenant {
+                    m.valid_until = forget.then(|| trine_api::timestamp(chrono::Utc::now()));
+                    ids.push(m.id.clone());
+                }
+            }
+            v1::ValidityResponse { ids }
         }
     }
 

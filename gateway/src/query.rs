@@ -24,6 +24,8 @@ pub struct SearchQuery {
     pub fusion: Settings,
     /// Whether the verbatim evidence (the tier and the third list) counts.
     pub verbatim: bool,
+    /// At most this many characters of memory text in the answer.
+    pub max_chars: Option<usize>,
 }
 
 /// Timed stages, in the order they ran.

@@ -6,7 +6,8 @@
 //! - `POST /v1/search`: a search (`trine_api::json`'s body), its hits;
 //! - `POST /v1/memories`: `{"records": [...]}`, the ids stored and the
 //!   refused by position;
-//! - `GET /v1/memories/{id}?tenant=T`, `DELETE /v1/memories/{id}?tenant=T`;
+//! - `GET /v1/memories/{id}?tenant=T`, `DELETE /v1/memories/{id}?tenant=T`,
+//!   `POST /v1/memories/{id}/forget?tenant=T` and `/restore` (validity);
 //! - `GET /healthz` (the process answers), `GET /readyz` (the store and every
 //!   channel answer);
 //! - `GET /v1/openapi.json`: the OpenAPI document of all of them;
@@ -240,6 +241,38 @@ async fn mcp(service: &MemoryService, headers: &http::HeaderMap, body: &[u8]) ->
     }
 }
 
+/// `POST /v1/memories/{id}/forget` or `/restore` (`?tenant=`).
+async fn validity(
+    service: &MemoryService,
+    headers: &http::HeaderMap,
+    id: &str,
+    verb: &str,
+    query: Option<&str>,
+) -> Answer {
+    let Some(tenant) = tenant_of(query) else {
+        return invalid("give the tenant: ?tenant=NAME");
+    };
+    let message = v1::ValidityRequest {
+        tenant,
+        ids: vec![id.to_string()],
+    };
+    let answer = if verb == "forget" {
+        service.forget(request(headers, message)).await
+    } else {
+        service.restore(request(headers, message)).await
+    };
+    match answer {
+        Ok(answer) => match answer.into_inner().ids.first() {
+            Some(id) => json_answer(StatusCode::OK, &json!({"id": id, verb: true})),
+            None => error(
+                tonic::Code::NotFound,
+                &format!("no memory {id} in this tenant"),
+            ),
+        },
+        Err(s) => status_error(&s),
+    }
+}
+
 async fn one(
     service: &MemoryService,
     method: &Method,
@@ -323,6 +356,15 @@ pub async fn answer(
         (&Method::POST, "/v1/search") => search(service, headers, &body).await,
         (&Method::POST, "/v1/memories") => upsert(service, headers, &body).await,
         (&Method::POST, "/mcp") => mcp(service, headers, &body).await,
+        (&Method::POST, p)
+            if p.starts_with("/v1/memories/")
+                && (p.ends_with("/forget") || p.ends_with("/restore")) =>
+        {
+            let (id, verb) = p["/v1/memories/".len()..]
+                .rsplit_once('/')
+                .unwrap_or_default();
+            validity(service, headers, id, verb, query.as_deref()).await
+        }
         (&Method::GET | &Method::DELETE, p) if p.starts_with("/v1/memories/") => {
             let id = &p["/v1/memories/".len()..];
             one(service, &method, headers, id, query.as_deref()).await

@@ -95,6 +95,31 @@ fn millis(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// The hits within a budget of `max` characters of text: in rank order, the
+/// one that crosses it cut there (on a character boundary), the rest left
+/// out.
+fn within_chars(
+    hits: Vec<(trine_core::fusion::Fused, trine_core::model::Memory)>,
+    max: Option<usize>,
+) -> Vec<(trine_core::fusion::Fused, trine_core::model::Memory)> {
+    let Some(mut left) = max else {
+        return hits;
+    };
+    let mut out = Vec::new();
+    for (hit, mut memory) in hits {
+        if left == 0 {
+            break;
+        }
+        let chars = memory.text.chars().count();
+        if chars > left {
+            memory.text = memory.text.chars().take(left).collect();
+        }
+        left = left.saturating_sub(chars);
+        out.push((hit, memory));
+    }
+    out
+}
+
 /// A search's failure: the caller's (passed through) or the mesh's.
 fn failed(kind: ErrorKind, message: impl Into<String>) -> PeerError {
     PeerError {
@@ -308,6 +333,7 @@ impl Searcher {
                 Some((hit, memory))
             })
             .collect();
+        let hits = within_chars(hits, query.max_chars);
         timings.push((Stage::Payload, began.elapsed()));
         let took = started.elapsed();
         timings.push((Stage::Gateway, took));

@@ -156,6 +156,34 @@ impl MemoryService {
         Ok(found.into_iter().filter(|m| m.tenant == tenant).collect())
     }
 
+    /// Sets the end of validity of `tenant`'s memories among `ids` (`None`:
+    /// valid with no end), each rewritten whole through the writer; the ids
+    /// changed, in the order asked.
+    async fn set_validity(
+        &self,
+        request: v1::ValidityRequest,
+        until: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Result<Response<v1::ValidityResponse>, Status> {
+        let found = self.in_tenant(&request.tenant, &request.ids).await?;
+        let memories: Vec<Memory> = found
+            .into_iter()
+            .map(|m| Memory {
+                valid_until: until,
+                ..m
+            })
+            .collect();
+        let mut ids: Vec<Option<String>> =
+            memories.iter().map(|m| Some(m.id.to_string())).collect();
+        if !memories.is_empty() {
+            self.writer.prepare().await.map_err(to_status)?;
+            for refused in self.writer.write(memories).await.map_err(to_status)? {
+                ids[refused.index] = None;
+            }
+        }
+        let ids = ids.into_iter().flatten().collect();
+        Ok(Response::new(v1::ValidityResponse { ids }))
+    }
+
     /// An Upsert's records validated, embedded and written: item errors for
     /// the invalid and the refused.
     async fn upsert_records(
@@ -252,6 +280,7 @@ pub fn query_from_wire(
         filter,
         fusion,
         verbatim: !request.no_verbatim,
+        max_chars: usize::try_from(request.max_chars).ok().filter(|n| *n > 0),
     })
 }
 
@@ -336,6 +365,33 @@ impl memory_server::Memory for MemoryService {
         self.store.delete(&ids).await.map_err(to_status)?;
         let deleted = u32::try_from(ids.len()).unwrap_or(u32::MAX);
         Ok(Response::new(v1::DeleteResponse { deleted }))
+    }
+
+    #[tracing::instrument(skip_all, fields(ids = request.get_ref().ids.len()))]
+    async fn forget(
+        &self,
+        request: Request<v1::ValidityRequest>,
+    ) -> Result<Response<v1::ValidityResponse>, Status> {
+        self.admit(
+            request.metadata(),
+            Scope::Write,
+            [request.get_ref().tenant.as_str()],
+        )?;
+        let now = chrono::Utc::now();
+        self.set_validity(request.into_inner(), Some(now)).await
+    }
+
+    #[tracing::instrument(skip_all, fields(ids = request.get_ref().ids.len()))]
+    async fn restore(
+        &self,
+        request: Request<v1::ValidityRequest>,
+    ) -> Result<Response<v1::ValidityResponse>, Status> {
+        self.admit(
+            request.metadata(),
+            Scope::Write,
+            [request.get_ref().tenant.as_str()],
+        )?;
+        self.set_validity(request.into_inner(), None).await
     }
 
     #[tracing::instrument(skip_all, fields(ids = request.get_ref().ids.len()))]

@@ -297,6 +297,7 @@ async fn answer(
                 no_verbatim: *no_verbatim,
                 weights: *weights,
                 fusion: None,
+                max_chars: 0,
             };
             let response = targets
                 .client

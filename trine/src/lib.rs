@@ -10,6 +10,7 @@ mod eval;
 mod ingest;
 mod keys;
 mod mcp;
+mod memory;
 mod model;
 mod progress;
 mod queries;
@@ -43,8 +44,19 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 #[allow(clippy::large_enum_variant)] // parsed once per process
 pub enum Command {
-    /// Store memories from a JSON-lines file (`-` for standard input)
+    /// Store memories from a JSON-lines file (`-` for standard input);
+    /// `upsert` is the same
+    #[command(alias = "upsert")]
     Ingest(ingest::Args),
+    /// Print memories by id, as JSON lines
+    Get(memory::Args),
+    /// Invalidate memories: searches leave them out from now on; kept, and
+    /// `restore` brings them back
+    Forget(memory::Args),
+    /// Make forgotten memories valid again
+    Restore(memory::Args),
+    /// Delete memories for good
+    Delete(memory::Args),
     /// Report the collection: schema, indexes, embedder, point count
     Doctor(doctor::Args),
     /// Create the full-text index on the text field (idempotent, never
@@ -130,6 +142,10 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Keys(command) => keys::run(&config, command),
             Command::Serve(args) => serve::run(&config, args).await,
             Command::Mcp(args) => mcp::run(&config, args).await,
+            Command::Get(args) => memory::run(&config, memory::Verb::Get, args).await,
+            Command::Forget(args) => memory::run(&config, memory::Verb::Forget, args).await,
+            Command::Restore(args) => memory::run(&config, memory::Verb::Restore, args).await,
+            Command::Delete(args) => memory::run(&config, memory::Verb::Delete, args).await,
             Command::Search(args) => search::run(&config, args).await,
             Command::SparseBackfill(args) => backfill::run(&config, args).await,
             Command::Bench(args) => bench::run(&config, args).await,

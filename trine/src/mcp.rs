@@ -46,6 +46,22 @@ impl Backend for Remote {
     async fn get(&self, r: v1::GetRequest) -> Result<v1::GetResponse, Status> {
         self.0.clone().get(r).await.map(tonic::Response::into_inner)
     }
+
+    async fn forget(&self, r: v1::ValidityRequest) -> Result<v1::ValidityResponse, Status> {
+        self.0
+            .clone()
+            .forget(r)
+            .await
+            .map(tonic::Response::into_inner)
+    }
+
+    async fn restore(&self, r: v1::ValidityRequest) -> Result<v1::ValidityResponse, Status> {
+        self.0
+            .clone()
+            .restore(r)
+            .await
+            .map(tonic::Response::into_inner)
+    }
 }
 
 /// Answers stdin's messages until it ends.

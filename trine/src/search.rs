@@ -48,6 +48,10 @@ pub struct Args {
     /// Leave out the verbatim evidence (the tier and the third list)
     #[arg(long)]
     pub no_verbatim: bool,
+    /// At most this many characters of memory text in the answer (an
+    /// agent's context budget): the hit that crosses it cut, the rest left out
+    #[arg(long, default_value_t = 0)]
+    pub max_chars: u32,
     /// Fusion of this search: rrf, score or dbsf [default: the configured `[fusion]`]
     #[arg(long)]
     pub fusion: Option<String>,
@@ -127,6 +131,7 @@ fn request(args: &Args) -> Result<SearchRequest, String> {
         mode: mode as i32,
         strategy: args.strategy.clone().unwrap_or_default(),
         no_verbatim: args.no_verbatim,
+        max_chars: args.max_chars,
         weights: None,
         fusion: fusion(args)?,
     })

@@ -136,6 +136,70 @@ async fn http_answers_as_grpc_does() {
         Some(&json!({"query": "zebra migration runbook", "tenant": "acme", "mode": "lexical"})),
     );
     assert_eq!(found["hits"][0]["id"], id.as_str(), "{found}");
+
+    // Forget hides it from now on, yet a read as of before still finds it
+    // (the validity view); restore, here through the CLI, brings it back.
+    let before = chrono::Utc::now().to_rfc3339();
+    let zebra = |at: Option<&str>| {
+        let mut body =
+            json!({"query": "zebra migration runbook", "tenant": "acme", "mode": "lexical"});
+        if let Some(at) = at {
+            body["valid_at"] = json!(at);
+        }
+        let (_, found) = curl("POST", &format!("{http}/v1/search"), Some(&body));
+        found["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["id"] == id.as_str())
+    };
+    let (code, forgot) = curl(
+        "POST",
+        &format!("{http}/v1/memories/{id}/forget?tenant=acme"),
+        None,
+    );
+    assert_eq!(code, 200, "{forgot}");
+    assert!(!zebra(None), "forgotten: not found now");
+    assert!(zebra(Some(&before)), "found as of before it was forgotten");
+    let cli = |verb: &str| {
+        trine_testkit::trine_command(env!("CARGO_BIN_EXE_trine"))
+            .args([verb, &id, "--tenant", "acme", "--endpoint"])
+            .arg(format!("http://{}", served.addr))
+            .output()
+            .unwrap()
+    };
+    let restored = cli("restore");
+    assert!(restored.status.success(), "{restored:?}");
+    assert!(String::from_utf8_lossy(&restored.stdout).contains(&format!("restored {id}")));
+    assert!(zebra(None), "restored: found again");
+    let got = cli("get");
+    let record: Value = serde_json::from_slice(&got.stdout).unwrap();
+    assert_eq!(record["text"], "the zebra migration runbook, step by step");
+    let (code, _) = curl(
+        "POST",
+        &format!("{http}/v1/memories/{id}/forget?tenant=globex"),
+        None,
+    );
+    assert_eq!(code, 404, "another tenant cannot forget it");
+
+    // A size budget: at most this many characters of text in the answer.
+    let (_, budgeted) = curl(
+        "POST",
+        &format!("{http}/v1/search"),
+        Some(&json!({"query": title, "tenant": "acme", "max_chars": 300})),
+    );
+    let texts: usize = budgeted["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["text"].as_str().unwrap().chars().count())
+        .sum();
+    assert!(texts <= 300 && texts > 0, "{texts} characters: {budgeted}");
+    assert_eq!(
+        budgeted["hits"][0]["id"], answer["hits"][0]["id"],
+        "the same first hit"
+    );
+
     let (code, deleted) = curl(
         "DELETE",
         &format!("{http}/v1/memories/{id}?tenant=acme"),

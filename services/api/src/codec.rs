@@ -107,6 +107,7 @@ fn is_request<U: 'static>() -> bool {
         || is::<U, v1::UpsertRequest>()
         || is::<U, v1::GetRequest>()
         || is::<U, v1::DeleteRequest>()
+        || is::<U, v1::ValidityRequest>()
         || is::<U, v1::CandidatesRequest>()
         || is::<U, v1::NearestRequest>()
         || is::<U, v1::EmbedRequest>()
@@ -136,6 +137,8 @@ pub fn precheck<U: 'static>(bytes: &[u8]) -> Result<(), String> {
         bounded("Get", MAX_IDS_MESSAGE_BYTES)
     } else if is::<U, v1::DeleteRequest>() {
         bounded("Delete", MAX_IDS_MESSAGE_BYTES)
+    } else if is::<U, v1::ValidityRequest>() {
+        bounded("Forget or Restore", MAX_IDS_MESSAGE_BYTES)
     } else if is::<U, v1::UpsertRequest>() {
         upsert(bytes)
     } else {

@@ -35,6 +35,8 @@ struct SearchBody {
     #[serde(default)]
     no_verbatim: bool,
     #[serde(default)]
+    max_chars: Option<u32>,
+    #[serde(default)]
     weights: Option<WeightsBody>,
     #[serde(default)]
     fusion: Option<FusionBody>,
@@ -99,6 +101,7 @@ pub fn search_request_from_json(body: &[u8]) -> Result<v1::SearchRequest, String
         mode: mode.into(),
         strategy: b.strategy.unwrap_or_default(),
         no_verbatim: b.no_verbatim,
+        max_chars: b.max_chars.unwrap_or(0),
         weights: b.weights.map(|w| v1::ListWeights {
             lexical: w.lexical,
             semantic: w.semantic,

@@ -258,6 +258,7 @@ fn request(g: &mut Gen, kind: usize) -> Request {
             no_verbatim: g.chance(2),
             weights: g.chance(2).then(|| weights(g)),
             fusion: g.chance(2).then(|| options(g)),
+            max_chars: g.u32() % 4096,
         }),
         1 => Request::Upsert(v1::UpsertRequest {
             records: (0..g.below(4)).map(|_| record(g)).collect(),
