@@ -161,9 +161,15 @@ impl MemoryService {
     /// changed, in the order asked.
     async fn set_validity(
         &self,
-        request: v1::ValidityRequest,
+        request: Request<v1::ValidityRequest>,
         until: Option<chrono::DateTime<chrono::Utc>>,
     ) -> Result<Response<v1::ValidityResponse>, Status> {
+        self.admit(
+            request.metadata(),
+            Scope::Write,
+            [request.get_ref().tenant.as_str()],
+        )?;
+        let request = request.into_inner();
         let found = self.in_tenant(&request.tenant, &request.ids).await?;
         let memories: Vec<Memory> = found
             .into_iter()
@@ -372,13 +378,7 @@ impl memory_server::Memory for MemoryService {
         &self,
         request: Request<v1::ValidityRequest>,
     ) -> Result<Response<v1::ValidityResponse>, Status> {
-        self.admit(
-            request.metadata(),
-            Scope::Write,
-            [request.get_ref().tenant.as_str()],
-        )?;
-        let now = chrono::Utc::now();
-        self.set_validity(request.into_inner(), Some(now)).await
+        self.set_validity(request, Some(chrono::Utc::now())).await
     }
 
     #[tracing::instrument(skip_all, fields(ids = request.get_ref().ids.len()))]
@@ -386,12 +386,7 @@ impl memory_server::Memory for MemoryService {
         &self,
         request: Request<v1::ValidityRequest>,
     ) -> Result<Response<v1::ValidityResponse>, Status> {
-        self.admit(
-            request.metadata(),
-            Scope::Write,
-            [request.get_ref().tenant.as_str()],
-        )?;
-        self.set_validity(request.into_inner(), None).await
+        self.set_validity(request, None).await
     }
 
     #[tracing::instrument(skip_all, fields(ids = request.get_ref().ids.len()))]

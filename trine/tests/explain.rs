@@ -129,21 +129,7 @@ fn the_explain_page_shows_the_title_with_its_three_lists() {
     };
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let sample = trine_testkit::workspace_dir().join("samples/memories.jsonl");
-    let trine = || trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data);
-    let ingest = trine().arg("ingest").arg(&sample).output().unwrap();
-    assert!(ingest.status.success(), "{ingest:?}");
-    let mut cmd = trine();
-    cmd.args([
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics",
-        "off",
-        "--http",
-        "127.0.0.1:0",
-    ]);
-    let served = trine_testkit::Served::start(cmd);
+    let served = trine_testkit::serve_sample(env!("CARGO_BIN_EXE_trine"), &data);
     let url = format!(
         "http://{}/explain?query=Meeting+2026-11-11+09%3A58&tenant=acme",
         served.ready["http"].as_str().unwrap()

@@ -4,17 +4,12 @@
 //! stops.
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
 
-use std::path::Path;
 use std::process::Command;
 
 use serde_json::{Value, json};
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{Filters, SearchRequest};
 use trine_testkit::Served;
-
-fn trine(data: &Path) -> Command {
-    trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), data)
-}
 
 /// `curl` of `method` on `url` with a JSON `body`: the HTTP status and the
 /// answer as JSON.
@@ -52,20 +47,7 @@ fn http_of(served: &Served) -> String {
 async fn http_answers_as_grpc_does() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let sample = trine_testkit::workspace_dir().join("samples/memories.jsonl");
-    let ingest = trine(&data).arg("ingest").arg(&sample).output().unwrap();
-    assert!(ingest.status.success(), "{ingest:?}");
-    let mut cmd = trine(&data);
-    cmd.args([
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics",
-        "off",
-        "--http",
-        "127.0.0.1:0",
-    ]);
-    let served = Served::start(cmd);
+    let served = trine_testkit::serve_sample(env!("CARGO_BIN_EXE_trine"), &data);
     let http = http_of(&served);
 
     // The same search over HTTP and over gRPC: the same hits.

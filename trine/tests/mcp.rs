@@ -28,13 +28,7 @@ fn sdk() -> Option<PathBuf> {
 }
 
 fn sample(data: &Path) {
-    let sample = trine_testkit::workspace_dir().join("samples/memories.jsonl");
-    let ingest = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), data)
-        .arg("ingest")
-        .arg(&sample)
-        .output()
-        .unwrap();
-    assert!(ingest.status.success(), "{ingest:?}");
+    trine_testkit::ingest_sample(env!("CARGO_BIN_EXE_trine"), data);
 }
 
 /// The planted title's gold id, from the sample's queries.
@@ -127,18 +121,7 @@ fn an_mcp_client_uses_trine_over_streamable_http() {
     };
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    sample(&data);
-    let mut cmd = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data);
-    cmd.args([
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics",
-        "off",
-        "--http",
-        "127.0.0.1:0",
-    ]);
-    let served = trine_testkit::Served::start(cmd);
+    let served = trine_testkit::serve_sample(env!("CARGO_BIN_EXE_trine"), &data);
     let url = format!("http://{}/mcp", served.ready["http"].as_str().unwrap());
     check(&client(&sdk, &["http", &url, trine_testkit::TITLE]));
 }

@@ -9,51 +9,38 @@ use std::sync::Arc;
 use tokio_stream::StreamExt;
 use trine_mesh::MeshConfig;
 
-async fn listed_v1(addr: std::net::SocketAddr) -> BTreeSet<String> {
-    use tonic_reflection::pb::v1::ServerReflectionRequest;
-    use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
-    use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
-    use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
-    let mut client = ServerReflectionClient::new(trine_mesh::channel(&addr.to_string()).unwrap());
-    let asked = ServerReflectionRequest {
-        host: String::new(),
-        message_request: Some(MessageRequest::ListServices(String::new())),
-    };
-    let mut answers = client
-        .server_reflection_info(tokio_stream::once(asked))
-        .await
-        .unwrap()
-        .into_inner();
-    match answers.next().await.unwrap().unwrap().message_response {
-        Some(MessageResponse::ListServicesResponse(list)) => {
-            list.service.into_iter().map(|s| s.name).collect()
+/// The services a port lists through reflection of one version (`v1` or
+/// `v1alpha`: the same messages in two packages).
+macro_rules! listed {
+    ($name:ident, $version:ident) => {
+        async fn $name(addr: std::net::SocketAddr) -> BTreeSet<String> {
+            use tonic_reflection::pb::$version::ServerReflectionRequest;
+            use tonic_reflection::pb::$version::server_reflection_client::ServerReflectionClient;
+            use tonic_reflection::pb::$version::server_reflection_request::MessageRequest;
+            use tonic_reflection::pb::$version::server_reflection_response::MessageResponse;
+            let channel = trine_mesh::channel(&addr.to_string()).unwrap();
+            let mut client = ServerReflectionClient::new(channel);
+            let asked = ServerReflectionRequest {
+                host: String::new(),
+                message_request: Some(MessageRequest::ListServices(String::new())),
+            };
+            let mut answers = client
+                .server_reflection_info(tokio_stream::once(asked))
+                .await
+                .unwrap()
+                .into_inner();
+            match answers.next().await.unwrap().unwrap().message_response {
+                Some(MessageResponse::ListServicesResponse(list)) => {
+                    list.service.into_iter().map(|s| s.name).collect()
+                }
+                other => panic!("{other:?}"),
+            }
         }
-        other => panic!("{other:?}"),
-    }
+    };
 }
 
-async fn listed_v1alpha(addr: std::net::SocketAddr) -> BTreeSet<String> {
-    use tonic_reflection::pb::v1alpha::ServerReflectionRequest;
-    use tonic_reflection::pb::v1alpha::server_reflection_client::ServerReflectionClient;
-    use tonic_reflection::pb::v1alpha::server_reflection_request::MessageRequest;
-    use tonic_reflection::pb::v1alpha::server_reflection_response::MessageResponse;
-    let mut client = ServerReflectionClient::new(trine_mesh::channel(&addr.to_string()).unwrap());
-    let asked = ServerReflectionRequest {
-        host: String::new(),
-        message_request: Some(MessageRequest::ListServices(String::new())),
-    };
-    let mut answers = client
-        .server_reflection_info(tokio_stream::once(asked))
-        .await
-        .unwrap()
-        .into_inner();
-    match answers.next().await.unwrap().unwrap().message_response {
-        Some(MessageResponse::ListServicesResponse(list)) => {
-            list.service.into_iter().map(|s| s.name).collect()
-        }
-        other => panic!("{other:?}"),
-    }
-}
+listed!(listed_v1, v1);
+listed!(listed_v1alpha, v1alpha);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_port_reflects_what_it_serves_in_both_versions() {

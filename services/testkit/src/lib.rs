@@ -166,3 +166,35 @@ pub fn meeting_among(
     });
     out
 }
+
+/// The bundled sample ingested into `data` (the hash embedder), as `trine
+/// ingest` stores it.
+///
+/// # Panics
+/// When the ingest fails.
+pub fn ingest_sample(bin: &str, data: &Path) {
+    let sample = workspace_dir().join("samples/memories.jsonl");
+    let out = trine_cli(bin, data)
+        .arg("ingest")
+        .arg(&sample)
+        .output()
+        .expect("run trine ingest");
+    assert!(out.status.success(), "ingest of the sample: {out:?}");
+}
+
+/// The sample ingested into `data`, then `trine serve` on it with every
+/// port free, the HTTP surface (`--http`) on too, no metrics.
+pub fn serve_sample(bin: &str, data: &Path) -> Served {
+    ingest_sample(bin, data);
+    let mut cmd = trine_cli(bin, data);
+    cmd.args([
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics",
+        "off",
+        "--http",
+        "127.0.0.1:0",
+    ]);
+    Served::start(cmd)
+}
