@@ -14,8 +14,16 @@ use trine_testkit::Served;
 /// `curl` of `method` on `url` with a JSON `body`: the HTTP status and the
 /// answer as JSON.
 fn curl(method: &str, url: &str, body: Option<&Value>) -> (u16, Value) {
+    curl_with(method, url, body, None)
+}
+
+/// [`curl`] with `Authorization: Bearer KEY` when a key is given.
+fn curl_with(method: &str, url: &str, body: Option<&Value>, key: Option<&str>) -> (u16, Value) {
     let mut cmd = Command::new("curl");
     cmd.args(["-sS", "-X", method, "-w", "\n%{http_code}", url]);
+    if let Some(key) = key {
+        cmd.args(["-H", &format!("authorization: Bearer {key}")]);
+    }
     if let Some(body) = body {
         cmd.args(["-H", "content-type: application/json", "--data-binary"])
             .arg(body.to_string());
@@ -328,5 +336,71 @@ fn readyz_turns_unready_when_the_store_stops() {
         "{unready}"
     );
     // The process itself still answers.
+    assert_eq!(curl("GET", &format!("{http}/healthz"), None).0, 200);
+}
+
+#[test]
+fn http_and_mcp_over_http_take_the_grpc_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let bin = env!("CARGO_BIN_EXE_trine");
+    trine_testkit::ingest_sample(bin, &data);
+    let out = trine_testkit::trine_cli(bin, &data)
+        .args([
+            "keys", "add", "--name", "t", "--tenant", "acme", "--scope", "read",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let key = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let mut cmd = trine_testkit::trine_cli(bin, &data);
+    cmd.args([
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics",
+        "off",
+        "--http",
+        "127.0.0.1:0",
+        "--auth",
+        "on",
+    ]);
+    let served = Served::start(cmd);
+    let http = http_of(&served);
+    let search = |tenant: &str| json!({"query": trine_testkit::TITLE, "tenant": tenant});
+    let url = format!("{http}/v1/search");
+    let (code, e) = curl_with("POST", &url, Some(&search("acme")), None);
+    assert_eq!(
+        (code, e["error"]["code"].as_str()),
+        (401, Some("UNAUTHENTICATED")),
+        "{e}"
+    );
+    let (code, e) = curl_with("POST", &url, Some(&search("acme")), Some("trine_bad_key"));
+    assert_eq!(code, 401, "{e}");
+    let (code, found) = curl_with("POST", &url, Some(&search("acme")), Some(&key));
+    assert_eq!(code, 200, "{found}");
+    assert!(!found["hits"].as_array().unwrap().is_empty());
+    let (code, e) = curl_with("POST", &url, Some(&search("globex")), Some(&key));
+    assert_eq!(
+        (code, e["error"]["code"].as_str()),
+        (403, Some("PERMISSION_DENIED")),
+        "{e}"
+    );
+    // A read key writes nothing.
+    let (code, e) = curl_with(
+        "POST",
+        &format!("{http}/v1/memories"),
+        Some(&json!({"records": [{"text": "x", "tenant": "acme"}]})),
+        Some(&key),
+    );
+    assert_eq!(code, 403, "{e}");
+    // MCP over HTTP: the tool call is the same Memory call, refused alike.
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "search", "arguments": search("acme")}});
+    let (_, refused) = curl_with("POST", &format!("{http}/mcp"), Some(&call), None);
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let (_, answered) = curl_with("POST", &format!("{http}/mcp"), Some(&call), Some(&key));
+    assert_eq!(answered["result"]["isError"], false, "{answered}");
+    // Health stays open for probes.
     assert_eq!(curl("GET", &format!("{http}/healthz"), None).0, 200);
 }
