@@ -1,7 +1,7 @@
 //! The gateway's HTTP/JSON surface as a user reaches it: `curl` against
 //! `trine serve --http`, the same hits as gRPC for the same search, the
-//! memory calls, the errors, and `/readyz` turning unready when the store
-//! stops.
+//! memory calls, the errors, the keys, and `/readyz` turning unready when
+//! the store stops answering.
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
 
 use std::process::Command;
@@ -250,66 +250,55 @@ async fn http_answers_as_grpc_does() {
     assert!(doc["paths"]["/v1/search"]["post"].is_object());
 }
 
-/// A Qdrant node of this test's own, stopped (and its storage removed) when
-/// dropped.
-struct Node {
-    url: String,
-    pid: u32,
-    dir: String,
+/// A TCP relay to `upstream` on a free loopback port: the store's address
+/// as the gateway knows it. Dropping it stops the address answering: the
+/// listener and every relayed connection end.
+struct Relay {
+    addr: std::net::SocketAddr,
+    task: tokio::task::JoinHandle<()>,
 }
 
-impl Node {
-    fn start() -> Option<Self> {
-        let script = trine_testkit::workspace_dir().join("../shared/qdrant/start-qdrant");
-        if !script.exists() {
-            return None;
-        }
-        let out = Command::new(script).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let env = String::from_utf8_lossy(&out.stdout).to_string();
-        let var = |name: &str| {
-            env.lines()
-                .find_map(|l| l.strip_prefix(&format!("export {name}=")))
-                .map(|v| v.trim_matches(|c| c == '"' || c == '\'').to_string())
-                .unwrap_or_else(|| panic!("{name} in {env}"))
-        };
-        Some(Self {
-            url: var("TRINE_QDRANT_URL"),
-            pid: var("TRINE_QDRANT_PIDS").parse().unwrap(),
-            dir: var("TRINE_QDRANT_DIR"),
-        })
-    }
-
-    fn kill(&self) {
-        let _ = Command::new("kill")
-            .args(["-9", &self.pid.to_string()])
-            .status();
+impl Relay {
+    async fn start(upstream: String) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let task = tokio::spawn(async move {
+            // Dropped with the task: every relayed connection is aborted.
+            let mut connections = tokio::task::JoinSet::new();
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let upstream = upstream.clone();
+                connections.spawn(async move {
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+            }
+        });
+        Self { addr, task }
     }
 }
 
-impl Drop for Node {
+impl Drop for Relay {
     fn drop(&mut self) {
-        self.kill();
-        let script = trine_testkit::workspace_dir().join("../shared/qdrant/stop-qdrant");
-        let _ = Command::new(script)
-            .env("TRINE_QDRANT_DIR", &self.dir)
-            .env("TRINE_QDRANT_PIDS", self.pid.to_string())
-            .status();
+        self.task.abort();
     }
 }
 
-#[test]
-fn readyz_turns_unready_when_the_store_stops() {
-    let Some(node) = Node::start() else {
-        eprintln!("skipped: /readyz with the store stopped (needs ../shared/qdrant)");
+/// The store is the test command's Qdrant (`TRINE_QDRANT_URL`), reached
+/// through a relay; shutting the relay stops the store's address answering,
+/// as a stopped server's does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_turns_unready_when_the_store_stops() {
+    let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {
+        eprintln!("skipped: /readyz with the store stopped (set TRINE_QDRANT_URL)");
         return;
     };
+    let upstream = url.trim_start_matches("http://").to_string();
+    let relay = Relay::start(upstream).await;
+    let collection = format!("trine_readyz_{}", uuid::Uuid::new_v4().simple());
     let mut cmd = trine_testkit::trine_command(env!("CARGO_BIN_EXE_trine"));
-    cmd.args(["--qdrant", &node.url, "--embedder", "hash"])
+    cmd.args(["--qdrant", &format!("http://{}", relay.addr)])
+        .args(["--collection", &collection, "--embedder", "hash"])
         .args([
             "serve",
             "--listen",
@@ -319,16 +308,22 @@ fn readyz_turns_unready_when_the_store_stops() {
             "--http",
             "127.0.0.1:0",
         ]);
-    let served = Served::start(cmd);
+    let served = tokio::task::spawn_blocking(move || Served::start(cmd))
+        .await
+        .unwrap();
     let http = http_of(&served);
-    let (code, ready) = curl("GET", &format!("{http}/readyz"), None);
+    let get = |path: &'static str| {
+        let url = format!("{http}{path}");
+        tokio::task::spawn_blocking(move || curl("GET", &url, None))
+    };
+    let (code, ready) = get("/readyz").await.unwrap();
     assert_eq!(
         (code, ready["status"].as_str()),
         (200, Some("ready")),
         "{ready}"
     );
-    node.kill();
-    let (code, unready) = curl("GET", &format!("{http}/readyz"), None);
+    drop(relay);
+    let (code, unready) = get("/readyz").await.unwrap();
     assert_eq!(code, 503, "{unready}");
     assert_eq!(unready["status"], "unready");
     assert!(
@@ -336,7 +331,7 @@ fn readyz_turns_unready_when_the_store_stops() {
         "{unready}"
     );
     // The process itself still answers.
-    assert_eq!(curl("GET", &format!("{http}/healthz"), None).0, 200);
+    assert_eq!(get("/healthz").await.unwrap().0, 200);
 }
 
 #[test]
