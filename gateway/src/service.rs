@@ -169,7 +169,17 @@ impl MemoryService {
             Scope::Write,
             [request.get_ref().tenant.as_str()],
         )?;
+        // The embedding hop gets what is left of the caller's deadline.
+        let budget = trine_api::caller_timeout(request.metadata());
         let request = request.into_inner();
+        trine_api::deadline::scope(budget, self.rewrite_validity(request, until)).await
+    }
+
+    async fn rewrite_validity(
+        &self,
+        request: v1::ValidityRequest,
+        until: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Result<Response<v1::ValidityResponse>, Status> {
         let found = self.in_tenant(&request.tenant, &request.ids).await?;
         let memories: Vec<Memory> = found
             .into_iter()
