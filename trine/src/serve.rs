@@ -188,6 +188,15 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     } else {
         None
     };
+    if let (Some(_), Some(h)) = (&config.tls.cert, http)
+        && !h.ip().is_loopback()
+    {
+        return Err(format!(
+            "--http {h}: the HTTP surface is plain HTTP while [tls] secures gRPC; serve it on \
+             loopback behind a TLS-terminating proxy, or leave --http off"
+        )
+        .into());
+    }
     // Keys are decided by the most exposed of the public addresses.
     let exposed = match http {
         Some(h) if !h.ip().is_loopback() => h,
@@ -207,6 +216,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         ..config.mesh()
     };
     mesh_config.serving.tls = config.tls.server()?;
+
     if mesh_config.serving.tls.is_some() {
         let mtls = if config.tls.client_ca.is_some() {
             ", client certificates required"

@@ -107,6 +107,33 @@ fn toml(dir: &Path, name: &str, section: &TlsSection) -> PathBuf {
     path
 }
 
+/// With `[tls]` securing gRPC, a plain HTTP surface beyond loopback is
+/// refused at start, saying what to do instead.
+#[test]
+fn plain_http_beyond_loopback_is_refused_beside_tls() {
+    let Some(certs) = certificates() else { return };
+    let dir = certs.path();
+    let server = toml(dir, "server", &tls(dir, Some("mesh"), None, None));
+    let data = dir.join("data");
+    let out = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data)
+        .arg("--config")
+        .arg(&server)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics",
+            "off",
+            "--http",
+            "0.0.0.0:0",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("TLS-terminating proxy"), "{stderr}");
+}
+
 #[test]
 fn a_server_with_a_client_ca_answers_only_clients_it_signed() {
     let Some(certs) = certificates() else { return };
