@@ -15,14 +15,12 @@
 //! - `GET /explain?query=..&tenant=..` (and `/`): the explain page
 //!   (`crate::explain`).
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::sync::Arc;
 
 use http::{Method, StatusCode, header};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -57,7 +55,7 @@ impl Default for Limits {
     }
 }
 
-type Answer = http::Response<Full<Bytes>>;
+type Answer = trine_telemetry::http::Response;
 
 fn respond(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>) -> Answer {
     let mut response = http::Response::new(Full::new(body.into()));
@@ -394,42 +392,19 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
     let admitted = Arc::new(Semaphore::new(limits.in_flight.max(1)));
-    tokio::pin!(shutdown);
-    loop {
-        let (stream, _) = tokio::select! {
-            () = &mut shutdown => return Ok(()),
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    tracing::warn!(error = %e, "the HTTP surface cannot accept");
-                    continue;
-                }
-            },
-        };
-        let service = service.clone();
-        let admitted = admitted.clone();
-        tokio::spawn(async move {
-            let handler = hyper::service::service_fn(move |request: http::Request<Incoming>| {
-                let service = service.clone();
-                let admitted = admitted.clone();
-                async move {
-                    let Ok(_permit) = admitted.try_acquire() else {
-                        return Ok::<_, Infallible>(error(
-                            tonic::Code::ResourceExhausted,
-                            "the gateway is at its limit of requests in flight: retry shortly",
-                        ));
-                    };
-                    Ok(answer(&service, request, limits).await)
-                }
-            });
-            if let Err(e) = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), handler)
-                .await
-            {
-                tracing::debug!(error = %e, "an HTTP connection ended");
-            }
-        });
-    }
+    let handle = move |request: http::Request<Incoming>| {
+        let (service, admitted) = (service.clone(), admitted.clone());
+        async move {
+            let Ok(_permit) = admitted.try_acquire() else {
+                return error(
+                    tonic::Code::ResourceExhausted,
+                    "the gateway is at its limit of requests in flight: retry shortly",
+                );
+            };
+            answer(&service, request, limits).await
+        }
+    };
+    trine_telemetry::http::serve(listener, "http", handle, shutdown).await
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 pub mod grpc;
+pub mod http;
 pub mod metrics;
 
 use std::io::IsTerminal;

@@ -7,14 +7,12 @@
 //! - `trine_counts_share` — the lexical counts' share of each search's time
 //! - `trine_store_duration_seconds{op}` — a histogram per store call
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use http_body_util::Full;
 use hyper::body::Bytes;
-use hyper_util::rt::TokioIo;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -203,32 +201,16 @@ pub async fn serve(
     metrics: Arc<Metrics>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
-    tokio::pin!(shutdown);
-    loop {
-        let (stream, _) = tokio::select! {
-            () = &mut shutdown => return Ok(()),
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    tracing::warn!(error = %e, "metrics endpoint cannot accept");
-                    continue;
-                }
-            },
-        };
-        let metrics = metrics.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request: http::Request<_>| {
-                let response = answer(&metrics, request.uri().path());
-                async move { Ok::<_, Infallible>(response) }
-            });
-            if let Err(e) = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await
-            {
-                tracing::debug!(error = %e, "metrics connection ended");
-            }
-        });
-    }
+    crate::http::serve(
+        listener,
+        "metrics",
+        move |request| {
+            let response = answer(&metrics, request.uri().path());
+            async move { response }
+        },
+        shutdown,
+    )
+    .await
 }
 
 #[cfg(test)]
