@@ -299,15 +299,7 @@ async fn readyz_turns_unready_when_the_store_stops() {
     let mut cmd = trine_testkit::trine_command(env!("CARGO_BIN_EXE_trine"));
     cmd.args(["--qdrant", &format!("http://{}", relay.addr)])
         .args(["--collection", &collection, "--embedder", "hash"])
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--metrics",
-            "off",
-            "--http",
-            "127.0.0.1:0",
-        ]);
+        .args(trine_testkit::SERVE_HTTP);
     let served = tokio::task::spawn_blocking(move || Served::start(cmd))
         .await
         .unwrap();
@@ -349,17 +341,7 @@ fn http_and_mcp_over_http_take_the_grpc_keys() {
     assert!(out.status.success(), "{out:?}");
     let key = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let mut cmd = trine_testkit::trine_cli(bin, &data);
-    cmd.args([
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics",
-        "off",
-        "--http",
-        "127.0.0.1:0",
-        "--auth",
-        "on",
-    ]);
+    cmd.args(trine_testkit::SERVE_HTTP).args(["--auth", "on"]);
     let served = Served::start(cmd);
     let http = http_of(&served);
     let search = |tenant: &str| json!({"query": trine_testkit::TITLE, "tenant": tenant});

@@ -182,19 +182,23 @@ pub fn ingest_sample(bin: &str, data: &Path) {
     assert!(out.status.success(), "ingest of the sample: {out:?}");
 }
 
+/// `trine serve` on free loopback ports, the HTTP surface on too, no
+/// metrics: the arguments the HTTP, MCP and explain tests start it with.
+pub const SERVE_HTTP: [&str; 7] = [
+    "serve",
+    "--listen",
+    "127.0.0.1:0",
+    "--metrics",
+    "off",
+    "--http",
+    "127.0.0.1:0",
+];
+
 /// The sample ingested into `data`, then `trine serve` on it with every
 /// port free, the HTTP surface (`--http`) on too, no metrics.
 pub fn serve_sample(bin: &str, data: &Path) -> Served {
     ingest_sample(bin, data);
     let mut cmd = trine_cli(bin, data);
-    cmd.args([
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics",
-        "off",
-        "--http",
-        "127.0.0.1:0",
-    ]);
+    cmd.args(SERVE_HTTP);
     Served::start(cmd)
 }
