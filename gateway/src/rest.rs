@@ -26,7 +26,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tonic::metadata::MetadataMap;
 use trine_api::json::{
-    error_to_json, record_to_json, records_from_json, search_request_from_json,
+    code_name, error_to_json, record_to_json, records_from_json, search_request_from_json,
     search_response_to_json, upsert_response_to_json,
 };
 use trine_api::v1::{self, memory_server::Memory as _};
@@ -145,13 +145,7 @@ async fn explain(
                 .search(request(headers, message))
                 .await
                 .map(tonic::Response::into_inner)
-                .map_err(|s| {
-                    let code = error_to_json(s.code(), "")["error"]["code"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string();
-                    (code, s.message().to_string())
-                }),
+                .map_err(|s| (code_name(s.code()), s.message().to_string())),
         )
     };
     respond(

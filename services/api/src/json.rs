@@ -238,8 +238,8 @@ pub fn upsert_response_to_json(r: &v1::UpsertResponse) -> Value {
     json!({"ids": r.ids, "failed": failed})
 }
 
-/// An error as JSON: `{"error": {"code": "INVALID_ARGUMENT", "message"}}`.
-pub fn error_to_json(code: tonic::Code, message: &str) -> Value {
+/// A gRPC code's name as gRPC spells it (`INVALID_ARGUMENT`).
+pub fn code_name(code: tonic::Code) -> String {
     let name = format!("{code:?}");
     // tonic's names are CamelCase; gRPC's are SCREAMING_SNAKE_CASE.
     let mut snake = String::new();
@@ -249,7 +249,12 @@ pub fn error_to_json(code: tonic::Code, message: &str) -> Value {
         }
         snake.push(c.to_ascii_uppercase());
     }
-    json!({"error": {"code": snake, "message": message}})
+    snake
+}
+
+/// An error as JSON: `{"error": {"code": "INVALID_ARGUMENT", "message"}}`.
+pub fn error_to_json(code: tonic::Code, message: &str) -> Value {
+    json!({"error": {"code": code_name(code), "message": message}})
 }
 
 #[cfg(test)]
