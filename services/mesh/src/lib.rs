@@ -20,7 +20,7 @@ use trine_semantic::SemanticConfig;
 
 pub use channel::{ApiKey, GatewayClient, channel, channel_tls, gateway_client, remote_embedder};
 pub use mesh::{Mesh, MetricsAddrs, Running, Service, spawn};
-pub use role::{Deps, PeerAddrs, Role, SEMANTIC_WAIT, gateway_service, peers};
+pub use role::{Deps, PeerAddrs, Role, gateway_service, peers};
 
 /// Settings of every service in the mesh.
 #[derive(Debug, Clone, Default)]

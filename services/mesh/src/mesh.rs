@@ -369,14 +369,6 @@ pub enum Running {
 }
 
 impl Running {
-    /// The address of the public service: the gateway's, or the role's.
-    pub fn addr(&self) -> SocketAddr {
-        match self {
-            Self::All(mesh) => mesh.gateway,
-            Self::One(service) => service.addr,
-        }
-    }
-
     /// Signals every service to stop, then waits for each to drain.
     pub async fn stop(self) -> Result<(), String> {
         match self {

@@ -118,7 +118,7 @@ impl Deps {
 
 /// How long a gateway waits for semantic-svc, its embedder of writes, to
 /// answer at start.
-pub const SEMANTIC_WAIT: Duration = Duration::from_secs(30);
+const SEMANTIC_WAIT: Duration = Duration::from_secs(30);
 
 pub(crate) fn lexical(
     store: Arc<dyn Store>,
