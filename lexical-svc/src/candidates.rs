@@ -14,6 +14,7 @@ use trine_store::{Store, StoreError};
 use trine_telemetry::int;
 use uuid::Uuid;
 
+use crate::Texts;
 use crate::counts::Counter;
 
 /// A failed lexical read.
@@ -87,11 +88,15 @@ pub async fn candidates(
     store: &dyn Store,
     counter: &Counter,
     query: &str,
-    fold: Fold,
+    texts: Texts,
     filter: &Filter,
     cap: usize,
 ) -> Result<Candidates, LexicalError> {
+    let fold = texts.fold;
     let terms = terms::bounded(terms(query, fold), terms::MAX_COUNTED_TERMS);
+    // Where the phrase reads find the sources holding the query, the other
+    // reads bring no source.
+    let sources = texts.reads_sources(terms.len());
     if terms.is_empty() || cap == 0 {
         return Ok(Candidates::default());
     }
@@ -140,7 +145,7 @@ pub async fn candidates(
         let started = Instant::now();
         let points = if terms.len() >= 2 {
             store
-                .scroll_terms(&with_terms(filter, &terms), cap, None)
+                .scroll_terms(&with_terms(filter, &terms), cap, None, sources)
                 .await?
                 .points
         } else {
@@ -157,6 +162,7 @@ pub async fn candidates(
         let memories = if terms.len() >= 2 {
             let phrase = Filter {
                 phrase: Some(query.to_string()),
+                phrase_in_source: texts.source_phrases,
                 ..filter.clone()
             };
             store.scroll(&phrase, cap, None).await?.memories
@@ -196,7 +202,7 @@ pub async fn candidates(
             let mut offset = None;
             while read.len() < cap {
                 let page = store
-                    .scroll_terms(&term_filters[i], cap - read.len(), offset)
+                    .scroll_terms(&term_filters[i], cap - read.len(), offset, sources)
                     .await?;
                 read.extend(
                     page.points
@@ -268,7 +274,8 @@ pub async fn candidates(
                 Some(text) => verbatim.matches(text, r.source.as_deref()),
                 // Every point read for a single term holds it as a token; a
                 // point the phrase index did not return holds a query of
-                // several terms at most in its source.
+                // several terms at most in its source — never, where the
+                // phrase index covers the sources (none was read).
                 None => {
                     (term_alone && c.tf.iter().all(|tf| *tf > 0))
                         || r.source.as_deref().is_some_and(|s| verbatim.in_text(s))

@@ -24,7 +24,7 @@ mod strategies;
 
 pub use candidates::{Candidate, Candidates, LexicalError, candidates};
 pub use counts::{Clock, CountCacheConfig, Counter};
-pub use readiness::Ready;
+pub use readiness::{Ready, Texts};
 pub use service::{LexicalService, run};
 pub use strategies::{phrase_holders, with_phrase_holders};
 

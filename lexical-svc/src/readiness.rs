@@ -19,14 +19,33 @@ impl Ready {
     }
 }
 
-/// What a probe found: each strategy's readiness and the collection's fold.
+/// How a collection's texts are read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Texts {
+    /// How the text index folds tokens: terms, BM25, the sparse query and
+    /// the verbatim check fold alike.
+    pub fold: Fold,
+    /// The sources have their phrase index
+    /// ([`CollectionInfo::source_phrases`]): the phrase reads find the
+    /// sources holding a query of several terms, and no other read reads a
+    /// source.
+    pub source_phrases: bool,
+}
+
+impl Texts {
+    /// Whether a read for the query of `terms` must bring each point's
+    /// source for the verbatim check: unless the phrase reads find them.
+    pub fn reads_sources(&self, terms: usize) -> bool {
+        !(self.source_phrases && terms >= 2)
+    }
+}
+
+/// What a probe found: each strategy's readiness and how to read the texts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Probe {
     /// Every strategy but `auto`, in `Strategy::ALL` order.
     pub strategies: Vec<(Strategy, Ready)>,
-    /// How the text index folds tokens: terms, BM25, the sparse query and
-    /// the verbatim check fold alike.
-    pub fold: Fold,
+    pub texts: Texts,
 }
 
 /// The fold of a collection: its text index's, or trine's default when it
@@ -52,7 +71,10 @@ pub async fn probe(store: &dyn Store, has_embedder: bool) -> Result<Probe, Store
     };
     Ok(Probe {
         strategies: assess(&info, missing, has_embedder),
-        fold: fold(&info),
+        texts: Texts {
+            fold: fold(&info),
+            source_phrases: info.source_phrases,
+        },
     })
 }
 
@@ -152,6 +174,7 @@ mod tests {
                 ascii_folding: false,
                 scoring,
             }),
+            source_phrases: false,
             engine: trine_core::model::Engine::qdrant("1.20.0"),
         }
     }

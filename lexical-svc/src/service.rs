@@ -18,7 +18,7 @@ use trine_embed::Embedder;
 use trine_store::{Metered, Store};
 use trine_telemetry::Metrics;
 
-use crate::readiness::{self, Probe, Ready, auto};
+use crate::readiness::{self, Probe, Ready, Texts, auto};
 use crate::{Candidates, Counter, LexicalConfig, LexicalError, strategies};
 
 /// How long a probe that found the requested strategy ready is trusted.
@@ -64,17 +64,17 @@ impl LexicalService {
         }
     }
 
-    /// The strategy to run, with the collection's fold: `auto` resolved, and
-    /// a strategy the collection is not ready for refused with what makes it
-    /// ready. A probe that found the strategy ready is trusted for
-    /// [`READY_FOR`] (so is its fold: an upgrade of the text index shows
+    /// The strategy to run, with how to read the collection's texts: `auto`
+    /// resolved, and a strategy the collection is not ready for refused with
+    /// what makes it ready. A probe that found the strategy ready is trusted
+    /// for [`READY_FOR`] (so is its fold: an upgrade of the text index shows
     /// within that time); any other answer is probed again, so that a fix
     /// shows at once.
-    pub async fn resolve(&self, requested: Strategy) -> Result<(Strategy, Fold), LexicalError> {
+    pub async fn resolve(&self, requested: Strategy) -> Result<(Strategy, Texts), LexicalError> {
         if requested == Strategy::Off {
-            return Ok((requested, Fold::default()));
+            return Ok((requested, Texts::default()));
         }
-        let usable = |probe: &Probe| -> Option<(Strategy, Fold)> {
+        let usable = |probe: &Probe| -> Option<(Strategy, Texts)> {
             let strategies = &probe.strategies;
             let chosen = if requested == Strategy::Auto {
                 auto(strategies)
@@ -83,7 +83,7 @@ impl LexicalService {
             };
             let ready = chosen == Strategy::Off
                 || strategies.iter().any(|(s, r)| *s == chosen && r.is_ready());
-            ready.then_some((chosen, probe.fold))
+            ready.then_some((chosen, probe.texts))
         };
         let cached = self
             .probed
@@ -120,7 +120,7 @@ impl LexicalService {
     /// rest; the others add them after their own list).
     pub async fn list(
         &self,
-        (strategy, fold): (Strategy, Fold),
+        (strategy, texts): (Strategy, Texts),
         query: &str,
         filter: &Filter,
         cap: usize,
@@ -128,7 +128,9 @@ impl LexicalService {
         let store = self.store.as_ref();
         let embedder = self.embedder.as_deref();
         let counter = self.counter.as_ref();
-        let run = strategies::run(strategy, store, counter, embedder, query, fold, filter, cap);
+        let run = strategies::run(
+            strategy, store, counter, embedder, query, texts, filter, cap,
+        );
         if matches!(strategy, Strategy::Off | Strategy::Candidates) {
             // `candidates` reads the phrase points itself, before scoring.
             return run.await;
@@ -136,7 +138,7 @@ impl LexicalService {
         // The phrase read runs beside the strategy's query, not after it.
         let (found, holders) = tokio::try_join!(
             run,
-            strategies::phrase_holders(store, query, fold, filter, cap)
+            strategies::phrase_holders(store, query, texts, filter, cap)
         )?;
         Ok(strategies::with_phrase_holders(found, holders, cap))
     }

@@ -9,22 +9,23 @@ use trine_core::Stage;
 use uuid::Uuid;
 
 use trine_core::model::{Filter, Hit, PayloadRead};
-use trine_core::{Fold, Strategy, Verbatim, gate, sparse, terms};
+use trine_core::{Strategy, Verbatim, gate, sparse, terms};
 use trine_embed::Embedder;
 use trine_store::{Query, Store};
 
-use crate::{Candidate, Candidates, Counter, LexicalError, candidates};
+use crate::{Candidate, Candidates, Counter, LexicalError, Texts, candidates};
 
 /// What a strategy's query reads of each hit for the verbatim check: the
 /// whole memory only for a single-term query that is not that term alone
 /// (`Ședința.`: the text decides); otherwise the source alone — every hit of
 /// a lone term holds it as a token, and a query of several terms is found in
 /// the texts by the phrase reads ([`phrase_holders`]), so only the source
-/// is left to check.
-fn read_for(verbatim: &Verbatim, terms: &[String]) -> PayloadRead {
+/// is left to check — or nothing, where the phrase reads find the sources too.
+fn read_for(verbatim: &Verbatim, terms: &[String], texts: Texts) -> PayloadRead {
     match terms {
         [term] if !verbatim.is_token(term) => PayloadRead::Memory,
-        _ => PayloadRead::Source,
+        _ if texts.reads_sources(terms.len()) => PayloadRead::Source,
+        _ => PayloadRead::Nothing,
     }
 }
 
@@ -46,8 +47,8 @@ fn verbatim_list(verbatim: &Verbatim, terms: &[String], hits: Vec<Hit>) -> Vec<C
 }
 
 /// Runs one strategy (never `auto`: resolve it first) for `query` within
-/// `filter`, reading at most `cap` points ranked by the strategy; `fold` is
-/// the collection's (its text index's).
+/// `filter`, reading at most `cap` points ranked by the strategy; `texts`
+/// says how the collection's texts are read (the fold of its text index).
 #[allow(clippy::too_many_arguments)]
 pub async fn run(
     strategy: Strategy,
@@ -55,20 +56,21 @@ pub async fn run(
     counter: &Counter,
     embedder: Option<&dyn Embedder>,
     query: &str,
-    fold: Fold,
+    texts: Texts,
     filter: &Filter,
     cap: usize,
 ) -> Result<Candidates, LexicalError> {
+    let fold = texts.fold;
     let terms = terms(query, fold);
     if terms.is_empty() || cap == 0 {
         return Ok(Candidates::default());
     }
     let started = Instant::now();
     let verbatim = Verbatim::new(query, fold);
-    let read = read_for(&verbatim, &terms);
+    let read = read_for(&verbatim, &terms, texts);
     let hits = match strategy {
         Strategy::Candidates => {
-            return candidates(store, counter, query, fold, filter, cap).await;
+            return candidates(store, counter, query, texts, filter, cap).await;
         }
         Strategy::Off => return Ok(Candidates::default()),
         Strategy::Auto => return Err(LexicalError::Unresolved),
@@ -114,23 +116,26 @@ pub async fn run(
     })
 }
 
-/// The points holding the query as a phrase: ids from the phrase index
-/// within the filters (at most `cap`), each confirmed by the verbatim check
-/// as DESIGN.md §1 says, and the read's time; none for a single term. It
-/// runs beside the strategy's own query ([`with_phrase_holders`] merges).
+/// The points holding the query as a phrase: ids from the phrase index —
+/// of the texts, and of the sources where they have one — within the
+/// filters (at most `cap`), each confirmed by the verbatim check as
+/// DESIGN.md §1 says, and the read's time; none for a single term. It runs
+/// beside the strategy's own query ([`with_phrase_holders`] merges).
 pub async fn phrase_holders(
     store: &dyn Store,
     query: &str,
-    fold: Fold,
+    texts: Texts,
     filter: &Filter,
     cap: usize,
 ) -> Result<Option<(Vec<Uuid>, Duration)>, LexicalError> {
+    let fold = texts.fold;
     if terms(query, fold).len() < 2 || cap == 0 {
         return Ok(None);
     }
     let started = Instant::now();
     let phrase = Filter {
         phrase: Some(query.to_string()),
+        phrase_in_source: texts.source_phrases,
         ..filter.clone()
     };
     let page = store.scroll(&phrase, cap, None).await?;

@@ -2,7 +2,8 @@
 //! `candidates` scores BM25 from the points' sparse encodings, reading texts
 //! only where it must, and ranks exactly as scoring the texts does: the same
 //! scores, the same order, the same verbatim flags — for points with trine's
-//! encoding, without one, and with another tool's (fractional) sparse vector.
+//! encoding, without one, and with another tool's (fractional) sparse vector;
+//! and the same whether the sources are read or found by their phrase index.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use trine_core::bm25::{self, Bm25Params, CorpusStats, TermCounts};
 use trine_core::model::{CollectionSpec, EmbedderId, Filter, Memory, Point, SparseVector};
 use trine_core::{Fold, Verbatim, sparse, terms};
-use trine_lexical::{CountCacheConfig, Counter, candidates};
+use trine_lexical::{CountCacheConfig, Counter, Texts, candidates};
 use trine_store::{EdgeStore, Store};
 use uuid::Uuid;
 
@@ -51,6 +52,17 @@ const TEXTS: &[(&str, Option<&str>, Encoding)] = &[
         Encoding::Trine,
     ),
     ("unrelated words about lunch", None, Encoding::Trine),
+    // The query is in the source alone, once as a phrase of tokens, once not.
+    (
+        "notes of the standup",
+        Some("calendar/Billing  Retry.md"),
+        Encoding::Trine,
+    ),
+    (
+        "the billing retry notes",
+        Some("calendar/billing-retry.md"),
+        Encoding::Trine,
+    ),
 ];
 
 #[derive(Clone, Copy)]
@@ -82,7 +94,11 @@ async fn scores_from_sparse_encodings_equal_scores_from_texts() {
             dim: 4,
         },
     };
-    store.ensure_collection(&spec).await.unwrap();
+    let info = store.ensure_collection(&spec).await.unwrap();
+    assert!(
+        info.source_phrases,
+        "a new collection indexes its sources' phrases"
+    );
     let points: Vec<Point> = TEXTS
         .iter()
         .map(|(text, source, encoding)| Point {
@@ -109,10 +125,40 @@ async fn scores_from_sparse_encodings_equal_scores_from_texts() {
     let counter = Counter::new(store.clone(), CountCacheConfig::default());
     let filter = Filter::tenant(TENANT);
 
-    for query in QUERIES {
-        let found = candidates(store.as_ref(), &counter, query, Fold::Ascii, &filter, 256)
+    let read = Texts {
+        fold: Fold::Ascii,
+        source_phrases: false,
+    };
+    let phrased = Texts {
+        source_phrases: true,
+        ..read
+    };
+    for (query, texts_read) in QUERIES.iter().flat_map(|q| [(q, read), (q, phrased)]) {
+        let found = candidates(store.as_ref(), &counter, query, texts_read, &filter, 256)
             .await
             .unwrap();
+        if texts_read.source_phrases {
+            // The phrase index of the sources flags what reading them does,
+            // and adds the points holding the query in their source alone,
+            // which no term read reaches: a verbatim match is never lost.
+            let reading = candidates(store.as_ref(), &counter, query, read, &filter, 256)
+                .await
+                .unwrap();
+            let flags = |list: &[trine_lexical::Candidate]| -> HashMap<Uuid, bool> {
+                list.iter().map(|c| (c.id, c.verbatim)).collect()
+            };
+            let (phrased_flags, read_flags) = (flags(&found.list), flags(&reading.list));
+            for (id, verbatim) in &phrased_flags {
+                match read_flags.get(id) {
+                    Some(flag) => assert_eq!(flag, verbatim, "{query:?}: {:?}", texts[id].text),
+                    None => assert!(*verbatim, "{query:?}: only a verbatim match is added"),
+                }
+            }
+            assert!(
+                read_flags.keys().all(|id| phrased_flags.contains_key(id)),
+                "{query:?}: nothing read is lost"
+            );
+        }
         assert!(!found.list.is_empty(), "{query:?} finds something");
         // The same figures from the texts themselves.
         let terms = terms(query, Fold::Ascii);

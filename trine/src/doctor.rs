@@ -130,6 +130,9 @@ fn problems(config: &Config, info: Option<&CollectionInfo>) -> Vec<String> {
     }
     let layout = &config.payload;
     for (field, index) in layout.indexes() {
+        if index == trine_store::FieldIndex::Phrase {
+            continue; // made with new collections only: `advice` speaks of it
+        }
         let kind = layout.reported_kind(index);
         let present = info
             .payload_indexes
@@ -159,6 +162,14 @@ fn problems(config: &Config, info: Option<&CollectionInfo>) -> Vec<String> {
 
 fn advice(info: &CollectionInfo) -> Vec<String> {
     let mut out = Vec::new();
+    if !info.source_phrases {
+        out.push(
+            "the sources have no phrase index (a collection made before it, or by another \
+             tool): every search reads its candidates' sources for the verbatim check; a \
+             collection `trine ingest` creates has it"
+                .to_string(),
+        );
+    }
     if let Some(text) = &info.text_index
         && !text.ascii_folding
     {

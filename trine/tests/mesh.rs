@@ -312,7 +312,10 @@ async fn verbatim_rules_and_the_tenant_boundary() {
         f.store.as_ref(),
         &no_cache(f.store.clone()),
         TITLE,
-        trine_core::Fold::Ascii,
+        trine_lexical::Texts {
+            fold: trine_core::Fold::Ascii,
+            source_phrases: true,
+        },
         &Filter::tenant("acme"),
         8,
     )

@@ -11,6 +11,9 @@ use uuid::Uuid;
 pub mod keys {
     pub const TEXT: &str = "text";
     pub const SOURCE: &str = "source";
+    /// A copy of the source, phrase-indexed (the index its own field needs
+    /// for prefixes cannot hold).
+    pub const SOURCE_TEXT: &str = "source_text";
     pub const TENANT: &str = "tenant";
     pub const PROJECT: &str = "project";
     pub const KIND: &str = "kind";
@@ -80,6 +83,10 @@ pub struct Filter {
     pub any_terms: Option<Vec<String>>,
     /// The text holds this phrase (the phrase index).
     pub phrase: Option<String>,
+    /// With `phrase`: the source may hold it instead — the phrase index on
+    /// the source's copy, on a collection that has one
+    /// ([`CollectionInfo::source_phrases`]).
+    pub phrase_in_source: bool,
 }
 
 impl Filter {
@@ -188,6 +195,10 @@ pub struct CollectionInfo {
     pub segments: usize,
     pub payload_indexes: Vec<PayloadIndex>,
     pub text_index: Option<TextIndexInfo>,
+    /// The source's copy (`source_text`) has a phrase index, made with the
+    /// collection: a phrase filter finds the sources holding a query, so a
+    /// search reads no source to check it.
+    pub source_phrases: bool,
     /// What the engine holding the collection can do.
     pub engine: Engine,
 }

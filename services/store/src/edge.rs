@@ -208,6 +208,7 @@ impl Inner {
             segments: info.segments_count,
             payload_indexes: schema::payload_index_list(&info),
             text_index: schema::text_index_info(&info, &self.schema),
+            source_phrases: schema::source_phrases(&info, &self.schema),
         })
     }
 }
@@ -282,6 +283,13 @@ impl Store for EdgeStore {
                 &open.schema.text,
                 schema::text_index(fold),
             )?)?;
+            // The source's phrases fold as the text's do.
+            if schema::source_phrases(&info, &open.schema) {
+                open.write(schema::create_index(
+                    &open.schema.source_text,
+                    schema::phrase_index(fold),
+                )?)?;
+            }
             open.text_scoring.store(true, Ordering::Release);
             Ok(true)
         })
@@ -374,10 +382,11 @@ impl Store for EdgeStore {
         filter: &Filter,
         limit: usize,
         offset: Option<Uuid>,
+        source: bool,
     ) -> Result<TermPage> {
         check_limit(limit)?;
         let filter = filter::to_qdrant(filter, &self.inner.schema)?;
-        self.with_shard(move |open, _| open.scroll_terms(filter, limit, offset))
+        self.with_shard(move |open, _| open.scroll_terms(filter, limit, offset, source))
             .await
     }
 

@@ -81,13 +81,15 @@ pub trait Store: Send + Sync + 'static {
     async fn count(&self, filter: &Filter) -> Result<u64>;
 
     /// Up to `limit` points matching the filter with what BM25 needs of each —
-    /// its sparse encoding — and its source, never its text, in ascending
-    /// point-id order from `offset` (inclusive): the lexical channel's reads.
+    /// its sparse encoding — and, with `source`, its source, never its text,
+    /// in ascending point-id order from `offset` (inclusive): the lexical
+    /// channel's reads.
     async fn scroll_terms(
         &self,
         filter: &Filter,
         limit: usize,
         offset: Option<Uuid>,
+        source: bool,
     ) -> Result<TermPage>;
 
     /// Up to `limit` memories matching the filter, in ascending point-id order,

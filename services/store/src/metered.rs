@@ -103,10 +103,11 @@ impl Store for Metered {
         filter: &Filter,
         limit: usize,
         offset: Option<Uuid>,
+        source: bool,
     ) -> Result<TermPage> {
         self.timed(
             "scroll_terms",
-            self.inner.scroll_terms(filter, limit, offset),
+            self.inner.scroll_terms(filter, limit, offset, source),
         )
         .await
     }

@@ -94,6 +94,8 @@ impl TimeFormat {
 pub struct PayloadSchema {
     pub text: String,
     pub source: String,
+    /// The copy of the source under the phrase index ([`FieldIndex::Phrase`]).
+    pub source_text: String,
     pub tenant: String,
     pub project: String,
     pub kind: String,
@@ -110,6 +112,7 @@ impl Default for PayloadSchema {
         Self {
             text: keys::TEXT.into(),
             source: keys::SOURCE.into(),
+            source_text: keys::SOURCE_TEXT.into(),
             tenant: keys::TENANT.into(),
             project: keys::PROJECT.into(),
             kind: keys::KIND.into(),
@@ -125,9 +128,10 @@ impl Default for PayloadSchema {
 impl PayloadSchema {
     /// The payload indexes a collection in this layout has: each indexed
     /// field's key and index, the text index first.
-    pub fn indexes(&self) -> [(&str, FieldIndex); 8] {
+    pub fn indexes(&self) -> [(&str, FieldIndex); 9] {
         [
             (&self.text, FieldIndex::Text),
+            (&self.source_text, FieldIndex::Phrase),
             (&self.tenant, FieldIndex::Tenant),
             (&self.project, FieldIndex::Keyword),
             (&self.kind, FieldIndex::Keyword),
@@ -142,7 +146,7 @@ impl PayloadSchema {
     /// [`crate::PayloadIndex::kind`] holds it).
     pub fn reported_kind(&self, index: FieldIndex) -> &'static str {
         match index {
-            FieldIndex::Text => "text",
+            FieldIndex::Text | FieldIndex::Phrase => "text",
             FieldIndex::Tenant | FieldIndex::Keyword | FieldIndex::KeywordPrefix => "keyword",
             FieldIndex::Time => match self.time_format {
                 TimeFormat::Rfc3339 => "datetime",
@@ -152,10 +156,11 @@ impl PayloadSchema {
     }
 
     /// Every key with its field's name.
-    pub fn keys(&self) -> [(&'static str, &str); 9] {
+    pub fn keys(&self) -> [(&'static str, &str); 10] {
         [
             ("text", &self.text),
             ("source", &self.source),
+            ("source_text", &self.source_text),
             ("tenant", &self.tenant),
             ("project", &self.project),
             ("kind", &self.kind),
@@ -200,6 +205,9 @@ impl PayloadSchema {
             if let Some(value) = value {
                 payload.insert(key.clone(), value.clone().into());
             }
+        }
+        if let Some(source) = &memory.source {
+            payload.insert(self.source_text.clone(), source.clone().into());
         }
         let times = [
             (&self.created_at, memory.created_at),
@@ -254,6 +262,10 @@ impl PayloadSchema {
 pub enum FieldIndex {
     /// Full text: word tokenizer, lowercase, phrase matching, BM25 scoring.
     Text,
+    /// Full text for phrases alone (no scoring): the source's copy. Made
+    /// only with a new collection, whose every point then has the copy; an
+    /// older collection goes without, and searches read its sources.
+    Phrase,
     /// Keyword, the tenant (organises storage by it where Qdrant can).
     Tenant,
     Keyword,

@@ -128,14 +128,14 @@ impl Store for ServerStore {
                 "it needs a name and a dimension above 0",
             ));
         }
-        let info = match self.raw_info().await? {
-            Some(info) => info,
+        let (info, created) = match self.raw_info().await? {
+            Some(info) => (info, false),
             None => {
                 let created = self.create_collection(spec).await;
                 // Should creating fail because another process created it
                 // meanwhile, theirs is checked like any existing collection.
                 match (self.raw_info().await?, created) {
-                    (Some(info), _) => info,
+                    (Some(info), created) => (info, created.is_ok()),
                     (None, Err(e)) => return Err(e),
                     (None, Ok(())) => return Err(self.no_collection()),
                 }
@@ -143,7 +143,10 @@ impl Store for ServerStore {
         };
         check_embedder(&self.collection, &info, &spec.embedder)?;
         for (field, index) in self.schema.indexes() {
-            if !info.payload_schema.contains_key(field) {
+            // The source's phrase index only with a new collection: an older
+            // one has points without the copy it indexes.
+            let now_or_never = index != FieldIndex::Phrase || created;
+            if now_or_never && !info.payload_schema.contains_key(field) {
                 self.create_index(field, index, Fold::default()).await?;
             }
         }
@@ -195,6 +198,11 @@ impl Store for ServerStore {
             }
         }
         self.create_index(text, FieldIndex::Text, fold).await?;
+        // The source's phrases fold as the text's do.
+        if source_phrases_of(&info, &self.schema) {
+            let copy = self.schema.source_text.clone();
+            self.create_index(&copy, FieldIndex::Phrase, fold).await?;
+        }
         Ok(true)
     }
 
@@ -286,8 +294,9 @@ impl Store for ServerStore {
         filter: &Filter,
         limit: usize,
         offset: Option<Uuid>,
+        source: bool,
     ) -> Result<TermPage> {
-        self.scroll_terms_filtered(qdrant_filter(filter, &self.schema)?, limit, offset)
+        self.scroll_terms_filtered(qdrant_filter(filter, &self.schema)?, limit, offset, source)
             .await
     }
 

@@ -39,6 +39,7 @@ fn another_tools_layout() -> PayloadSchema {
     PayloadSchema {
         text: "content".into(),
         source: "url".into(),
+        source_text: "url_words".into(),
         tenant: "user_id".into(),
         project: "workspace".into(),
         kind: "type".into(),
@@ -1219,7 +1220,7 @@ async fn term_scroll_reads_the_sparse_encoding_and_source_only(store: &dyn Store
     let mut offset = None;
     loop {
         let page = store
-            .scroll_terms(&filter, 1, offset)
+            .scroll_terms(&filter, 1, offset, true)
             .await
             .expect("scroll_terms");
         assert!(page.points.len() <= 1, "a page holds at most the limit");
@@ -1238,13 +1239,24 @@ async fn term_scroll_reads_the_sparse_encoding_and_source_only(store: &dyn Store
         2,
         "the tenant's two points holding the term: {got:?}"
     );
-    for (id, tf, source) in want {
+    for (id, tf, source) in want.clone() {
         let p = got.iter().find(|p| p.id == id).expect("listed");
         assert_eq!(p.tf, tf, "the sparse encoding as written");
         assert_eq!(p.source, source, "the source");
     }
+    let unsourced = store
+        .scroll_terms(&filter, 10, None, false)
+        .await
+        .expect("scroll_terms without sources")
+        .points;
+    assert_eq!(unsourced.len(), 2, "{unsourced:?}");
+    for p in &unsourced {
+        let (_, tf, _) = want.iter().find(|(id, ..)| *id == p.id).expect("listed");
+        assert_eq!(&p.tf, tf, "the sparse encoding, without the source");
+        assert_eq!(p.source, None, "no source read");
+    }
     let err = store
-        .scroll_terms(&filter, 0, None)
+        .scroll_terms(&filter, 0, None, true)
         .await
         .expect_err("limit 0");
     assert!(matches!(err, StoreError::Invalid { .. }), "{err}");
@@ -1473,8 +1485,14 @@ async fn term_gate_and_phrase_filters(store: &dyn Store) {
         "fox brown QUICK",
     ]
     .map(|s| memory(t, s));
-    put(store, ms.to_vec()).await;
+    // The phrase in the source alone, found by the source's phrase index.
+    let sourced = Memory {
+        source: Some("notes/Brown FOX.md".into()),
+        ..memory(t, "lunch notes")
+    };
+    put(store, ms.iter().cloned().chain([sourced.clone()]).collect()).await;
     let [fox, thinking, bear, reversed] = ms.map(|m| m.id);
+    let sourced = sourced.id;
     let base = Filter::tenant(t);
     let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let table: Vec<(&str, Filter, Vec<Uuid>)> = vec![
@@ -1517,6 +1535,15 @@ async fn term_gate_and_phrase_filters(store: &dyn Store) {
                 ..base.clone()
             },
             vec![fox],
+        ),
+        (
+            "phrase brown fox, in the text or the source",
+            Filter {
+                phrase: Some("brown fox".into()),
+                phrase_in_source: true,
+                ..base.clone()
+            },
+            vec![fox, sourced],
         ),
         (
             "phrase not adjacent",

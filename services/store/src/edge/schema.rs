@@ -121,6 +121,20 @@ pub(super) fn text_index(fold: Fold) -> qe::PayloadSchemaParams {
     )
 }
 
+/// The phrase index on the source's copy: the text index's tokenizer and
+/// fold, phrase matching, no scoring.
+pub(super) fn phrase_index(fold: Fold) -> qe::PayloadSchemaParams {
+    qe::PayloadSchemaParams::Text(
+        qe::TextIndexParamsBuilder::new()
+            .tokenizer(qe::TokenizerType::Word)
+            .lowercase(true)
+            .ascii_folding(fold.ascii_folding())
+            .phrase_matching(true)
+            .enable_hnsw(false)
+            .build(),
+    )
+}
+
 /// Every payload index of a trine collection, the text index first, on the
 /// keys of `layout`; times get a datetime index, or a float index when they
 /// are Unix numbers.
@@ -137,6 +151,7 @@ pub(super) fn payload_indexes(layout: &PayloadSchema) -> Vec<(&str, qe::PayloadS
 fn index_params(index: FieldIndex, format: TimeFormat) -> qe::PayloadSchemaParams {
     match index {
         FieldIndex::Text => text_index(Fold::default()),
+        FieldIndex::Phrase => phrase_index(Fold::default()),
         FieldIndex::Tenant | FieldIndex::Keyword => {
             qe::PayloadSchemaParams::Keyword(qe::KeywordIndexParamsBuilder::new().build())
         }
@@ -183,6 +198,14 @@ pub(super) fn payload_index_list(info: &qe::ShardInfo) -> Vec<PayloadIndex> {
         .collect();
     list.sort_by(|a, b| a.field.cmp(&b.field));
     list
+}
+
+/// Whether the source's copy has its phrase index (made with the collection).
+pub(super) fn source_phrases(info: &qe::ShardInfo, layout: &PayloadSchema) -> bool {
+    info.payload_schema.iter().any(|(field, index)| {
+        field.to_string() == layout.source_text
+            && matches!(&index.params, Some(qe::PayloadSchemaParams::Text(p)) if p.phrase_matching == Some(true))
+    })
 }
 
 /// The full-text index on the text, as the shard reports it.
@@ -243,6 +266,7 @@ mod tests {
             fields,
             [
                 "text",
+                "source_text",
                 "tenant",
                 "project",
                 "kind",

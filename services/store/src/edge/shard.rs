@@ -71,15 +71,21 @@ impl Open {
         )?]))
     }
 
-    /// Up to `limit` points matching `filter` with their sparse vector and
-    /// source only, in ascending id order from `offset` (inclusive).
+    /// Up to `limit` points matching `filter` with their sparse vector and,
+    /// with `source`, their source only, in ascending id order from `offset`
+    /// (inclusive).
     pub(super) fn scroll_terms(
         &self,
         filter: qe::Filter,
         limit: usize,
         offset: Option<Uuid>,
+        source: bool,
     ) -> Result<TermPage> {
-        let source = self.source_only()?;
+        let source = if source {
+            self.source_only()?
+        } else {
+            qe::WithPayloadInterface::Bool(false)
+        };
         let sparse = qe::WithVector::Selector(vec![SPARSE_VECTOR.into()]);
         let (records, next_offset) = self.scroll_records(filter, limit, offset, source, sparse)?;
         let points = records

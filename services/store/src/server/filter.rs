@@ -59,10 +59,14 @@ pub(super) fn qdrant_filter(f: &Filter, layout: &PayloadSchema) -> Result<q::Fil
         must.push(q::Filter::should(gate).into());
     }
     if let Some(phrase) = &f.phrase {
-        must.push(q::Condition::matches_phrase(
-            layout.text.as_str(),
-            non_blank("phrase", phrase)?,
-        ));
+        let phrase = non_blank("phrase", phrase)?;
+        let in_text = q::Condition::matches_phrase(layout.text.as_str(), phrase.clone());
+        must.push(if f.phrase_in_source {
+            let in_source = q::Condition::matches_phrase(layout.source_text.as_str(), phrase);
+            q::Filter::should([in_text, in_source]).into()
+        } else {
+            in_text
+        });
     }
     Ok(q::Filter::must(must))
 }
@@ -267,6 +271,22 @@ mod tests {
                 vec![
                     tenant_cond(),
                     q::Condition::matches_phrase(keys::TEXT, "exact words"),
+                ],
+            ),
+            (
+                "phrase in the text or the source",
+                Filter {
+                    phrase: Some("exact words".into()),
+                    phrase_in_source: true,
+                    ..Filter::tenant("acme")
+                },
+                vec![
+                    tenant_cond(),
+                    q::Filter::should([
+                        q::Condition::matches_phrase(keys::TEXT, "exact words"),
+                        q::Condition::matches_phrase(keys::SOURCE_TEXT, "exact words"),
+                    ])
+                    .into(),
                 ],
             ),
         ];

@@ -150,15 +150,21 @@ impl ServerStore {
         }
     }
 
-    /// Up to `limit` points matching `filter` with their `sparse` vector and
-    /// source only, in ascending id order from `offset` (inclusive).
+    /// Up to `limit` points matching `filter` with their `sparse` vector and,
+    /// with `source`, their source only, in ascending id order from `offset`
+    /// (inclusive).
     pub(super) async fn scroll_terms_filtered(
         &self,
         filter: q::Filter,
         limit: usize,
         offset: Option<Uuid>,
+        source: bool,
     ) -> Result<TermPage> {
-        let payload = self.source_only();
+        let payload: q::with_payload_selector::SelectorOptions = if source {
+            self.source_only().into()
+        } else {
+            false.into()
+        };
         let vectors = q::VectorsSelector {
             names: vec![SPARSE_VECTOR.to_string()],
         };

@@ -55,6 +55,16 @@ pub(super) fn index_params(
                 .build()
                 .into(),
         ),
+        FieldIndex::Phrase => (
+            q::FieldType::Text,
+            TextIndexParamsBuilder::new(q::TokenizerType::Word)
+                .lowercase(true)
+                .ascii_folding(fold.ascii_folding())
+                .phrase_matching(true)
+                .enable_hnsw(false)
+                .build()
+                .into(),
+        ),
         FieldIndex::Tenant => (
             q::FieldType::Keyword,
             KeywordIndexParamsBuilder::default()
@@ -162,7 +172,17 @@ pub(super) fn text_index_of(
     info: &q::CollectionInfo,
     layout: &PayloadSchema,
 ) -> Option<TextIndexInfo> {
-    let schema = info.payload_schema.get(&layout.text)?;
+    text_index_on(info, &layout.text)
+}
+
+/// Whether the source's copy has its phrase index (made with the collection).
+pub(super) fn source_phrases_of(info: &q::CollectionInfo, layout: &PayloadSchema) -> bool {
+    text_index_on(info, &layout.source_text).is_some_and(|t| t.phrase_matching)
+}
+
+/// The full-text index on `key`, as the server reports it.
+fn text_index_on(info: &q::CollectionInfo, key: &str) -> Option<TextIndexInfo> {
+    let schema = info.payload_schema.get(key)?;
     if schema.data_type != q::PayloadSchemaType::Text as i32 {
         return None;
     }
@@ -231,6 +251,7 @@ pub(super) fn describe(
         segments: usize::try_from(info.segments_count).unwrap_or(usize::MAX),
         payload_indexes,
         text_index: text_index_of(info, layout),
+        source_phrases: source_phrases_of(info, layout),
         engine,
     }
 }
