@@ -160,12 +160,7 @@ pub async fn candidates(
     // follows point-id order and can exceed the cap).
     let phrase = async {
         let memories = if terms.len() >= 2 {
-            let phrase = Filter {
-                phrase: Some(query.to_string()),
-                phrase_in_source: texts.source_phrases,
-                ..filter.clone()
-            };
-            store.scroll(&phrase, cap, None).await?.memories
+            phrase_reads(store, query, texts, filter, cap).await?
         } else {
             Vec::new()
         };
@@ -298,6 +293,43 @@ pub async fn candidates(
             (Stage::LexicalScore, score_took),
         ],
     })
+}
+
+/// The memories holding `query` as a phrase of tokens within `filter`: the
+/// text's phrase index, and the source's where the collection has one —
+/// two reads side by side, the text's first; at most `cap`. (One filter of
+/// either phrase reads far slower: at 194,513 real memories the phrase
+/// read's p95 went from 6 to 195 ms.)
+pub(crate) async fn phrase_reads(
+    store: &dyn Store,
+    query: &str,
+    texts: Texts,
+    filter: &Filter,
+    cap: usize,
+) -> Result<Vec<Memory>, StoreError> {
+    let in_text = Filter {
+        phrase: Some(query.to_string()),
+        ..filter.clone()
+    };
+    if !texts.source_phrases {
+        return Ok(store.scroll(&in_text, cap, None).await?.memories);
+    }
+    let in_source = Filter {
+        source_phrase: Some(query.to_string()),
+        ..filter.clone()
+    };
+    let (text, source) = tokio::try_join!(
+        store.scroll(&in_text, cap, None),
+        store.scroll(&in_source, cap, None)
+    )?;
+    let mut seen = HashSet::new();
+    Ok(text
+        .memories
+        .into_iter()
+        .chain(source.memories)
+        .filter(|m| seen.insert(m.id))
+        .take(cap)
+        .collect())
 }
 
 /// The average length in tokens of the texts read: BM25's `avgdl`, estimated

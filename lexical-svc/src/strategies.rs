@@ -13,6 +13,7 @@ use trine_core::{Strategy, Verbatim, gate, sparse, terms};
 use trine_embed::Embedder;
 use trine_store::{Query, Store};
 
+use crate::candidates::phrase_reads;
 use crate::{Candidate, Candidates, Counter, LexicalError, Texts, candidates};
 
 /// What a strategy's query reads of each hit for the verbatim check: the
@@ -133,15 +134,9 @@ pub async fn phrase_holders(
         return Ok(None);
     }
     let started = Instant::now();
-    let phrase = Filter {
-        phrase: Some(query.to_string()),
-        phrase_in_source: texts.source_phrases,
-        ..filter.clone()
-    };
-    let page = store.scroll(&phrase, cap, None).await?;
+    let memories = phrase_reads(store, query, texts, filter, cap).await?;
     let verbatim = Verbatim::new(query, fold);
-    let holders = page
-        .memories
+    let holders = memories
         .iter()
         .filter(|m| verbatim.matches(&m.text, m.source.as_deref()))
         .map(|m| m.id)

@@ -83,10 +83,9 @@ pub struct Filter {
     pub any_terms: Option<Vec<String>>,
     /// The text holds this phrase (the phrase index).
     pub phrase: Option<String>,
-    /// With `phrase`: the source may hold it instead — the phrase index on
-    /// the source's copy, on a collection that has one
-    /// ([`CollectionInfo::source_phrases`]).
-    pub phrase_in_source: bool,
+    /// The source holds this phrase (the phrase index on the source's copy,
+    /// on a collection that has one: [`CollectionInfo::source_phrases`]).
+    pub source_phrase: Option<String>,
 }
 
 impl Filter {

@@ -1537,13 +1537,12 @@ async fn term_gate_and_phrase_filters(store: &dyn Store) {
             vec![fox],
         ),
         (
-            "phrase brown fox, in the text or the source",
+            "phrase brown fox in the source",
             Filter {
-                phrase: Some("brown fox".into()),
-                phrase_in_source: true,
+                source_phrase: Some("brown fox".into()),
                 ..base.clone()
             },
-            vec![fox, sourced],
+            vec![sourced],
         ),
         (
             "phrase not adjacent",

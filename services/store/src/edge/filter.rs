@@ -62,20 +62,19 @@ pub(super) fn to_qdrant(filter: &Filter, layout: &PayloadSchema) -> Result<qe::F
         if phrase.trim().is_empty() {
             return Err(StoreError::invalid("filter", "the phrase is empty"));
         }
-        let phrase = || {
-            Match::Phrase(MatchPhrase {
-                phrase: phrase.clone(),
-            })
-        };
-        let in_text = field(&layout.text, phrase())?;
-        must.push(if filter.phrase_in_source {
-            Condition::Filter(qe::Filter {
-                should: Some(vec![in_text, field(&layout.source_text, phrase())?]),
-                ..qe::Filter::new()
-            })
-        } else {
-            in_text
+        let phrase = Match::Phrase(MatchPhrase {
+            phrase: phrase.clone(),
         });
+        must.push(field(&layout.text, phrase)?);
+    }
+    if let Some(phrase) = &filter.source_phrase {
+        if phrase.trim().is_empty() {
+            return Err(StoreError::invalid("filter", "the source phrase is empty"));
+        }
+        let phrase = Match::Phrase(MatchPhrase {
+            phrase: phrase.clone(),
+        });
+        must.push(field(&layout.source_text, phrase)?);
     }
     Ok(qe::Filter {
         must: Some(must),

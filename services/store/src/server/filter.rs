@@ -59,14 +59,16 @@ pub(super) fn qdrant_filter(f: &Filter, layout: &PayloadSchema) -> Result<q::Fil
         must.push(q::Filter::should(gate).into());
     }
     if let Some(phrase) = &f.phrase {
-        let phrase = non_blank("phrase", phrase)?;
-        let in_text = q::Condition::matches_phrase(layout.text.as_str(), phrase.clone());
-        must.push(if f.phrase_in_source {
-            let in_source = q::Condition::matches_phrase(layout.source_text.as_str(), phrase);
-            q::Filter::should([in_text, in_source]).into()
-        } else {
-            in_text
-        });
+        must.push(q::Condition::matches_phrase(
+            layout.text.as_str(),
+            non_blank("phrase", phrase)?,
+        ));
+    }
+    if let Some(phrase) = &f.source_phrase {
+        must.push(q::Condition::matches_phrase(
+            layout.source_text.as_str(),
+            non_blank("source phrase", phrase)?,
+        ));
     }
     Ok(q::Filter::must(must))
 }
@@ -274,19 +276,14 @@ mod tests {
                 ],
             ),
             (
-                "phrase in the text or the source",
+                "phrase in the source",
                 Filter {
-                    phrase: Some("exact words".into()),
-                    phrase_in_source: true,
+                    source_phrase: Some("exact words".into()),
                     ..Filter::tenant("acme")
                 },
                 vec![
                     tenant_cond(),
-                    q::Filter::should([
-                        q::Condition::matches_phrase(keys::TEXT, "exact words"),
-                        q::Condition::matches_phrase(keys::SOURCE_TEXT, "exact words"),
-                    ])
-                    .into(),
+                    q::Condition::matches_phrase(keys::SOURCE_TEXT, "exact words"),
                 ],
             ),
         ];
