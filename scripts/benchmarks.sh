@@ -64,12 +64,15 @@ done
 at "$adr" bench --queries "$adr/bench-queries.jsonl" --rate "${BENCH_RATE:-50}" --concurrency 64 \
   --native bm25 --duration "$sweep_duration" --warmup 5s --save "$work/open-loop.json" >/dev/null
 
-# Real text: every memory this machine's sources hold (make-devset.py --tiers
-# xl), each strategy beside native at concurrency 1 and 16.
+# Real text at 385,000 (make-devset.py --tiers xl: this machine's sources and the
+# documentation packages fetch-realtext.sh unpacks), each strategy beside native
+# at concurrency 1 and 16.
 real="$work/realtext"
 mkdir -p "$real"
-[[ -f "$real/devset/memories.jsonl" ]] ||
+if [[ ! -f "$real/devset/memories.jsonl" ]]; then
+  scripts/fetch-realtext.sh
   python3 scripts/make-devset.py --tiers xl --flat --out "$real/devset" >"$real/devset.txt"
+fi
 [[ -d "$real/data" ]] ||
   "$trine" --data "$real/data" --embedder static --models "$models" \
     ingest "$real/devset/memories.jsonl" --batch 1024 >"$real/ingest.txt" 2>&1

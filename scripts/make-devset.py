@@ -5,7 +5,8 @@
     python3 scripts/make-devset.py --out devset       # devset/{small,medium,large}/*.jsonl
     python3 scripts/make-devset.py --tiers small --out samples/devset-small --flat
     python3 scripts/make-devset.py --out devset --check   # re-read and assert the invariants
-    python3 scripts/make-devset.py --tiers xl --out devset-xl --flat   # every source, for benchmarks
+    scripts/fetch-realtext.sh                        # once, for xl: documentation packages
+    python3 scripts/make-devset.py --tiers xl --out devset-xl --flat   # 385,000 memories, for benchmarks
 
 The synthetic sample (make-sample.py) reproduces chosen traps; this set asks how
 search does on text nobody wrote for it. Memories come from what a Debian
@@ -14,9 +15,17 @@ lists), the functions of the running Python's standard library, the installed
 packages' Debian changelogs and, to fill the large tier, chunks of
 /usr/share/doc README/NEWS files and stdlib module docstrings and then of the
 Rust sources, READMEs and CHANGELOGs of the crates in the local Cargo registry
-(~/.cargo/registry/src). Queries have
-known answers: ordinary questions that are not verbatim in the answer (a
-package's synopsis, a function's first docstring sentence), exact titles
+(~/.cargo/registry/src). The xl tier takes all of these and fills the rest with a
+sample of ~1,000-character chunks of Debian documentation packages that
+scripts/fetch-realtext.sh unpacks, never installed, into ~/.cache/trine/realtext
+(--realtext, $TRINE_REALTEXT; the list is REALTEXT): the kernel's Documentation,
+the Python, Rust (books and std), Java SE and Qt API documentation, Erlang/OTP's,
+Perl's pods, PostgreSQL's, Django's, Vim's help, Git's, Node.js's, CMake's,
+LibreOffice's help, Debian's policy, developer's reference, handbook and
+reference, the Linux and FreeBSD man pages and the GCIDE, FOLDOC and Jargon File
+dictionaries (HTML read with html.parser). Queries have known answers:
+ordinary questions that are not verbatim in the answer (a package's synopsis, a
+function's first docstring sentence), exact titles
 (changelog headers, whose terms the package's other entries share), identifiers
 (qualified Python names, CVE ids) and phrases found in one memory only.
 
@@ -26,7 +35,8 @@ text or of the source. Gold sets of titles, identifiers and phrases are every
 memory of the tier that holds the query so. Standard library only; one
 `random.Random(11)` per tier (and one more that orders the Rust files) and sorted
 listings make the output byte-identical on one machine. It depends on the
-machine's apt lists, installed packages and Cargo registry.
+machine's apt lists, installed packages and Cargo registry, and xl on the
+packages fetched.
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ import argparse, ast, glob, gzip, hashlib, json, os, random, re, subprocess, sys
 import textwrap, time, tokenize, uuid
 from bisect import bisect_right
 from collections import Counter
+from html.parser import HTMLParser
 
 NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://trine.dev/devset/v1")
 STOP_WORDS = {
@@ -51,9 +62,41 @@ TIERS = {
     "medium": dict(debian=6500, python=2000, changelog=2500, cluster=(5, 40), q=300, t=60, i=60, p=60),
     "large": dict(everything=110_000, q=400, t=100, i=100, p=100),
     # Not among the default tiers: the real-text corpus at ADR 0172's size, for the benchmarks.
-    "xl": dict(everything=385_000, q=400, t=100, i=100, p=100),
+    "xl": dict(everything=385_000, q=400, t=100, i=100, p=100, realtext=True),
 }
 BIG = ("large", "xl")  # the tiers that take every source, then documentation and Rust chunks
+# xl's real text: Debian documentation packages that scripts/fetch-realtext.sh unpacks (never
+# installs) into --realtext. (project, package, its folder under usr/share, the files taken there
+# (re.fullmatch of their path in it) and left (re.search), reader); man pages as the script renders them.
+REALTEXT = (
+    ("linux-doc", "linux-doc-6.1", "doc/linux-doc-6.1/Documentation", r".+\.gz", r"\.(svg|dot)\.gz$", "text"),
+    ("python-doc", "python3.11-doc", "doc/python3.11/html/_sources", r".+\.txt", None, "text"),
+    ("rust-doc", "rust-doc", "doc/rust-doc/html", r"(book|reference|nomicon|rust-by-example|edition-guide"
+     r"|embedded-book|rustc|rustdoc|unstable-book|std|alloc|core|proc_macro|test)/.+\.html",
+     r"/(core_)?arch/|/print\.html$", "html"),
+    ("java-doc", "openjdk-17-doc", "doc/openjdk-17-jre-headless/api", r".+\.html",
+     r"(^|/)(index-files|class-use)/|(-tree|-summary|index|-list)\.html$", "html"),
+    ("qt-doc", "qtbase5-doc-html", "qt5/doc", r".+\.html", r"-(members|obsolete)\.html$", "html"),
+    ("erlang-doc", "erlang-doc", "doc/erlang-doc", r".+\.html", r"/html/java/", "html"),
+    ("perl-doc", "perl-doc", "perl/5.36.0/pod", r".+\.pod", None, "text"),
+    ("postgresql-doc", "postgresql-doc-15", "doc/postgresql-doc-15/html", r".+\.html", None, "html"),
+    ("django-doc", "python-django-doc", "doc/python-django-doc/html", r".+\.html",
+     r"^_modules/|^(genindex|py-modindex|search)\.html$", "html"),
+    ("vim-doc", "vim-runtime", "vim/vim90/doc", r".+\.txt", None, "text"),
+    ("git-doc", "git-doc", "doc/git-doc", r".+\.txt", None, "text"),
+    ("nodejs-doc", "nodejs-doc", "doc/nodejs/api", r".+\.md\.gz", None, "text"),
+    ("cmake-doc", "cmake-doc", "doc/cmake-data/html/_sources", r".+\.txt", None, "text"),
+    ("libreoffice-help", "libreoffice-help-en-us", "libreoffice/help/en-US", r".+\.html", None, "html"),
+    ("debian-doc", "debian-policy", "doc/debian-policy/policy.html/_sources", r".+\.txt", None, "text"),
+    ("debian-doc", "developers-reference", "developers-reference/_sources", r".+\.txt", None, "text"),
+    ("debian-doc", "debian-handbook", "doc/debian-handbook/html/en-US", r".+\.html", None, "html"),
+    ("debian-doc", "debian-reference-en", "debian-reference", r".+\.en\.html", None, "html"),
+    *(("manpages", package, "man", r"man\d/.+\.txt", None, "man")
+      for package in ("manpages", "manpages-dev", "freebsd-manpages")),
+    *(("dictionary", package, "dictd", r".+\.dict\.dz", None, "dict")
+      for package in ("dict-gcide", "dict-foldoc", "dict-jargon")),
+)
+KINDS.update((row[0], "doc") for row in REALTEXT)
 # Rust's char::is_whitespace (Unicode White_Space); Python's str.split() also splits on \x1c-\x1f.
 WHITESPACE = re.compile("[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
 CVE = re.compile(r"CVE-\d{4}-\d{4,}")
@@ -357,6 +400,102 @@ def rust_memories(limit: int, seen: set[str]) -> list[dict]:
     return [m for _, _, m in sorted(out, key=lambda t: t[:2])]
 
 
+class HTMLText(HTMLParser):
+    """The text of a page: blocks on lines of their own, <pre> as it is, navigation, scripts,
+    sidebars and (rustdoc) trait implementations left out."""
+    BLOCKS = {"p", "div", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "pre",
+              "table", "tr", "blockquote", "section", "article", "br", "hr", "summary", "details",
+              "figcaption", "caption"}
+    SKIP = {"script", "style", "nav", "head", "noscript", "svg", "button", "form", "header", "footer"}
+    SKIP_CLASSES = {"headerlink", "sphinxsidebar", "related", "navheader", "navfooter", "footer", "sidebar",
+                    "nav", "navigation", "toc", "out-of-band", "rightside", "srclink", "anchor", "test-arrow",
+                    "hideme", "notable-traits"}
+    SKIP_IDS = {"trait-implementations-list", "synthetic-implementations-list", "blanket-implementations-list",
+                "implementors-list", "synthetic-implementors-list", "menu-bar", "sidebar", "search", "hd",
+                "ft", "breadcrumbs"}
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+            "wbr"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.out, self.skip, self.pre = [], None, 0
+
+    def handle_starttag(self, tag, attrs):
+        if self.skip:
+            self.skip[1] += tag == self.skip[0]
+            return
+        a = dict(attrs)
+        classes = set((a.get("class") or "").split())
+        if tag not in self.VOID and (tag in self.SKIP or a.get("id") in self.SKIP_IDS
+                                     or a.get("role") == "navigation" or classes & self.SKIP_CLASSES):
+            self.skip = [tag, 1]
+        elif tag in self.BLOCKS:
+            self.pre += tag == "pre"
+            self.out.append("\n\n" if tag in ("p", "pre", "table") or tag[0] == "h" else "\n")
+
+    def handle_endtag(self, tag):
+        if self.skip:
+            self.skip[1] -= tag == self.skip[0]
+            self.skip = self.skip if self.skip[1] else None
+        elif tag in self.BLOCKS:
+            self.pre = max(0, self.pre - (tag == "pre"))
+            self.out.append("\n\n" if tag in ("p", "pre", "table") or tag[0] == "h" else "\n")
+
+    def handle_data(self, data):
+        if not self.skip:
+            self.out.append(data if self.pre else re.sub(r"\s+", " ", data))
+
+    @classmethod
+    def text(cls, page: str) -> str:
+        parser = cls()
+        parser.feed(page)
+        parser.close()
+        return re.sub(r"\n{3,}", "\n\n", "\n".join(line.rstrip() for line in "".join(parser.out).split("\n")))
+
+
+def dict_text(path: str) -> str:
+    """A dictd database's entries (offsets and lengths in base64 in its .index) in file order, a blank
+    line apart, without its 00-database-* entries."""
+    digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    number = lambda b64: sum(digits.index(c) * 64 ** i for i, c in enumerate(reversed(b64)))
+    data, spans = gzip.decompress(read_bytes(path)), set()
+    with open(path[: -len(".dict.dz")] + ".index", encoding="utf-8", errors="replace") as f:
+        for line in f:
+            word, offset, length = line.rstrip("\n").split("\t")[:3]
+            if not re.match("00-?database", word):
+                spans.add((number(offset), number(length)))
+    return "\n\n".join("\n".join(decode_lines(data[o: o + n])).strip() for o, n in sorted(spans))
+
+
+def realtext_memories(cache: str, seen: set[str]) -> tuple[list[dict], list[str]]:
+    """xl's real text, never a query's source: chunks of the REALTEXT files under cache/<package>/,
+    in table and then file order; chunks over 4,000 characters or repeating one of `seen` are left
+    out. Returns them and the packages the cache lacks."""
+    out, missing, paths = [], [], set()
+    shared = Counter(row[0] for row in REALTEXT)  # a project of more than one package names it in sources
+    for project, package, folder, take, leave, reader in REALTEXT:
+        top = os.path.join(cache, package, "usr/share", folder)
+        if not os.path.isdir(top):
+            missing.append(package)
+            continue
+        for dirpath, dirnames, filenames in os.walk(top):
+            dirnames.sort()
+            for name in sorted(filenames):
+                path = os.path.join(dirpath, name)
+                rel, real = os.path.relpath(path, top).replace(os.sep, "/"), os.path.realpath(path)
+                if (not re.fullmatch(take, rel) or (leave and re.search(leave, rel)) or real in paths
+                        or not os.path.isfile(real)):
+                    continue
+                paths.add(real)
+                text = dict_text(real) if reader == "dict" else "\n".join(decode_lines(read_bytes(real)))
+                for n, chunk in enumerate(chunks(HTMLText.text(text) if reader == "html" else text)):
+                    if len(chunk) <= 4000 and fold(chunk) not in seen:
+                        seen.add(fold(chunk))
+                        name = f"{package}/{rel}" if shared[project] > 1 else rel
+                        out.append(memory(project, f"{name}#{n}", chunk))
+    return out, missing
+
+
 # --- Verbatim index and the tiers --------------------------------------------------------------
 
 class Verbatim:
@@ -403,7 +542,11 @@ def choose_memories(tier: str, pool: dict, rng: random.Random, questions: list) 
         base = [m for p in ("debian", "python", "changelog") for m in pool[p]]
         need = max(0, spec["everything"] - len(base))
         docs = sorted(rng.sample(range(len(pool["doc"])), min(need, len(pool["doc"]))))
-        return base + [pool["doc"][i] for i in docs] + pool[f"rust-{tier}"][: need - len(docs)]
+        rust = pool[f"rust-{tier}"][: need - len(docs)]
+        real = pool["realtext"] if spec.get("realtext") else []  # a sample, in order, of what the rest leaves
+        left = min(need - len(docs) - len(rust), len(real))
+        more = sorted(rng.sample(range(len(real)), left)) if real else []
+        return base + [pool["doc"][i] for i in docs] + rust + [real[i] for i in more]
     by_pkg: dict[str, list[dict]] = {}
     for m in pool["changelog"]:
         by_pkg.setdefault(m["package"], []).append(m)
@@ -474,7 +617,7 @@ def build_tier(tier: str, pool: dict, cands: dict) -> tuple[list[dict], list[dic
                 if got:
                     return got
         return None
-    phrasable = [i for i, m in enumerate(mems) if m["project"] not in ("doc", "rust")]
+    phrasable = [i for i, m in enumerate(mems) if m["project"] in ("debian", "python", "changelog")]
     phrases = pick(rng, phrasable, spec["p"], lambda i: phrase(i, True))  # ordinary words first
     phrases += pick(rng, phrasable, spec["p"] - len(phrases), lambda i: phrase(i, False))
     queries += [("phrase", *q) for q in phrases]
@@ -560,7 +703,15 @@ def main() -> int:
     ap.add_argument("--tiers", default="small,medium,large", help="comma-separated tiers")
     ap.add_argument("--flat", action="store_true", help="one tier, written straight into --out")
     ap.add_argument("--check", action="store_true", help="only re-read the outputs and check them")
+    ap.add_argument("--realtext", default=os.environ.get("TRINE_REALTEXT", "~/.cache/trine/realtext"),
+                    help="xl's unpacked documentation packages (scripts/fetch-realtext.sh; default "
+                         "$TRINE_REALTEXT or ~/.cache/trine/realtext)")
+    ap.add_argument("--packages", action="store_true",
+                    help="print the packages xl reads (package, folder, reader a line) for fetch-realtext.sh")
     args = ap.parse_args()
+    if args.packages:
+        print("\n".join(f"{pkg} usr/share/{folder} {reader}" for _, pkg, folder, _, _, reader in REALTEXT))
+        return 0
     tiers = [t for t in args.tiers.split(",") if t]
     if any(t not in TIERS for t in tiers) or (args.flat and len(tiers) != 1):
         ap.error(f"tiers are {', '.join(TIERS)}; --flat takes exactly one")
@@ -581,8 +732,18 @@ def main() -> int:
               f"{len(pool['changelog'])} = {base} memories; doc chunks {len(pool['doc'])}, rust chunks "
               + ", ".join(f"{len(pool[f'rust-{t}'])} ({t})" for t in big)
               + f" ({time.monotonic() - started:.1f} s)")
+        real = [t for t in big if TIERS[t].get("realtext")]
+        if real:  # after the Rust chunks, which it must not repeat
+            cache = os.path.expanduser(args.realtext)
+            pool["realtext"], missing = realtext_memories(cache, {fold(m["text"]) for t in real for p in (
+                "doc", f"rust-{t}") for m in pool[p]})
+            per = Counter(m["project"] for m in pool["realtext"])
+            print(f"real text in {cache}: " + ", ".join(f"{p} {n}" for p, n in per.items())
+                  + f" = {len(pool['realtext'])} chunks ({time.monotonic() - started:.1f} s)")
+            if missing:
+                print(f"real text: {cache} lacks {', '.join(missing)}: run scripts/fetch-realtext.sh")
         for tier in big:
-            extra = len(pool["doc"]) + len(pool[f"rust-{tier}"])
+            extra = len(pool["doc"]) + len(pool[f"rust-{tier}"]) + (tier in real and len(pool["realtext"]))
             if base + extra < TIERS[tier]["everything"]:
                 print(f"{tier}: the sources hold {base + extra} memories, fewer than "
                       f"{TIERS[tier]['everything']}; it takes every one")
