@@ -460,12 +460,13 @@ def realtext_section(work: Path) -> list[str]:
         if (dir / "ingest.txt").exists() else []
     read = lambda name: (dir / name).read_text(encoding="utf-8").strip() if (dir / name).exists() else "?"
     out = [
-        "## Real text: trine per strategy vs Qdrant's one-call hybrid",
+        "## Real text at 385,000 memories: trine per strategy vs Qdrant's one-call hybrid",
         "",
-        "`python3 scripts/make-devset.py --tiers xl --flat`: every real text this machine's sources "
-        "hold (Debian package descriptions and changelogs, the Python standard library, "
-        "documentation, Rust sources of the Cargo registry; ADR 0172's 385,000 asked, the sources "
-        "hold fewer), ingested with the static embedder; `trine bench --queries queries.jsonl "
+        "`scripts/fetch-realtext.sh && python3 scripts/make-devset.py --tiers xl --flat`: 385,000 "
+        "memories of real text (Debian package descriptions and changelogs, the Python standard "
+        "library, Rust sources of the Cargo registry, and chunks of the documentation of 24 Debian "
+        "packages: the Linux kernel, Python, Rust, Java, Qt, Erlang, PostgreSQL, man pages, "
+        "dictionaries and more), ingested with the static embedder; `trine bench --queries queries.jsonl "
         "--strategy S --concurrency C --native bm25|sparse` (in-process mesh, then Qdrant's "
         f"one-call hybrid on the same collection in the same process). Runs: trine at commit "
         f"`{read('commit.txt')}`, {read('profile.txt')} profile.",

@@ -11,6 +11,7 @@
 # profile).
 #
 #     ./scripts/benchmarks.sh            # ~1.5 hours on 2 cores, most of it two index builds
+#     BENCH_ONLY=realtext ./scripts/benchmarks.sh   # the real-text runs alone, then the report
 #
 # Work files go to $BENCH_DIR (default ./bench-work); a corpus whose data
 # directory exists is not ingested again (delete it to measure the ingest).
@@ -21,10 +22,16 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="${BENCH_DIR:-$repo/bench-work}"
 duration="${BENCH_DURATION:-60s}"
+sweep_duration="${BENCH_SWEEP_DURATION:-30s}"
 profile="${BENCH_PROFILE:-release}"
+only="${BENCH_ONLY:-}"
+[[ -z $only || $only == realtext ]] || { echo "BENCH_ONLY is empty or realtext" >&2; exit 2; }
+# The real-text runs alone record their own commit and profile.
+[[ $only == realtext ]] && runs=-realtext
 # shellcheck source=lib/runs.sh
 source "$repo/scripts/lib/runs.sh"
 
+if [[ -z $only ]]; then # every run but the real text
 big="$(corpus 400000)"
 adr="$(corpus 385000)"
 
@@ -56,13 +63,14 @@ done
 
 # Concurrency sweep at 385,000 (closed loop), then an open loop at a fixed
 # rate with at most 64 in flight: trine's default strategy beside native bm25.
-sweep_duration="${BENCH_SWEEP_DURATION:-30s}"
 for c in 1 4 16 64; do
   at "$adr" bench --queries "$adr/bench-queries.jsonl" --concurrency "$c" --native bm25 \
     --duration "$sweep_duration" --warmup 5s --save "$work/sweep-$c.json" >/dev/null
 done
 at "$adr" bench --queries "$adr/bench-queries.jsonl" --rate "${BENCH_RATE:-50}" --concurrency 64 \
   --native bm25 --duration "$sweep_duration" --warmup 5s --save "$work/open-loop.json" >/dev/null
+
+fi
 
 # Real text at 385,000 (make-devset.py --tiers xl: this machine's sources and the
 # documentation packages fetch-realtext.sh unpacks), each strategy beside native
@@ -76,8 +84,8 @@ fi
 [[ -d "$real/data" ]] ||
   "$trine" --data "$real/data" --embedder static --models "$models" \
     ingest "$real/devset/memories.jsonl" --batch 1024 >"$real/ingest.txt" 2>&1
-cp "$work/commit.txt" "$real/commit.txt"
-cp "$work/profile.txt" "$real/profile.txt"
+cp "$work/commit${runs:-}.txt" "$real/commit.txt"
+cp "$work/profile${runs:-}.txt" "$real/profile.txt"
 for strategy in candidates bm25 sparse gate; do
   native=bm25
   [[ $strategy == sparse ]] && native=sparse
@@ -90,7 +98,7 @@ for strategy in candidates bm25 sparse gate; do
 done
 
 # The scaling curve (40,000 to 385,000 memories), with peak memory.
-BENCH_DIR="$work" BENCH_PROFILE="$profile" ./scripts/scaling.sh
+[[ -n $only ]] || BENCH_DIR="$work" BENCH_PROFILE="$profile" ./scripts/scaling.sh
 
 python3 scripts/benchmarks-report.py "$work" >docs/benchmarks.md
 echo "wrote docs/benchmarks.md" >&2
