@@ -58,23 +58,22 @@ pub(super) fn to_qdrant(filter: &Filter, layout: &PayloadSchema) -> Result<qe::F
             ..qe::Filter::new()
         }));
     }
-    if let Some(phrase) = &filter.phrase {
+    let phrases = [
+        (&filter.phrase, &layout.text, "phrase"),
+        (&filter.source_phrase, &layout.source_text, "source phrase"),
+    ];
+    for (phrase, key, what) in phrases {
+        let Some(phrase) = phrase else { continue };
         if phrase.trim().is_empty() {
-            return Err(StoreError::invalid("filter", "the phrase is empty"));
+            return Err(StoreError::invalid(
+                "filter",
+                format!("the {what} is empty"),
+            ));
         }
         let phrase = Match::Phrase(MatchPhrase {
             phrase: phrase.clone(),
         });
-        must.push(field(&layout.text, phrase)?);
-    }
-    if let Some(phrase) = &filter.source_phrase {
-        if phrase.trim().is_empty() {
-            return Err(StoreError::invalid("filter", "the source phrase is empty"));
-        }
-        let phrase = Match::Phrase(MatchPhrase {
-            phrase: phrase.clone(),
-        });
-        must.push(field(&layout.source_text, phrase)?);
+        must.push(field(key, phrase)?);
     }
     Ok(qe::Filter {
         must: Some(must),

@@ -105,34 +105,30 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
-/// The full-text index on the text: the `word` tokenizer (the split of
-/// `trine_core::terms`), folded as `fold` says, with phrase matching and
-/// BM25 scoring.
+/// A full-text index as trine's text and source copy have it: the `word`
+/// tokenizer (the split of `trine_core::terms`), folded as `fold` says,
+/// with phrase matching.
+fn word_index(fold: Fold) -> qe::TextIndexParamsBuilder {
+    qe::TextIndexParamsBuilder::new()
+        .tokenizer(qe::TokenizerType::Word)
+        .lowercase(true)
+        .ascii_folding(fold.ascii_folding())
+        .phrase_matching(true)
+        .enable_hnsw(false)
+}
+
+/// The full-text index on the text: [`word_index`] with BM25 scoring.
 pub(super) fn text_index(fold: Fold) -> qe::PayloadSchemaParams {
     qe::PayloadSchemaParams::Text(
-        qe::TextIndexParamsBuilder::new()
-            .tokenizer(qe::TokenizerType::Word)
-            .lowercase(true)
-            .ascii_folding(fold.ascii_folding())
-            .phrase_matching(true)
+        word_index(fold)
             .scoring(qe::TextScoringParams::default())
-            .enable_hnsw(false)
             .build(),
     )
 }
 
-/// The phrase index on the source's copy: the text index's tokenizer and
-/// fold, phrase matching, no scoring.
+/// The phrase index on the source's copy: [`word_index`], no scoring.
 pub(super) fn phrase_index(fold: Fold) -> qe::PayloadSchemaParams {
-    qe::PayloadSchemaParams::Text(
-        qe::TextIndexParamsBuilder::new()
-            .tokenizer(qe::TokenizerType::Word)
-            .lowercase(true)
-            .ascii_folding(fold.ascii_folding())
-            .phrase_matching(true)
-            .enable_hnsw(false)
-            .build(),
-    )
+    qe::PayloadSchemaParams::Text(word_index(fold).build())
 }
 
 /// Every payload index of a trine collection, the text index first, on the

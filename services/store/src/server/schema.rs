@@ -44,27 +44,20 @@ pub(super) fn index_params(
     fold: Fold,
 ) -> (q::FieldType, q::payload_index_params::IndexParams) {
     match index {
-        FieldIndex::Text => (
-            q::FieldType::Text,
-            TextIndexParamsBuilder::new(q::TokenizerType::Word)
+        // The text's index scores BM25; the source copy's is for phrases alone.
+        FieldIndex::Text | FieldIndex::Phrase => {
+            let words = TextIndexParamsBuilder::new(q::TokenizerType::Word)
                 .lowercase(true)
                 .ascii_folding(fold.ascii_folding())
                 .phrase_matching(true)
-                .bm25_scoring()
-                .enable_hnsw(false)
-                .build()
-                .into(),
-        ),
-        FieldIndex::Phrase => (
-            q::FieldType::Text,
-            TextIndexParamsBuilder::new(q::TokenizerType::Word)
-                .lowercase(true)
-                .ascii_folding(fold.ascii_folding())
-                .phrase_matching(true)
-                .enable_hnsw(false)
-                .build()
-                .into(),
-        ),
+                .enable_hnsw(false);
+            let words = if index == FieldIndex::Text {
+                words.bm25_scoring()
+            } else {
+                words
+            };
+            (q::FieldType::Text, words.build().into())
+        }
         FieldIndex::Tenant => (
             q::FieldType::Keyword,
             KeywordIndexParamsBuilder::default()
