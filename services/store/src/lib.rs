@@ -15,6 +15,7 @@ mod model;
 pub mod payload;
 mod query;
 mod server;
+mod text_match;
 
 use async_trait::async_trait;
 use uuid::Uuid;

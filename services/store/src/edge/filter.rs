@@ -1,11 +1,15 @@
 //! A trine [`Filter`] as a Qdrant Edge filter: one function, every condition
-//! `must`, the tenant first.
+//! `must`, the tenant first; full-text matches guarded ([`text_match`]).
 
 use chrono::{DateTime, Utc};
 use qdrant_edge as qe;
 use qe::external::ordered_float::OrderedFloat;
-use qe::{Condition, FieldCondition, IsEmptyCondition, IsNullCondition, Match, MatchPhrase, Range};
+use qe::{
+    Condition, FieldCondition, IsEmptyCondition, IsNullCondition, Match, MatchPhrase, MatchTextAny,
+    Range,
+};
 
+use crate::text_match::{self, Matching, TextCondition};
 use crate::{Filter, PayloadSchema, Result, StoreError, TimeBounds, TimeFormat};
 
 /// The Qdrant filter of a read. The tenant is required; an empty `any_terms`
@@ -40,7 +44,7 @@ pub(super) fn to_qdrant(filter: &Filter, layout: &PayloadSchema) -> Result<qe::F
         must.extend(valid_at(at, layout)?);
     }
     for term in &filter.all_terms {
-        must.push(text(term, "all_terms", layout)?);
+        must.extend(text(term, "all_terms", layout)?);
     }
     if let Some(gate) = &filter.any_terms {
         if gate.is_empty() {
@@ -51,7 +55,7 @@ pub(super) fn to_qdrant(filter: &Filter, layout: &PayloadSchema) -> Result<qe::F
         }
         let should = gate
             .iter()
-            .map(|term| text(term, "any_terms", layout))
+            .map(|term| Ok(one(text(term, "any_terms", layout)?)))
             .collect::<Result<Vec<_>>>()?;
         must.push(Condition::Filter(qe::Filter {
             should: Some(should),
@@ -70,10 +74,7 @@ pub(super) fn to_qdrant(filter: &Filter, layout: &PayloadSchema) -> Result<qe::F
                 format!("the {what} is empty"),
             ));
         }
-        let phrase = Match::Phrase(MatchPhrase {
-            phrase: phrase.clone(),
-        });
-        must.push(field(key, phrase)?);
+        must.extend(full_text(key, phrase, Matching::Phrase)?);
     }
     Ok(qe::Filter {
         must: Some(must),
@@ -141,15 +142,46 @@ fn time_range(key: &str, b: TimeBounds, format: TimeFormat) -> Result<Condition>
     Ok(Condition::Field(condition))
 }
 
-/// One full-text condition on the text: every token of `term` is in it.
-fn text(term: &str, what: &str, layout: &PayloadSchema) -> Result<Condition> {
+/// The full-text conditions on the text: every token of `term` is in it.
+fn text(term: &str, what: &str, layout: &PayloadSchema) -> Result<Vec<Condition>> {
     if term.trim().is_empty() {
         return Err(StoreError::invalid(
             "filter",
             format!("{what} holds an empty term"),
         ));
     }
-    field(&layout.text, Match::new_text(term))
+    full_text(&layout.text, term, Matching::AllTokens)
+}
+
+/// The `must` conditions of one full-text match on `key`, guarded as
+/// [`text_match`] says.
+fn full_text(key: &str, text: &str, matching: Matching) -> Result<Vec<Condition>> {
+    text_match::conditions(text, matching)
+        .into_iter()
+        .map(|condition| {
+            let matching = match condition {
+                TextCondition::All(text) => Match::new_text(text),
+                TextCondition::Phrase(phrase) => Match::Phrase(MatchPhrase {
+                    phrase: phrase.to_string(),
+                }),
+                TextCondition::Any(token) => Match::TextAny(MatchTextAny {
+                    text_any: token.to_string(),
+                }),
+            };
+            field(key, matching)
+        })
+        .collect()
+}
+
+/// Conditions that must all hold, as one: alone, or a nested `must`.
+fn one(mut conditions: Vec<Condition>) -> Condition {
+    if conditions.len() == 1 {
+        return conditions.remove(0);
+    }
+    Condition::Filter(qe::Filter {
+        must: Some(conditions),
+        ..qe::Filter::new()
+    })
 }
 
 fn keyword(value: &str) -> Match {
@@ -246,8 +278,9 @@ mod tests {
             ..Filter::tenant("t")
         };
         // tenant, project, kind, source, created, valid_from, valid_until,
-        // two terms, the gate, the phrase
-        assert_eq!(must(&filter).len(), 11);
+        // two terms (one token each: `text_any`), the gate, the phrase and
+        // its two guards
+        assert_eq!(must(&filter).len(), 13);
     }
 
     #[test]

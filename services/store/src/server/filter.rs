@@ -1,6 +1,8 @@
-//! Reads' filters: trine's [`Filter`] as a Qdrant filter, the tenant always a `must`.
+//! Reads' filters: trine's [`Filter`] as a Qdrant filter, the tenant always a
+//! `must`, full-text matches guarded ([`text_match`]).
 
 use super::*;
+use crate::text_match::{self, Matching, TextCondition};
 
 /// The Qdrant filter of a read. The tenant is always a `must`; an empty
 /// `any_terms` gate and blank terms or phrases are refused.
@@ -34,9 +36,10 @@ pub(super) fn qdrant_filter(f: &Filter, layout: &PayloadSchema) -> Result<q::Fil
         must.push(open_or(&layout.valid_until, until, format));
     }
     for term in &f.all_terms {
-        must.push(q::Condition::matches_text(
-            layout.text.as_str(),
-            non_blank("all_terms term", term)?,
+        must.extend(full_text(
+            &layout.text,
+            &non_blank("all_terms term", term)?,
+            Matching::AllTokens,
         ));
     }
     if let Some(any) = &f.any_terms {
@@ -50,27 +53,41 @@ pub(super) fn qdrant_filter(f: &Filter, layout: &PayloadSchema) -> Result<q::Fil
         let gate = any
             .iter()
             .map(|t| {
-                Ok(q::Condition::matches_text(
-                    layout.text.as_str(),
-                    non_blank("any_terms term", t)?,
-                ))
+                let conditions = full_text(
+                    &layout.text,
+                    &non_blank("any_terms term", t)?,
+                    Matching::AllTokens,
+                );
+                Ok(match <[q::Condition; 1]>::try_from(conditions) {
+                    Ok([one]) => one,
+                    Err(all) => q::Filter::must(all).into(),
+                })
             })
             .collect::<Result<Vec<_>>>()?;
         must.push(q::Filter::should(gate).into());
     }
     if let Some(phrase) = &f.phrase {
-        must.push(q::Condition::matches_phrase(
-            layout.text.as_str(),
-            non_blank("phrase", phrase)?,
-        ));
+        let phrase = non_blank("phrase", phrase)?;
+        must.extend(full_text(&layout.text, &phrase, Matching::Phrase));
     }
     if let Some(phrase) = &f.source_phrase {
-        must.push(q::Condition::matches_phrase(
-            layout.source_text.as_str(),
-            non_blank("source phrase", phrase)?,
-        ));
+        let phrase = non_blank("source phrase", phrase)?;
+        must.extend(full_text(&layout.source_text, &phrase, Matching::Phrase));
     }
     Ok(q::Filter::must(must))
+}
+
+/// The `must` conditions of one full-text match on `key`, guarded as
+/// [`text_match`] says.
+fn full_text(key: &str, text: &str, matching: Matching) -> Vec<q::Condition> {
+    text_match::conditions(text, matching)
+        .into_iter()
+        .map(|condition| match condition {
+            TextCondition::All(text) => q::Condition::matches_text(key, text),
+            TextCondition::Phrase(phrase) => q::Condition::matches_phrase(key, phrase),
+            TextCondition::Any(token) => q::Condition::matches_text_any(key, token),
+        })
+        .collect()
 }
 
 /// The search params restricting IDF statistics to the tenant's points.
@@ -238,15 +255,28 @@ mod tests {
                 ],
             ),
             (
-                "all terms: one text condition each",
+                "all terms: one token each, text_any of it",
                 Filter {
                     all_terms: vec!["meeting".into(), "2026".into()],
                     ..Filter::tenant("acme")
                 },
                 vec![
                     tenant_cond(),
-                    q::Condition::matches_text(keys::TEXT, "meeting"),
-                    q::Condition::matches_text(keys::TEXT, "2026"),
+                    q::Condition::matches_text_any(keys::TEXT, "meeting"),
+                    q::Condition::matches_text_any(keys::TEXT, "2026"),
+                ],
+            ),
+            (
+                "a term of two tokens: the match and a guard per token",
+                Filter {
+                    all_terms: vec!["foo_bar".into()],
+                    ..Filter::tenant("acme")
+                },
+                vec![
+                    tenant_cond(),
+                    q::Condition::matches_text(keys::TEXT, "foo_bar"),
+                    q::Condition::matches_text_any(keys::TEXT, "foo"),
+                    q::Condition::matches_text_any(keys::TEXT, "bar"),
                 ],
             ),
             (
@@ -258,8 +288,8 @@ mod tests {
                 vec![
                     tenant_cond(),
                     q::Filter::should([
-                        q::Condition::matches_text(keys::TEXT, "a1"),
-                        q::Condition::matches_text(keys::TEXT, "b2"),
+                        q::Condition::matches_text_any(keys::TEXT, "a1"),
+                        q::Condition::matches_text_any(keys::TEXT, "b2"),
                     ])
                     .into(),
                 ],
@@ -273,6 +303,8 @@ mod tests {
                 vec![
                     tenant_cond(),
                     q::Condition::matches_phrase(keys::TEXT, "exact words"),
+                    q::Condition::matches_text_any(keys::TEXT, "exact"),
+                    q::Condition::matches_text_any(keys::TEXT, "words"),
                 ],
             ),
             (
@@ -284,6 +316,8 @@ mod tests {
                 vec![
                     tenant_cond(),
                     q::Condition::matches_phrase(keys::SOURCE_TEXT, "exact words"),
+                    q::Condition::matches_text_any(keys::SOURCE_TEXT, "exact"),
+                    q::Condition::matches_text_any(keys::SOURCE_TEXT, "words"),
                 ],
             ),
         ];
