@@ -19,7 +19,7 @@ use trine_api::v1::semantic_client::SemanticClient;
 use trine_api::v1::{self, Filters, SearchRequest};
 use trine_core::Fold;
 use trine_core::eval::{Aggregate, Difference, NDCG_AT, QueryScore, gold_ranks, paired_bootstrap};
-use trine_core::model::Filter;
+use trine_core::model::{Filter, PayloadRead};
 use trine_embed::Embedder;
 use trine_store::{NativeLexical, Store};
 
@@ -357,7 +357,9 @@ pub struct NativeFound {
 /// One search as a user of Qdrant alone would make it: embed the query,
 /// then one Query API call — a dense prefetch and a `bm25` (or `sparse`)
 /// prefetch of [`NATIVE_PREFETCH`] points within the tenant and the validity
-/// view at now, fused by Qdrant's RRF at [`NATIVE_RRF_K`].
+/// view at now, fused by Qdrant's RRF at [`NATIVE_RRF_K`], the hits read
+/// with their memories in the same call (trine's search returns its hits'
+/// records too: the gateway's `payload` stage).
 pub async fn native_search(
     store: &dyn Store,
     embedder: &dyn Embedder,
@@ -386,14 +388,17 @@ pub async fn native_search(
     };
     let started = Instant::now();
     let hits = store
-        .query(trine_store::Query::native_hybrid(
-            dense,
-            lexical,
-            &filter,
-            NATIVE_PREFETCH,
-            NATIVE_RRF_K,
-            limit,
-        ))
+        .query(
+            trine_store::Query::native_hybrid(
+                dense,
+                lexical,
+                &filter,
+                NATIVE_PREFETCH,
+                NATIVE_RRF_K,
+                limit,
+            )
+            .with_payload(PayloadRead::Memory),
+        )
         .await
         .map_err(trine_api::to_status)?;
     Ok(NativeFound {

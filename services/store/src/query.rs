@@ -180,6 +180,8 @@ pub(crate) trait Rankings: Sync {
         payload: PayloadRead,
     ) -> Result<Vec<Hit>>;
 
+    // The `Ranking::NativeHybrid` fields, then the query's own.
+    #[allow(clippy::too_many_arguments)]
     async fn native_hybrid(
         &self,
         dense: Vec<f32>,
@@ -188,6 +190,7 @@ pub(crate) trait Rankings: Sync {
         prefetch: usize,
         rrf_k: usize,
         limit: usize,
+        payload: PayloadRead,
     ) -> Result<Vec<Hit>>;
 }
 
@@ -214,7 +217,7 @@ pub(crate) async fn run<R: Rankings + ?Sized>(store: &R, query: Query) -> Result
             rrf_k,
         } => {
             store
-                .native_hybrid(dense, lexical, &filter, prefetch, rrf_k, limit)
+                .native_hybrid(dense, lexical, &filter, prefetch, rrf_k, limit, payload)
                 .await
         }
     }

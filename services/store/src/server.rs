@@ -462,6 +462,7 @@ impl Rankings for ServerStore {
         prefetch: usize,
         rrf_k: usize,
         limit: usize,
+        payload: PayloadRead,
     ) -> Result<Vec<Hit>> {
         check_dim(&self.collection, dense.len(), self.dense_dim().await?)?;
         let conditions = qdrant_filter(filter, &self.schema)?;
@@ -493,10 +494,10 @@ impl Rankings for ServerStore {
         let rrf_k = u32::try_from(rrf_k)
             .map_err(|_| StoreError::invalid("rrf k", "it is above 4,294,967,295"))?;
         let request = self
-            .query_request(filter, limit, PayloadRead::Nothing)?
+            .query_request(filter, limit, payload)?
             .prefetch(vec![dense.build(), lexical.build()])
             .query(q::Query::new_rrf(RrfBuilder::with_k(rrf_k)));
-        self.run_query(request, PayloadRead::Nothing).await
+        self.run_query(request, payload).await
     }
 }
 

@@ -1036,6 +1036,24 @@ async fn native_hybrid_fuses_dense_and_lexical_with_qdrant_rrf(store: &dyn Store
         assert!(hits.iter().all(|h| h.memory.is_none()));
         let found: BTreeSet<Uuid> = hits.iter().map(|h| h.id).collect();
         assert_eq!(found, ids.into_iter().collect(), "{lexical:?}");
+        // Asked for them, the hits come with their memories, same order.
+        let read = store
+            .query(
+                Query::native_hybrid(query_dense.clone(), lexical.clone(), &filter, 10, 61, 10)
+                    .with_payload(PayloadRead::Memory),
+            )
+            .await
+            .expect("native hybrid with payloads");
+        let order: Vec<Uuid> = read.iter().map(|h| h.id).collect();
+        let want: Vec<Uuid> = hits.iter().map(|h| h.id).collect();
+        assert_eq!(order, want, "{lexical:?}");
+        assert!(
+            read.iter().all(|h| h
+                .memory
+                .as_ref()
+                .is_some_and(|m| m.id == h.id && !m.text.is_empty())),
+            "{lexical:?}: {read:?}"
+        );
     }
     let err = store
         .query(Query::native_hybrid(

@@ -72,6 +72,7 @@ impl Rankings for EdgeStore {
         prefetch: usize,
         rrf_k: usize,
         limit: usize,
+        payload: PayloadRead,
     ) -> Result<Vec<Hit>> {
         let corpus = filter::tenant_only(filter, &self.inner.schema)?;
         let filter = filter::to_qdrant(filter, &self.inner.schema)?;
@@ -107,20 +108,8 @@ impl Rankings for EdgeStore {
                     k: rrf_k,
                     weights: None,
                 }))
-                .filter(filter)
-                .with_payload(qe::WithPayloadInterface::Bool(false))
-                .with_vector(qe::WithVector::Bool(false))
-                .build();
-            let points = open.shard.query(request).map_err(backend)?;
-            Ok(points
-                .into_iter()
-                .map(|point| Hit {
-                    id: convert::to_uuid(point.id),
-                    score: point.score,
-                    memory: None,
-                    source: None,
-                })
-                .collect())
+                .filter(filter);
+            open.run_query(request, payload)
         })
         .await
     }

@@ -203,15 +203,25 @@ impl Open {
         limit: usize,
         payload: PayloadRead,
     ) -> Result<Vec<Hit>> {
+        let request = qe::QueryRequestBuilder::new(limit)
+            .query(query)
+            .filter(filter)
+            .params(params);
+        self.run_query(request, payload)
+    }
+
+    /// Runs `request`, reading of each hit what `payload` says, and no vector.
+    pub(super) fn run_query(
+        &self,
+        request: qe::QueryRequestBuilder,
+        payload: PayloadRead,
+    ) -> Result<Vec<Hit>> {
         let with_payload = match payload {
             PayloadRead::Nothing => qe::WithPayloadInterface::Bool(false),
             PayloadRead::Source => self.source_only()?,
             PayloadRead::Memory => qe::WithPayloadInterface::Bool(true),
         };
-        let request = qe::QueryRequestBuilder::new(limit)
-            .query(query)
-            .filter(filter)
-            .params(params)
+        let request = request
             .with_payload(with_payload)
             .with_vector(qe::WithVector::Bool(false))
             .build();
