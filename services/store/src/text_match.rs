@@ -2,9 +2,10 @@
 //! a tenant for it: the plan both backends translate (`edge::filter`,
 //! `server::filter`).
 //!
-//! Qdrant (Edge 0.9, server 1.19) estimates a `text` (all tokens) or
-//! `phrase` match holding a token its index never saw as "exactly 0 points"
-//! but gives it no primary clause. The planner then takes another condition
+//! Qdrant's planner (read in qdrant-edge 0.9: `estimate_cardinality` of the
+//! full-text index; the server runs the same segment code) estimates a
+//! `text` (all tokens) or `phrase` match holding a token its index never saw
+//! as "exactly 0 points" but gives it no primary clause. The planner then takes another condition
 //! as the primary one — the tenant's keyword — and checks the text match on
 //! every point of the tenant: about 5 ms at 385,000 memories, for a read
 //! that finds nothing. A `text_any` match of one token never lacks its
