@@ -190,7 +190,7 @@ def bench_section(work: Path) -> list[str]:
         "`trine bench --queries bench-queries.jsonl --strategy S --native bm25|sparse --duration 60s`:",
         "concurrency 1, hybrid, in-process mesh (four gRPC services on loopback); then the same",
         "queries, one Query API call each (embed + dense and lexical prefetches of 256 + RRF,",
-        "the hits read with their memories; from 2026-12-01 22:00, before that ids only),",
+        "the hits read with their memories — from commit 25f3e6d on, ids only before),",
         "on the same collection in the same process. Milliseconds.",
         "",
         "| strategy | searches/s | p50 | p95 | p99 | counts share p50 / p95 | native | "
