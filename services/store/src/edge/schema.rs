@@ -99,6 +99,49 @@ pub(super) fn load_config() -> qe::EdgeConfig {
         .build()
 }
 
+/// The nice value of the engine's search threads: below the services'
+/// threads (0), so that a gRPC hop, a fusion or a payload read of a search
+/// nearly done gets a core at once instead of its share among every search
+/// in flight. Measured at 385,000 memories (the scale corpus, static
+/// embedder, `candidates`, in-process mesh, 16 searches in flight, 2 cores,
+/// release build): the mesh overhead went from 6.3–6.9 to 1.0–1.2 ms p50,
+/// the fusion hop from 5.4 to 0.8–1.0 ms, and throughput was no lower
+/// (212–224 searches/s before, 211–243 after, in runs of 20–30 s).
+pub(super) const SEARCH_NICE: i32 = 10;
+
+/// Runs `load` on a thread of its own at [`SEARCH_NICE`], so that the search
+/// threads the engine starts as it opens a shard inherit that priority (the
+/// nice value is a thread's own on Linux, and a new thread takes its
+/// creator's), or at the caller's own where that is lower already. The
+/// calling thread's priority is untouched. Where the priority cannot be
+/// set, the shard opens at the caller's, and the log says so.
+pub(super) fn below_services<T: Send>(load: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("edge-open".to_string())
+            .spawn_scoped(scope, || {
+                // Never above the caller's own priority (`nice trine ...`).
+                let set = rustix::process::getpriority_process(None).and_then(|now| {
+                    if now < SEARCH_NICE {
+                        rustix::process::setpriority_process(None, SEARCH_NICE)
+                    } else {
+                        Ok(())
+                    }
+                });
+                if let Err(e) = set {
+                    tracing::warn!(
+                        error = %e,
+                        "the engine's search threads run at the services' priority: setting nice {SEARCH_NICE} failed"
+                    );
+                }
+                load()
+            })
+            .map_err(|e| StoreError::Backend(format!("cannot start a thread to open the shard: {e}")))?
+            .join()
+            .map_err(|_| StoreError::Backend("opening the shard panicked".to_string()))?
+    })
+}
+
 /// One search thread per core: Edge's default of 4 × cores oversubscribes a
 /// small machine (DESIGN.md §8).
 fn cores() -> usize {
@@ -232,6 +275,21 @@ pub(super) fn text_index_info(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn threads_started_while_opening_run_below_the_services() {
+        let nice = || rustix::process::getpriority_process(None).expect("getpriority");
+        let before = nice();
+        // What the engine does as it opens a shard: start its search threads.
+        let (opener, started) = below_services(|| {
+            let started = std::thread::spawn(move || nice()).join().expect("join");
+            Ok((nice(), started))
+        })
+        .expect("below_services");
+        assert_eq!(opener, SEARCH_NICE.max(before), "the opening thread");
+        assert_eq!(started, SEARCH_NICE.max(before), "a thread it started");
+        assert_eq!(nice(), before, "the caller's priority is untouched");
+    }
 
     #[test]
     fn the_record_is_written_atomically_and_read_back() {

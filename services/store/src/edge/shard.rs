@@ -6,8 +6,10 @@ use super::*;
 
 impl Open {
     pub(super) fn load(dir: &Path, layout: Arc<PayloadSchema>) -> Result<Self> {
-        let shard = qe::EdgeShard::load(&dir.join(SHARD_DIR), Some(schema::load_config()))
-            .map_err(backend)?;
+        let path = dir.join(SHARD_DIR);
+        let shard = schema::below_services(|| {
+            qe::EdgeShard::load(&path, Some(schema::load_config())).map_err(backend)
+        })?;
         let info = shard.info().map_err(backend)?;
         let scoring = schema::text_index_info(&info, &layout).is_some_and(|t| t.scoring);
         Ok(Self {
