@@ -278,11 +278,13 @@ mod tests {
 
     #[test]
     fn threads_started_while_opening_run_below_the_services() {
-        let nice = || rustix::process::getpriority_process(None).expect("getpriority");
+        fn nice() -> i32 {
+            rustix::process::getpriority_process(None).expect("getpriority")
+        }
         let before = nice();
         // What the engine does as it opens a shard: start its search threads.
         let (opener, started) = below_services(|| {
-            let started = std::thread::spawn(move || nice()).join().expect("join");
+            let started = std::thread::spawn(nice).join().expect("join");
             Ok((nice(), started))
         })
         .expect("below_services");
