@@ -194,3 +194,84 @@ async fn scores_from_sparse_encodings_equal_scores_from_texts() {
         assert_eq!(found.list, sorted, "{query:?}: best first");
     }
 }
+
+/// With the cap reached, the list is the phrase holders (the text's, then
+/// the source's), then the all-terms points, then each term's points rarest
+/// first in point-id order — whether the term reads wait for the phrase
+/// read or run beside it.
+#[tokio::test]
+async fn the_cap_keeps_the_holders_then_the_rarest_terms_points_in_id_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
+    let spec = CollectionSpec {
+        embedder: EmbedderId {
+            name: "none".into(),
+            dim: 4,
+        },
+    };
+    store.ensure_collection(&spec).await.unwrap();
+    // (id, text, source): `billing` is in 3 points, `retry` in 11.
+    let mut rows: Vec<(u128, String, Option<&str>)> = vec![
+        (5, "standup notes".into(), Some("calendar/billing retry.md")),
+        (20, "the billing retry".into(), None),
+        (31, "billing only one".into(), None),
+        (32, "billing only two".into(), None),
+    ];
+    rows.extend((21..=30).map(|n| (n, format!("retry alone {n}"), None)));
+    let points: Vec<Point> = rows
+        .iter()
+        .map(|(id, text, source)| Point {
+            memory: Memory {
+                source: source.map(str::to_string),
+                ..Memory::new(Uuid::from_u128(*id), TENANT, text.as_str())
+            },
+            dense: vec![1.0, 0.0, 0.0, 0.0],
+            sparse: Some(sparse::encode_text(text, Fold::Ascii)),
+        })
+        .collect();
+    store.upsert(points).await.unwrap();
+    let counter = Counter::new(store.clone(), CountCacheConfig::default());
+    let texts = Texts {
+        fold: Fold::Ascii,
+        source_phrases: true,
+    };
+    // (cap, the ids listed)
+    let table: [(usize, &[u128]); 4] = [
+        // The holders (20 by its text, 5 by its source) and nothing else.
+        (2, &[20, 5]),
+        // Then `billing`, the rarer term, in id order (20 is listed already).
+        (4, &[20, 5, 31, 32]),
+        // Then `retry`, in id order.
+        (6, &[20, 5, 31, 32, 21, 22]),
+        // Everything holding a term, and the source's holder.
+        (
+            256,
+            &[5, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32],
+        ),
+    ];
+    for (cap, want) in table {
+        let found = candidates(
+            store.as_ref(),
+            &counter,
+            "billing retry",
+            texts,
+            &Filter::tenant(TENANT),
+            cap,
+        )
+        .await
+        .unwrap();
+        let mut got: Vec<u128> = found.list.iter().map(|c| c.id.as_u128()).collect();
+        got.sort_unstable();
+        let mut want = want.to_vec();
+        want.sort_unstable();
+        assert_eq!(got, want, "cap {cap}");
+        for c in &found.list {
+            let holder = [5, 20].contains(&c.id.as_u128());
+            assert_eq!(
+                c.verbatim, holder,
+                "cap {cap}: the verbatim flag of {}",
+                c.id
+            );
+        }
+    }
+}
