@@ -172,7 +172,7 @@ pub async fn candidates(
     );
     // While room is left: each term's points, rarest first. These reads
     // start as soon as the counts and the all-terms read are in, beside the
-    // phrase read (the slowest of the three at 385,000 memories); they leave
+    // phrase read (often the slowest of the three: two scrolls); they leave
     // room for none of its holders, which go first in the merge below, and
     // the merge keeps the first `cap` — the same points as reading the terms
     // after the phrase read, at the cost of as many more points read as the
