@@ -9,7 +9,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use trine_core::bm25::{self, Bm25Params, CorpusStats, TermCounts};
-use trine_core::model::{CollectionSpec, EmbedderId, Filter, Memory, Point, SparseVector};
+use trine_core::model::{
+    CollectionInfo, CollectionSpec, EmbedderId, Filter, Memory, Point, SparseVector,
+};
 use trine_core::{Fold, Verbatim, sparse, terms};
 use trine_lexical::{CountCacheConfig, Counter, Texts, candidates};
 use trine_store::{EdgeStore, Store};
@@ -84,8 +86,9 @@ const QUERIES: &[&str] = &[
     "lunch outage retry",
 ];
 
-#[tokio::test]
-async fn scores_from_sparse_encodings_equal_scores_from_texts() {
+/// A new collection on an embedded store (4-dimensional vectors), with its
+/// directory and what the store says of it.
+async fn new_collection() -> (tempfile::TempDir, Arc<dyn Store>, CollectionInfo) {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
     let spec = CollectionSpec {
@@ -95,6 +98,12 @@ async fn scores_from_sparse_encodings_equal_scores_from_texts() {
         },
     };
     let info = store.ensure_collection(&spec).await.unwrap();
+    (dir, store, info)
+}
+
+#[tokio::test]
+async fn scores_from_sparse_encodings_equal_scores_from_texts() {
+    let (_dir, store, info) = new_collection().await;
     assert!(
         info.source_phrases,
         "a new collection indexes its sources' phrases"
@@ -201,15 +210,7 @@ async fn scores_from_sparse_encodings_equal_scores_from_texts() {
 /// read or run beside it.
 #[tokio::test]
 async fn the_cap_keeps_the_holders_then_the_rarest_terms_points_in_id_order() {
-    let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
-    let spec = CollectionSpec {
-        embedder: EmbedderId {
-            name: "none".into(),
-            dim: 4,
-        },
-    };
-    store.ensure_collection(&spec).await.unwrap();
+    let (_dir, store, _) = new_collection().await;
     // (id, text, source): `billing` is in 3 points, `retry` in 11.
     let mut rows: Vec<(u128, String, Option<&str>)> = vec![
         (5, "standup notes".into(), Some("calendar/billing retry.md")),
