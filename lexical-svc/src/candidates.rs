@@ -105,7 +105,7 @@ pub async fn candidates(
     // count cache) run concurrently with each other, with the all-terms read
     // and with the phrase read. Each stage is a span: `lexical.counts` (one
     // `lexical.count` child per term, carrying its count and whether it was
-    // cached), `lexical.read` (the phrase and all-terms reads, then the
+    // cached or kept by the store), `lexical.read` (the phrase and all-terms reads, then the
     // per-term reads), `lexical.score`.
     let term_filters: Vec<Filter> = terms
         .iter()
@@ -124,13 +124,15 @@ pub async fn candidates(
                 "lexical.count",
                 term = %term,
                 count = field::Empty,
-                cached = field::Empty
+                cached = field::Empty,
+                kept = field::Empty
             );
             async move {
                 let count = counter.count(f).await?;
                 let span = tracing::Span::current();
                 span.record("count", int(count.value));
                 span.record("cached", count.cached);
+                span.record("kept", count.kept);
                 Ok::<_, StoreError>(count.value)
             }
             .instrument(span)

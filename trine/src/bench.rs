@@ -16,7 +16,7 @@ use tokio::sync::{Semaphore, mpsc};
 use trine_api::v1::{Filters, SearchRequest};
 use trine_core::Fold;
 use trine_embed::Embedder;
-use trine_store::Store;
+use trine_store::{Counted, Filter, Store};
 use trine_telemetry::metrics::COUNTS_BUDGET;
 
 use crate::eval::native_search;
@@ -196,6 +196,7 @@ async fn run_trine(
         Some(endpoint) => (endpoint.clone(), endpoint.clone(), None, None),
         None => {
             let local = local_mesh(config).await?;
+            frequencies_built(local.store.as_ref(), &requests).await;
             (
                 "the in-process mesh".to_string(),
                 local.mesh.gateway.to_string(),
@@ -325,6 +326,37 @@ async fn load(
         }
     }
     (samples, shed, ran_out.load(Ordering::Relaxed))
+}
+
+/// The embedded store builds its document frequencies when a count first
+/// asks (README, "The budget"); until then its counts are made in the store.
+/// The run measures what a store serves once they are built, and the wait
+/// is printed.
+async fn frequencies_built(store: &dyn Store, requests: &[SearchRequest]) {
+    let Some(tenant) = requests
+        .iter()
+        .find_map(|r| r.filters.as_ref().map(|f| f.tenant.clone()))
+    else {
+        return;
+    };
+    let filter = Filter::tenant(tenant);
+    let started = Instant::now();
+    let mut waited = false;
+    while store.counted(&filter) == Counted::Later {
+        if !waited {
+            eprintln!(
+                "the embedded store is building its document frequencies; the run starts when they are built"
+            );
+            waited = true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    if waited {
+        eprintln!(
+            "document frequencies built in {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
+    }
 }
 
 pub async fn run(config: &Config, args: Args) -> CmdResult {

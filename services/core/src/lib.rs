@@ -9,6 +9,7 @@ pub mod bm25;
 mod error;
 pub mod eval;
 pub mod fold;
+pub mod frequencies;
 pub mod fusion;
 pub mod gate;
 pub mod model;
@@ -20,6 +21,7 @@ pub mod verbatim;
 
 pub use error::{ErrorKind, Kinded};
 pub use fold::Fold;
+pub use frequencies::Frequencies;
 pub use stage::Stage;
 pub use strategy::{Mode, Strategy};
 pub use terms::{terms, tokens};

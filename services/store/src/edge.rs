@@ -11,6 +11,7 @@
 
 mod convert;
 mod filter;
+mod kept;
 mod rank;
 mod schema;
 mod shard;
@@ -26,7 +27,7 @@ use qdrant_edge as qe;
 use uuid::Uuid;
 
 use crate::{
-    CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, Filter, Fold, Hit, Memory,
+    CollectionInfo, CollectionSpec, Counted, DENSE_VECTOR, EmbedderId, Filter, Fold, Hit, Memory,
     NativeLexical, PayloadRead, PayloadSchema, Point, Query, Result, SPARSE_VECTOR, Scan,
     ScrollPage, SparseVector, Store, StoreError, TermPage, TermPoint,
 };
@@ -70,6 +71,8 @@ struct Open {
     schema: Arc<PayloadSchema>,
     /// The text index scores with BM25: `query_text` may run.
     text_scoring: AtomicBool,
+    /// The document frequencies, and the lock that orders writes.
+    kept: kept::Kept,
 }
 
 impl EdgeStore {
@@ -274,11 +277,15 @@ impl Store for EdgeStore {
 
     async fn create_text_index(&self, fold: Fold) -> Result<bool> {
         self.with_shard(move |open, _| {
+            let writing = open.kept.writing();
             let info = open.shard.info().map_err(backend)?;
             let present = schema::text_index_info(&info, &open.schema);
             if present.is_some_and(|t| t.ascii_folding == fold.ascii_folding()) {
                 return Ok(false);
             }
+            // Statistics made under the old index are dropped, whatever
+            // comes of the writes.
+            open.kept.reset(&writing);
             open.write(schema::create_index(
                 &open.schema.text,
                 schema::text_index(fold),
@@ -302,6 +309,10 @@ impl Store for EdgeStore {
                 return Ok(());
             }
             let want = open.dense_dim().unwrap_or(0);
+            let writing = open.kept.writing();
+            // Where the statistics are kept: what this write replaces and
+            // what it writes.
+            let mut written = Vec::new();
             let mut batch = Vec::with_capacity(points.len());
             for point in points {
                 point.memory.validate().map_err(|why| {
@@ -314,49 +325,79 @@ impl Store for EdgeStore {
                         want,
                     });
                 }
+                if writing.ready {
+                    written.push(point.memory.clone());
+                }
                 batch.push(convert::to_point(point, &open.schema)?);
             }
-            open.write(qe::UpdateOperation::PointOperation(
+            let replaced = if writing.ready {
+                // A point written twice in one batch keeps its last version.
+                let mut last = HashSet::new();
+                written.reverse();
+                written.retain(|m| last.insert(m.id));
+                let ids: Vec<Uuid> = written.iter().map(|m| m.id).collect();
+                Some(open.get(&ids)?)
+            } else {
+                None
+            };
+            let result = open.write(qe::UpdateOperation::PointOperation(
                 qe::PointOperations::UpsertPoints(qe::PointInsertOperations::PointsList(batch)),
-            ))
+            ));
+            let outcome = match &result {
+                Ok(()) => Ok((replaced.as_deref(), written.as_slice())),
+                Err(_) => Err(()),
+            };
+            open.kept.written(&writing, outcome);
+            result
         })
         .await
     }
 
     async fn delete(&self, ids: &[Uuid]) -> Result<()> {
-        let ids: Vec<qe::PointId> = ids.iter().copied().map(qe::PointId::Uuid).collect();
+        let ids = ids.to_vec();
         self.with_shard(move |open, _| {
             if ids.is_empty() {
                 return Ok(());
             }
-            open.write(qe::UpdateOperation::PointOperation(
-                qe::PointOperations::DeletePoints { ids },
-            ))
+            let writing = open.kept.writing();
+            let replaced = if writing.ready {
+                Some(open.get(&ids)?)
+            } else {
+                None
+            };
+            let result = open.write(qe::UpdateOperation::PointOperation(
+                qe::PointOperations::DeletePoints {
+                    ids: ids.iter().copied().map(qe::PointId::Uuid).collect(),
+                },
+            ));
+            let outcome = match &result {
+                Ok(()) => Ok((replaced.as_deref(), &[][..])),
+                Err(_) => Err(()),
+            };
+            open.kept.written(&writing, outcome);
+            result
         })
         .await
     }
 
     async fn get(&self, ids: &[Uuid]) -> Result<Vec<Memory>> {
         let ids = ids.to_vec();
-        self.with_shard(move |open, _| {
-            let request = qe::RetrieveRequest {
-                point_ids: ids.iter().copied().map(qe::PointId::Uuid).collect(),
-                with_payload: Some(qe::WithPayloadInterface::Bool(true)),
-                with_vector: Some(qe::WithVector::Bool(false)),
-            };
-            let mut found: HashMap<Uuid, Memory> = open
-                .shard
-                .retrieve(request)
-                .map_err(backend)?
-                .into_iter()
-                .map(|record| {
-                    let id = convert::to_uuid(record.id);
-                    (id, convert::to_memory(id, record.payload, &open.schema))
-                })
-                .collect();
-            Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
-        })
-        .await
+        self.with_shard(move |open, _| open.get(&ids)).await
+    }
+
+    fn counted(&self, filter: &Filter) -> Counted {
+        if filter.tenant.trim().is_empty() {
+            // Refused by `count`, with the reason.
+            return Counted::No;
+        }
+        let Ok(open) = self.inner.opened() else {
+            return Counted::No;
+        };
+        let (count, start) = open.kept.count(filter);
+        if start {
+            kept::start(&open);
+        }
+        count
     }
 
     async fn count(&self, filter: &Filter) -> Result<u64> {

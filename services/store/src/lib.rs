@@ -38,6 +38,26 @@ pub enum Scan {
     MissingSparse,
 }
 
+/// What [`Store::counted`] knows of a count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counted {
+    /// The exact count, from the statistics.
+    Exact(u64),
+    /// The statistics are being built: count in the store, ask again later.
+    Later,
+    /// The statistics do not decide this filter, or none are kept.
+    No,
+}
+
+impl Counted {
+    pub fn exact(self) -> Option<u64> {
+        match self {
+            Self::Exact(n) => Some(n),
+            Self::Later | Self::No => None,
+        }
+    }
+}
+
 /// Points per write batch, for callers that stream many points.
 pub const UPSERT_BATCH: usize = 256;
 
@@ -80,6 +100,13 @@ pub trait Store: Send + Sync + 'static {
 
     /// The exact number of points matching the filter.
     async fn count(&self, filter: &Filter) -> Result<u64>;
+
+    /// The exact number of points within `filter` where the store keeps
+    /// statistics that decide it without a read (the embedded store's
+    /// per-tenant document frequencies: `trine_core::Frequencies`); else
+    /// [`Store::count`] it. No default: a wrapper that forgot to pass it on
+    /// would count every term in the store.
+    fn counted(&self, filter: &Filter) -> Counted;
 
     /// Up to `limit` points matching the filter with what BM25 needs of each —
     /// its sparse encoding — and, with `source`, its source, never its text,

@@ -10,7 +10,7 @@ use trine_telemetry::Metrics;
 use uuid::Uuid;
 
 use crate::{
-    CollectionInfo, CollectionSpec, Filter, Fold, Hit, Memory, Point, Query, Result, Scan,
+    CollectionInfo, CollectionSpec, Counted, Filter, Fold, Hit, Memory, Point, Query, Result, Scan,
     ScrollPage, SparseVector, Store, TermPage,
 };
 
@@ -55,6 +55,18 @@ impl Store for Metered {
     async fn create_text_index(&self, fold: Fold) -> Result<bool> {
         self.timed("create_text_index", self.inner.create_text_index(fold))
             .await
+    }
+
+    /// Timed as `counted` where the statistics answered (a count the store
+    /// did not have to make), not timed where they did not (then the caller
+    /// counts, timed as `count`).
+    fn counted(&self, filter: &Filter) -> Counted {
+        let started = Instant::now();
+        let counted = self.inner.counted(filter);
+        if let Counted::Exact(_) = counted {
+            self.metrics.store("counted", started.elapsed());
+        }
+        counted
     }
 
     async fn upsert(&self, points: Vec<Point>) -> Result<()> {

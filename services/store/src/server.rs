@@ -38,8 +38,8 @@ pub use self::cluster::{Layout, ReadConsistency};
 use self::{convert::*, error::*, filter::*, schema::*};
 use crate::query::{Rankings, check_dim};
 use crate::{
-    CollectionInfo, CollectionSpec, DENSE_VECTOR, EmbedderId, FieldIndex, Filter, Fold, Hit,
-    Memory, NativeLexical, PayloadIndex, PayloadRead, PayloadSchema, Point, Query, Result,
+    CollectionInfo, CollectionSpec, Counted, DENSE_VECTOR, EmbedderId, FieldIndex, Filter, Fold,
+    Hit, Memory, NativeLexical, PayloadIndex, PayloadRead, PayloadSchema, Point, Query, Result,
     SPARSE_VECTOR, Scan, ScrollPage, SparseVector, Store, StoreError, TermPage, TermPoint,
     TextIndexInfo, TimeBounds, TimeFormat, UPSERT_BATCH,
 };
@@ -277,6 +277,13 @@ impl Store for ServerStore {
     async fn count(&self, filter: &Filter) -> Result<u64> {
         self.count_filtered(qdrant_filter(filter, &self.schema)?)
             .await
+    }
+
+    /// Never: the collection is written by other processes (gateways,
+    /// `trine ingest`, other tools) that this one does not hear of, so no
+    /// statistic kept here would stay exact.
+    fn counted(&self, _filter: &Filter) -> Counted {
+        Counted::No
     }
 
     async fn scroll(

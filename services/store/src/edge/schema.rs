@@ -120,26 +120,35 @@ pub(super) fn below_services<T: Send>(load: impl FnOnce() -> Result<T> + Send) -
         std::thread::Builder::new()
             .name("edge-open".to_string())
             .spawn_scoped(scope, || {
-                // Never above the caller's own priority (`nice trine ...`).
-                let set = rustix::process::getpriority_process(None).and_then(|now| {
-                    if now < SEARCH_NICE {
-                        rustix::process::setpriority_process(None, SEARCH_NICE)
-                    } else {
-                        Ok(())
-                    }
-                });
-                if let Err(e) = set {
-                    tracing::warn!(
-                        error = %e,
-                        "the engine's search threads run at the services' priority: setting nice {SEARCH_NICE} failed"
-                    );
-                }
+                below_services_here("the engine's search threads");
                 load()
             })
-            .map_err(|e| StoreError::Backend(format!("cannot start a thread to open the shard: {e}")))?
+            .map_err(|e| {
+                StoreError::Backend(format!("cannot start a thread to open the shard: {e}"))
+            })?
             .join()
             .map_err(|_| StoreError::Backend("opening the shard panicked".to_string()))?
     })
+}
+
+/// Sets the calling thread (and the threads it starts from now on) to
+/// [`SEARCH_NICE`], or leaves it where it is lower already (`nice trine
+/// ...`); where that fails, the log says that `what` runs at the services'
+/// priority.
+pub(super) fn below_services_here(what: &str) {
+    let set = rustix::process::getpriority_process(None).and_then(|now| {
+        if now < SEARCH_NICE {
+            rustix::process::setpriority_process(None, SEARCH_NICE)
+        } else {
+            Ok(())
+        }
+    });
+    if let Err(e) = set {
+        tracing::warn!(
+            error = %e,
+            "{what} run at the services' priority: setting nice {SEARCH_NICE} failed"
+        );
+    }
 }
 
 /// One search thread per core: Edge's default of 4 × cores oversubscribes a
@@ -270,6 +279,24 @@ pub(super) fn text_index_info(
         ascii_folding: params.ascii_folding.unwrap_or(false),
         scoring: params.scoring.is_some(),
     })
+}
+
+/// The fold of the text index where it is exactly the one trine creates
+/// ([`text_index`]) on trine's own payload layout: where the split of
+/// `trine_core::tokens` is the index's, so that statistics made with it
+/// count what the index matches. `None` for any other index or layout.
+pub(super) fn trines_text_index(info: &qe::ShardInfo, layout: &PayloadSchema) -> Option<Fold> {
+    if *layout != PayloadSchema::default() {
+        return None;
+    }
+    let (_, index) = info
+        .payload_schema
+        .iter()
+        .find(|(field, _)| field.to_string() == layout.text)?;
+    let params = index.params.as_ref()?;
+    [Fold::Ascii, Fold::Case]
+        .into_iter()
+        .find(|fold| *params == text_index(*fold))
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ impl Open {
             shard,
             schema: layout,
             text_scoring: AtomicBool::new(scoring),
+            kept: kept::Kept::default(),
         })
     }
 
@@ -31,6 +32,26 @@ impl Open {
     pub(super) fn write(&self, operation: qe::UpdateOperation) -> Result<()> {
         self.shard.update(operation).map_err(backend)?;
         self.shard.flush().map_err(backend)
+    }
+
+    /// The memories of those of `ids` that exist, in the order of `ids`.
+    pub(super) fn get(&self, ids: &[Uuid]) -> Result<Vec<Memory>> {
+        let request = qe::RetrieveRequest {
+            point_ids: ids.iter().copied().map(qe::PointId::Uuid).collect(),
+            with_payload: Some(qe::WithPayloadInterface::Bool(true)),
+            with_vector: Some(qe::WithVector::Bool(false)),
+        };
+        let mut found: HashMap<Uuid, Memory> = self
+            .shard
+            .retrieve(request)
+            .map_err(backend)?
+            .into_iter()
+            .map(|record| {
+                let id = convert::to_uuid(record.id);
+                (id, convert::to_memory(id, record.payload, &self.schema))
+            })
+            .collect();
+        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
     }
 
     pub(super) fn count(&self, filter: Option<qe::Filter>) -> Result<u64> {
@@ -126,6 +147,59 @@ impl Open {
             .into_iter()
             .map(|record| {
                 convert::to_memory(convert::to_uuid(record.id), record.payload, &self.schema)
+            })
+            .collect();
+        Ok(ScrollPage {
+            memories,
+            next_offset,
+        })
+    }
+
+    /// Up to `limit` memories of every tenant, in ascending id order from
+    /// `offset`, with only what the document frequencies count of them
+    /// (tenant, text, validity); the other fields are left empty.
+    pub(super) fn scan_for_frequencies(
+        &self,
+        limit: usize,
+        offset: Option<Uuid>,
+    ) -> Result<ScrollPage> {
+        let layout = &self.schema;
+        let fields = [
+            &layout.tenant,
+            &layout.text,
+            &layout.valid_from,
+            &layout.valid_until,
+        ]
+        .into_iter()
+        .map(|key| filter::path(key))
+        .collect::<Result<Vec<_>>>()?;
+        let (records, next_offset) = self.scroll_records(
+            qe::Filter::default(),
+            limit,
+            offset,
+            qe::WithPayloadInterface::Fields(fields),
+            qe::WithVector::Bool(false),
+        )?;
+        let memories = records
+            .into_iter()
+            .map(|record| {
+                // A bound the layout cannot read as a time is still a bound
+                // (Qdrant's validity view leaves such a point out): the
+                // tenant's validity views go to the store.
+                let unread = |key: &str| {
+                    record
+                        .payload
+                        .as_ref()
+                        .is_some_and(|p| p.0.get(key).is_some_and(|v| !v.is_null()))
+                };
+                let (from, until) = (unread(&layout.valid_from), unread(&layout.valid_until));
+                let mut memory =
+                    convert::to_memory(convert::to_uuid(record.id), record.payload, layout);
+                if (from && memory.valid_from.is_none()) || (until && memory.valid_until.is_none())
+                {
+                    memory.valid_from = Some(chrono::DateTime::<chrono::Utc>::MIN_UTC);
+                }
+                memory
             })
             .collect();
         Ok(ScrollPage {

@@ -1,0 +1,330 @@
+//! Per-tenant document frequencies: the `candidates` strategy's exact counts
+//! (DESIGN.md §1: N, and each term's points within the filters) kept as
+//! memories are written, so that a search counts without reading the store.
+//!
+//! A memory adds one to its tenant's point count and one to the frequency of
+//! each distinct token of its text ([`crate::tokens`] under the index's
+//! [`Fold`]: what the full-text index holds of it), stop words left out (no
+//! query term is one). Removing it takes the same back. The statistics answer
+//! [`Frequencies::count`] only where they alone decide the count exactly:
+//! the tenant and at most one term, and a validity view only for a tenant
+//! none of whose memories has a validity bound. Any other filter is `None`:
+//! the caller counts in the store. Nothing crosses tenants: each tenant's
+//! statistics are its own.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::fold::Fold;
+use crate::model::{Filter, Memory};
+use crate::terms::{is_stop_word, tokens};
+
+/// One tenant's statistics.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Tenant {
+    points: u64,
+    /// Points with a validity bound (`valid_from` or `valid_until`).
+    bounded: u64,
+    df: HashMap<Box<str>, u64>,
+}
+
+/// The document frequencies of every tenant of a collection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frequencies {
+    fold: Fold,
+    tenants: HashMap<String, Tenant>,
+}
+
+/// The distinct non-stop-word tokens of a text, as the index folds them.
+fn distinct(text: &str, fold: Fold) -> HashSet<String> {
+    tokens(text, fold).filter(|t| !is_stop_word(t)).collect()
+}
+
+fn bounded(memory: &Memory) -> bool {
+    memory.valid_from.is_some() || memory.valid_until.is_some()
+}
+
+impl Frequencies {
+    /// No memory yet, for an index that folds with `fold`.
+    pub fn new(fold: Fold) -> Self {
+        Self {
+            fold,
+            tenants: HashMap::new(),
+        }
+    }
+
+    pub fn fold(&self) -> Fold {
+        self.fold
+    }
+
+    /// Counts `memory` in.
+    pub fn add(&mut self, memory: &Memory) {
+        let tenant = self.tenants.entry(memory.tenant.clone()).or_default();
+        tenant.points += 1;
+        tenant.bounded += u64::from(bounded(memory));
+        for token in distinct(&memory.text, self.fold) {
+            *tenant.df.entry(token.into_boxed_str()).or_insert(0) += 1;
+        }
+    }
+
+    /// Counts `memory` out: it must have been counted in as it is (a write
+    /// replacing a point removes the version it replaces).
+    pub fn remove(&mut self, memory: &Memory) {
+        let Some(tenant) = self.tenants.get_mut(&memory.tenant) else {
+            return;
+        };
+        tenant.points = tenant.points.saturating_sub(1);
+        tenant.bounded = tenant.bounded.saturating_sub(u64::from(bounded(memory)));
+        for token in distinct(&memory.text, self.fold) {
+            if let Some(df) = tenant.df.get_mut(token.as_str()) {
+                *df = df.saturating_sub(1);
+                if *df == 0 {
+                    tenant.df.remove(token.as_str());
+                }
+            }
+        }
+        if tenant.points == 0 {
+            self.tenants.remove(&memory.tenant);
+        }
+    }
+
+    /// The number of points within `filter`, where these statistics alone
+    /// decide it: the tenant's points, or those holding its one term (a
+    /// single token as the index folds it, not a stop word); with a validity
+    /// view only when no point of the tenant has a validity bound (then every
+    /// point is valid at every time). `None` for any other filter.
+    pub fn count(&self, filter: &Filter) -> Option<u64> {
+        let Filter {
+            tenant,
+            projects,
+            kinds,
+            source_prefix,
+            created_from,
+            created_until,
+            valid_at,
+            all_terms,
+            any_terms,
+            phrase,
+            source_phrase,
+        } = filter;
+        let plain = projects.is_empty()
+            && kinds.is_empty()
+            && source_prefix.is_none()
+            && created_from.is_none()
+            && created_until.is_none()
+            && any_terms.is_none()
+            && phrase.is_none()
+            && source_phrase.is_none()
+            && all_terms.len() <= 1;
+        if !plain {
+            return None;
+        }
+        let stats = self.tenants.get(tenant);
+        if valid_at.is_some() && stats.is_some_and(|t| t.bounded > 0) {
+            return None;
+        }
+        let Some(term) = all_terms.first() else {
+            return Some(stats.map_or(0, |t| t.points));
+        };
+        let mut pieces = tokens(term, self.fold);
+        match (pieces.next(), pieces.next()) {
+            (Some(token), None) if token == *term && !is_stop_word(&token) => {}
+            _ => return None,
+        }
+        Some(
+            stats
+                .and_then(|t| t.df.get(term.as_str()))
+                .copied()
+                .unwrap_or(0),
+        )
+    }
+
+    /// Tenants with at least one point.
+    pub fn tenants(&self) -> usize {
+        self.tenants.len()
+    }
+
+    /// Distinct (tenant, term) pairs kept: what the statistics' memory grows with.
+    pub fn entries(&self) -> usize {
+        self.tenants.values().map(|t| t.df.len()).sum()
+    }
+
+    /// Points counted in, over every tenant.
+    pub fn points(&self) -> u64 {
+        self.tenants.values().map(|t| t.points).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{TimeZone, Utc};
+    use uuid::Uuid;
+
+    use super::*;
+
+    fn memory(tenant: &str, text: &str) -> Memory {
+        Memory::new(Uuid::new_v4(), tenant, text)
+    }
+
+    fn term(tenant: &str, term: &str) -> Filter {
+        Filter {
+            all_terms: vec![term.to_string()],
+            ..Filter::tenant(tenant)
+        }
+    }
+
+    fn now() -> Option<chrono::DateTime<Utc>> {
+        Utc.timestamp_opt(1_800_000_000, 0).single()
+    }
+
+    #[test]
+    fn counts_follow_the_tenants_texts() {
+        let mut f = Frequencies::new(Fold::Ascii);
+        let kept = [
+            memory("acme", "Meeting 2026-11-11 09:58"),
+            memory("acme", "meeting notes: the MEETING ran long"),
+            memory("acme", "Ședință de lucru"),
+            memory("globex", "meeting"),
+        ];
+        for m in &kept {
+            f.add(m);
+        }
+        let at_now = |filter: Filter| Filter {
+            valid_at: now(),
+            ..filter
+        };
+        // (filter, count)
+        let table: Vec<(Filter, Option<u64>)> = vec![
+            (Filter::tenant("acme"), Some(3)),
+            (Filter::tenant("globex"), Some(1)),
+            (Filter::tenant("initech"), Some(0)),
+            (term("acme", "meeting"), Some(2)),
+            (term("globex", "meeting"), Some(1)),
+            (term("acme", "11"), Some(1)),
+            (term("acme", "sedinta"), Some(1)),
+            (term("acme", "absent"), Some(0)),
+            (term("initech", "meeting"), Some(0)),
+            (at_now(term("acme", "meeting")), Some(2)),
+            (at_now(Filter::tenant("acme")), Some(3)),
+            // Not one folded token, or a stop word: the store counts.
+            (term("acme", "Meeting"), None),
+            (term("acme", "ședință"), None),
+            (term("acme", "09:58"), None),
+            (term("acme", "the"), None),
+            (term("acme", ""), None),
+            // Any other condition: the store counts.
+            (
+                Filter {
+                    all_terms: vec!["meeting".into(), "notes".into()],
+                    ..Filter::tenant("acme")
+                },
+                None,
+            ),
+            (
+                Filter {
+                    kinds: vec!["note".into()],
+                    ..Filter::tenant("acme")
+                },
+                None,
+            ),
+            (
+                Filter {
+                    projects: vec!["p".into()],
+                    ..term("acme", "meeting")
+                },
+                None,
+            ),
+            (
+                Filter {
+                    source_prefix: Some("a/".into()),
+                    ..Filter::tenant("acme")
+                },
+                None,
+            ),
+            (
+                Filter {
+                    created_from: now(),
+                    ..Filter::tenant("acme")
+                },
+                None,
+            ),
+            (
+                Filter {
+                    created_until: now(),
+                    ..Filter::tenant("acme")
+                },
+                None,
+            ),
+            (
+                Filter {
+                    any_terms: Some(vec!["meeting".into()]),
+                    ..Filter::tenant("acme")
+                },
+                None,
+            ),
+            (
+                Filter {
+                    phrase: Some("meeting notes".into()),
+                    ..Filter::tenant("acme")
+                },
+                None,
+            ),
+            (
+                Filter {
+                    source_phrase: Some("meeting notes".into()),
+                    ..Filter::tenant("acme")
+                },
+                None,
+            ),
+        ];
+        for (filter, want) in table {
+            assert_eq!(f.count(&filter), want, "{filter:?}");
+        }
+        assert_eq!((f.tenants(), f.points()), (2, 4));
+
+        // Removing takes back what adding gave; an emptied tenant goes.
+        for m in &kept {
+            f.remove(m);
+        }
+        assert_eq!(f, Frequencies::new(Fold::Ascii));
+    }
+
+    #[test]
+    fn a_validity_bound_in_the_tenant_leaves_validity_views_to_the_store() {
+        let mut f = Frequencies::new(Fold::Case);
+        let open = memory("acme", "release notes");
+        let bounded = Memory {
+            valid_until: now(),
+            ..memory("acme", "release train")
+        };
+        f.add(&open);
+        f.add(&bounded);
+        let at_now = Filter {
+            valid_at: now(),
+            ..term("acme", "release")
+        };
+        assert_eq!(f.count(&at_now), None);
+        // Without a validity view every point counts.
+        assert_eq!(f.count(&term("acme", "release")), Some(2));
+        // Another tenant's bound is not this one's.
+        let other = Filter {
+            tenant: "globex".into(),
+            ..at_now.clone()
+        };
+        assert_eq!(f.count(&other), Some(0));
+        f.remove(&bounded);
+        assert_eq!(f.count(&at_now), Some(1));
+    }
+
+    #[test]
+    fn the_fold_is_the_indexs() {
+        let mut case = Frequencies::new(Fold::Case);
+        let mut ascii = Frequencies::new(Fold::Ascii);
+        for f in [&mut case, &mut ascii] {
+            f.add(&memory("acme", "Ședință"));
+        }
+        assert_eq!(case.count(&term("acme", "ședință")), Some(1));
+        assert_eq!(case.count(&term("acme", "sedinta")), Some(0));
+        assert_eq!(ascii.count(&term("acme", "sedinta")), Some(1));
+        assert_eq!(ascii.count(&term("acme", "ședință")), None);
+    }
+}
