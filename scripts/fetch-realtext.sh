@@ -43,6 +43,9 @@ if ! (cd "$debs" && apt-get "${apt[@]}" -q download "${todo[@]}" >/dev/null); th
   apt+=(-o Dir::State::Lists="$cache/.apt-lists" -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=
     -o Acquire::Languages=none)
   apt-get "${apt[@]}" -qq update
+  # What the first try fetched before failing is fetched again, maybe in a
+  # newer version: one .deb a package.
+  rm -f "$debs"/*.deb
   (cd "$debs" && apt-get "${apt[@]}" -q download "${todo[@]}" >/dev/null)
 fi
 
