@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates docs/benchmarks.md from runs: the scale corpora (385,000 and
 # 400,000 memories, scripts/gen-corpus.py), their ingest with the static
-# embedder, the counts budget without and with the count cache (400,000),
+# embedder, the counts budget without and with the count cache and the
+# document frequencies (400,000) and on never-repeated queries (385,000),
 # `trine eval` of every configuration and Qdrant's native hybrid (385,000),
 # `trine bench` of each strategy against Qdrant's native hybrid (385,000), and
 # a concurrency sweep (1, 4, 16, 64) and an open-loop rate run of the default
@@ -41,12 +42,16 @@ rm -rf "$work/scratch"
   ingest "$adr/memories.jsonl" --batch 1024 --no-optimize 2>"$work/write-rate.txt" >/dev/null
 rm -rf "$work/scratch"
 
-# The counts budget at 400,000: every count made on every search, then the default.
-printf '[lexical]\ncount_cache_secs = 0\n' >"$work/no-count-cache.toml"
+# The counts budget at 400,000: every count made on every search, then the
+# count cache alone, then the default (the embedded store's document frequencies).
+printf '[lexical]\ncount_cache_secs = 0\ncount_statistics = false\n' >"$work/no-count-cache.toml"
+printf '[lexical]\ncount_statistics = false\n' >"$work/no-count-statistics.toml"
 at "$big" --config "$work/no-count-cache.toml" bench --queries "$big/bench-queries.jsonl" \
   --duration "$duration" --warmup 5s --save "$work/counts-off.json" >/dev/null
-at "$big" bench --queries "$big/bench-queries.jsonl" \
+at "$big" --config "$work/no-count-statistics.toml" bench --queries "$big/bench-queries.jsonl" \
   --duration "$duration" --warmup 5s --save "$work/counts-cached.json" >/dev/null
+at "$big" bench --queries "$big/bench-queries.jsonl" \
+  --duration "$duration" --warmup 5s --save "$work/counts-kept.json" >/dev/null
 
 # Quality at 385,000: every configuration, and Qdrant's native hybrid.
 at "$adr" eval --queries "$adr/queries.jsonl" --modes hybrid,semantic,lexical \
@@ -59,6 +64,19 @@ for strategy in candidates bm25 sparse gate; do
   at "$adr" bench --queries "$adr/bench-queries.jsonl" --strategy "$strategy" \
     --native "$native" --duration "$duration" --warmup 5s \
     --save "$work/bench-$strategy.json" >/dev/null
+done
+
+# The counts on queries never seen before (385,000): 20,000 distinct searches,
+# each sent at most once (--no-repeat), at concurrency 1 and 16, with the
+# count cache alone and with the default.
+[[ -f "$work/never-repeated/bench-queries.jsonl" ]] ||
+  python3 scripts/gen-corpus.py --out "$work/never-repeated" --n 385000 --bench-queries 20000 >/dev/null
+for c in 1 16; do
+  at "$adr" --config "$work/no-count-statistics.toml" bench --no-repeat \
+    --queries "$work/never-repeated/bench-queries.jsonl" --concurrency "$c" \
+    --duration "$sweep_duration" --warmup 5s --save "$work/never-repeated-cached-c$c.json" >/dev/null
+  at "$adr" bench --no-repeat --queries "$work/never-repeated/bench-queries.jsonl" --concurrency "$c" \
+    --duration "$sweep_duration" --warmup 5s --save "$work/never-repeated-kept-c$c.json" >/dev/null
 done
 
 # Concurrency sweep at 385,000 (closed loop), then an open loop at a fixed

@@ -88,6 +88,8 @@ pub type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 pub struct Counter {
     store: Arc<dyn Store>,
     config: CountCacheConfig,
+    /// Counts are read from the store's statistics where it keeps them.
+    statistics: bool,
     entries: Entries,
     clock: Clock,
 }
@@ -118,9 +120,16 @@ impl Counter {
         Self {
             store,
             config,
+            statistics: true,
             entries: Arc::default(),
             clock: Arc::new(Instant::now),
         }
+    }
+
+    /// With `false`, every count is made in the store (or reused from the
+    /// cache), never read from its statistics — which then are never built.
+    pub fn with_statistics(self, statistics: bool) -> Self {
+        Self { statistics, ..self }
     }
 
     /// The cache on `clock` instead of the system's: a test moves time by
@@ -134,7 +143,9 @@ impl Counter {
     /// or an exact count made recently for the same filter (see the
     /// module's documentation).
     pub async fn count(&self, filter: &Filter) -> Result<Count, StoreError> {
-        if let Some(value) = self.store.counted(filter).exact() {
+        if self.statistics
+            && let Some(value) = self.store.counted(filter).exact()
+        {
             return Ok(Count {
                 value,
                 cached: false,

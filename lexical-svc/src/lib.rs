@@ -39,6 +39,9 @@ pub struct LexicalConfig {
     pub strategy: Strategy,
     /// Which counts of the `candidates` strategy are reused, and how long.
     pub count_cache: CountCacheConfig,
+    /// The `candidates` counts are read from the store's statistics where
+    /// it keeps them (the embedded store's document frequencies).
+    pub count_statistics: bool,
 }
 
 impl Default for LexicalConfig {
@@ -48,6 +51,7 @@ impl Default for LexicalConfig {
             max_cap: 4096,
             strategy: Strategy::Candidates,
             count_cache: CountCacheConfig::default(),
+            count_statistics: true,
         }
     }
 }

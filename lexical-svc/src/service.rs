@@ -41,7 +41,10 @@ impl LexicalService {
         let metrics = Metrics::new("lexical-svc");
         let store: Arc<dyn Store> = Arc::new(Metered::new(store, metrics.clone()));
         Self {
-            counter: Arc::new(Counter::new(store.clone(), config.count_cache)),
+            counter: Arc::new(
+                Counter::new(store.clone(), config.count_cache)
+                    .with_statistics(config.count_statistics),
+            ),
             store,
             embedder: None,
             config,

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use trine_core::model::{CollectionSpec, EmbedderId, Filter, Memory, Point};
 use trine_lexical::{CountCacheConfig, Counter};
-use trine_store::{EdgeStore, Store};
+use trine_store::{Counted, EdgeStore, Store};
 use uuid::Uuid;
 
 // Of one kind, counted with a kind condition: a filter the store's document
@@ -108,4 +108,45 @@ async fn large_counts_are_reused_refreshed_in_the_background_and_small_ones_neve
     let filter = term("acme", "common");
     assert!(!off.count(&filter).await.unwrap().cached);
     assert!(!off.count(&filter).await.unwrap().cached);
+}
+
+#[tokio::test]
+async fn counts_come_from_the_stores_statistics_unless_turned_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "counts").unwrap());
+    let spec = CollectionSpec {
+        embedder: EmbedderId {
+            name: "counts-test".into(),
+            dim: 4,
+        },
+    };
+    store.ensure_collection(&spec).await.unwrap();
+    store
+        .upsert(vec![point("acme", "common words"), point("acme", "rare")])
+        .await
+        .unwrap();
+    let plain = Filter {
+        all_terms: vec!["common".into()],
+        ..Filter::tenant("acme")
+    };
+
+    // Turned off: counted in the store, and the statistics never asked for
+    // (the first ask, below, is the one that starts their build).
+    let off = Counter::new(store.clone(), CountCacheConfig::OFF).with_statistics(false);
+    let c = off.count(&plain).await.unwrap();
+    assert_eq!((c.value, c.kept), (1, false));
+    assert_eq!(store.counted(&plain), Counted::Later);
+
+    // On (the default): once built, read from them.
+    let on = Counter::new(store.clone(), CountCacheConfig::OFF);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let c = on.count(&plain).await.unwrap();
+        assert_eq!(c.value, 1);
+        if c.kept {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the statistics were never built");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }

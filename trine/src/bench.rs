@@ -196,7 +196,11 @@ async fn run_trine(
         Some(endpoint) => (endpoint.clone(), endpoint.clone(), None, None),
         None => {
             let local = local_mesh(config).await?;
-            frequencies_built(local.store.as_ref(), &requests).await;
+            // Only the `candidates` strategy counts (`auto` may resolve to it).
+            let strategy = args.strategy.as_deref().unwrap_or(&config.lexical.strategy);
+            if config.lexical.count_statistics && matches!(strategy, "candidates" | "auto") {
+                frequencies_built(local.store.as_ref(), &requests).await;
+            }
             (
                 "the in-process mesh".to_string(),
                 local.mesh.gateway.to_string(),

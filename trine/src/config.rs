@@ -228,6 +228,10 @@ pub struct LexicalSection {
     pub count_cache_secs: u64,
     /// Smaller counts are always made afresh.
     pub count_cache_min: u64,
+    /// The embedded store's counts of a tenant or one term are read from
+    /// its per-tenant document frequencies (built when the first search
+    /// asks); false: made in the store like any other count.
+    pub count_statistics: bool,
 }
 
 impl Default for LexicalSection {
@@ -238,6 +242,7 @@ impl Default for LexicalSection {
             cap: 256,
             count_cache_secs: cache.ttl.as_secs(),
             count_cache_min: cache.min_count,
+            count_statistics: true,
         }
     }
 }
@@ -584,6 +589,7 @@ impl Config {
             ttl: std::time::Duration::from_secs(self.lexical.count_cache_secs),
             min_count: self.lexical.count_cache_min,
         };
+        mesh.lexical.count_statistics = self.lexical.count_statistics;
         // Validated at load.
         if let Ok(strategy) = trine_core::Strategy::parse(&self.lexical.strategy) {
             mesh.lexical.strategy = strategy;
@@ -701,11 +707,14 @@ mod tests {
             default.lexical.count_cache,
             trine_lexical::CountCacheConfig::default()
         );
-        let (_dir, o) =
-            overrides_with_file("[lexical]\ncount_cache_secs = 0\ncount_cache_min = 5\n");
+        assert!(default.lexical.count_statistics);
+        let (_dir, o) = overrides_with_file(
+            "[lexical]\ncount_cache_secs = 0\ncount_cache_min = 5\ncount_statistics = false\n",
+        );
         let mesh = Config::load(&o).unwrap().mesh();
         assert!(mesh.lexical.count_cache.ttl.is_zero());
         assert_eq!(mesh.lexical.count_cache.min_count, 5);
+        assert!(!mesh.lexical.count_statistics);
     }
 
     #[test]
