@@ -325,12 +325,12 @@ impl Store for EdgeStore {
                         want,
                     });
                 }
-                if writing.ready {
+                if writing.reads {
                     written.push(point.memory.clone());
                 }
                 batch.push(convert::to_point(point, &open.schema)?);
             }
-            let replaced = if writing.ready {
+            let replaced = if writing.reads {
                 // A point written twice in one batch keeps its last version.
                 let mut last = HashSet::new();
                 written.reverse();
@@ -360,7 +360,7 @@ impl Store for EdgeStore {
                 return Ok(());
             }
             let writing = open.kept.writing();
-            let replaced = if writing.ready {
+            let replaced = if writing.reads {
                 Some(open.get(&ids)?)
             } else {
                 None
@@ -393,9 +393,9 @@ impl Store for EdgeStore {
         let Ok(open) = self.inner.opened() else {
             return Counted::No;
         };
-        let (count, start) = open.kept.count(filter);
-        if start {
-            kept::start(&open);
+        let (count, build) = open.kept.count(filter);
+        if let Some(number) = build {
+            kept::start(&open, number);
         }
         count
     }
@@ -564,6 +564,75 @@ mod tests {
                 name: "e".into(),
                 dim,
             },
+        }
+    }
+
+    /// Writes made while the document frequencies are built (a page of 8
+    /// points at a time in unit tests) land in them: once built, they count
+    /// what the store counts.
+    #[tokio::test]
+    async fn writes_during_the_frequencies_build_are_counted() {
+        let data = tempfile::tempdir().expect("tempdir");
+        let store = EdgeStore::open(data.path(), "kept").expect("open");
+        store.ensure_collection(&spec(4)).await.expect("ensure");
+        let words = ["alpha", "beta", "gamma", "delta"];
+        let memory = |i: usize| {
+            let text = format!("{} {} item{}", words[i % 4], words[(i / 4) % 4], i % 7);
+            Memory::new(Uuid::new_v4(), ["acme", "globex"][i % 2], text)
+        };
+        let point = |memory: Memory| Point {
+            memory,
+            dense: vec![1.0, 0.0, 0.0, 0.0],
+            sparse: None,
+        };
+        let first: Vec<Memory> = (0..3_000).map(memory).collect();
+        let points = first.iter().cloned().map(point).collect();
+        store.upsert(points).await.expect("upsert");
+
+        let probe = Filter::tenant("acme");
+        assert_eq!(
+            store.counted(&probe),
+            Counted::Later,
+            "the first ask starts the build"
+        );
+        let mut during = 0;
+        while store.counted(&probe) == Counted::Later {
+            // One point rewritten into another tenant and text, one new, one
+            // deleted.
+            let i = during;
+            let rewritten = Memory {
+                tenant: "globex".into(),
+                text: format!("epsilon {}", words[i % 4]),
+                ..first[(i * 13) % first.len()].clone()
+            };
+            let written = vec![point(rewritten), point(memory(i + 10_000))];
+            store.upsert(written).await.expect("write");
+            let gone = first[(i * 7 + 3) % first.len()].id;
+            store.delete(&[gone]).await.expect("delete");
+            during += 1;
+            assert!(during < 100_000, "the statistics were never built");
+        }
+        assert!(
+            during > 0,
+            "no write landed while the statistics were built"
+        );
+
+        for tenant in ["acme", "globex", "nobody"] {
+            let mut filters = vec![Filter::tenant(tenant)];
+            for term in words.iter().chain(&["epsilon", "item3", "absent"]) {
+                filters.push(Filter {
+                    all_terms: vec![term.to_string()],
+                    ..Filter::tenant(tenant)
+                });
+            }
+            for filter in filters {
+                let exact = store.count(&filter).await.expect("count");
+                assert_eq!(
+                    store.counted(&filter),
+                    Counted::Exact(exact),
+                    "{filter:?} after {during} writes"
+                );
+            }
         }
     }
 

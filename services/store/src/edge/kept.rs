@@ -6,16 +6,19 @@
 //! opens: `trine ingest` and one-shot commands never pay for them — and then
 //! every write keeps them up to date.
 //!
-//! Exact by construction: every write runs under the writes lock and moves
-//! the epoch. A build whose scan a write overlapped (the epoch moved) is
-//! thrown away, and a count at least [`RETRY`] later starts another; so the
-//! statistics are those of a scan no write overlapped, and then each write,
-//! in order, with the versions it replaced taken out (read under the writes
-//! lock just before it) and its own put in. A write that did not read what it
-//! replaced (it began before the statistics were ready) or that failed drops
-//! them: counts go to the store until the next build. Statistics are kept
+//! Exact by construction, with writes going on: every write runs under the
+//! writes lock, and so does each page the build reads (in ascending id
+//! order), after which the build's cursor is the page's last id. A write
+//! reads the versions it replaces under that lock, and applies itself (those
+//! versions out, its own in) to the statistics when they are ready, and
+//! while they are built to the points at or before the cursor: the pages
+//! still to read will hold it as it is. So a write waits for at most one page
+//! read (4,096 points), and the build finishes under any stream of writes. A
+//! write that failed drops them: counts go to the store until a count starts
+//! the next build ([`RETRY`] later at the earliest). Statistics are kept
 //! only for the text index trine creates on its own layout
-//! ([`schema::trines_text_index`]), where trine's split is the index's.
+//! ([`schema::trines_text_index`]), where trine's split is the index's, and
+//! the ids compared with the cursor are the UUIDs trine writes.
 
 use std::sync::{Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
@@ -25,12 +28,12 @@ use trine_core::Frequencies;
 use super::*;
 
 /// The least time between the end of a build that did not finish and the
-/// start of the next: under a steady stream of writes, builds are thrown
-/// away and counts go to the store.
+/// start of the next.
 const RETRY: Duration = Duration::from_secs(5);
 
-/// Points a build reads at once.
-const PAGE: usize = 4_096;
+/// Points a build reads at once: what a write may have to wait for (a few
+/// in unit tests, so that writes land between pages).
+const PAGE: usize = if cfg!(test) { 8 } else { 4_096 };
 
 /// The statistics of one open shard, and the lock that orders its writes.
 pub(super) struct Kept {
@@ -40,8 +43,8 @@ pub(super) struct Kept {
 
 struct State {
     status: Status,
-    /// Moves with every write.
-    epoch: u64,
+    /// Numbers the builds: a build that finds another under way stops.
+    builds: u64,
 }
 
 enum Status {
@@ -50,17 +53,25 @@ enum Status {
     Unkept {
         ended: Option<Instant>,
     },
-    Building,
+    Building(Build),
     Ready(Frequencies),
     /// The text index is not trine's own: the store counts.
     Off,
 }
 
-/// A write in progress: holds the writes lock; `ready` says whether the
-/// statistics were ready when it began (then it reads what it replaces).
+struct Build {
+    number: u64,
+    /// Unset until the build has checked the index.
+    frequencies: Option<Frequencies>,
+    /// The last id read; `None`: none yet.
+    cursor: Option<Uuid>,
+}
+
+/// A write in progress: holds the writes lock; `reads` says whether it is
+/// to read what it replaces (statistics ready or being built).
 pub(super) struct Writing<'a> {
     _order: MutexGuard<'a, ()>,
-    pub(super) ready: bool,
+    pub(super) reads: bool,
 }
 
 impl Default for Kept {
@@ -68,7 +79,7 @@ impl Default for Kept {
         Self {
             state: Mutex::new(State {
                 status: Status::Unkept { ended: None },
-                epoch: 0,
+                builds: 0,
             }),
             writes: Mutex::new(()),
         }
@@ -81,33 +92,43 @@ impl Kept {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The count of `filter` where the statistics decide it; and whether the
-    /// caller is to start a build ([`start`]), which this marks as begun.
-    pub(super) fn count(&self, filter: &Filter) -> (Counted, bool) {
+    fn order(&self) -> MutexGuard<'_, ()> {
+        self.writes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The count of `filter` where the statistics decide it; and the number
+    /// of a build the caller is to start ([`start`]), marked as begun.
+    pub(super) fn count(&self, filter: &Filter) -> (Counted, Option<u64>) {
         let mut state = self.state();
         match &state.status {
             Status::Ready(frequencies) => {
                 let count = frequencies
                     .count(filter)
                     .map_or(Counted::No, Counted::Exact);
-                (count, false)
+                (count, None)
             }
             Status::Unkept { ended } if ended.is_none_or(|at| at.elapsed() >= RETRY) => {
-                state.status = Status::Building;
-                (Counted::Later, true)
+                state.builds += 1;
+                let number = state.builds;
+                state.status = Status::Building(Build {
+                    number,
+                    frequencies: None,
+                    cursor: None,
+                });
+                (Counted::Later, Some(number))
             }
-            Status::Building => (Counted::Later, false),
-            Status::Unkept { .. } | Status::Off => (Counted::No, false),
+            Status::Building(_) => (Counted::Later, None),
+            Status::Unkept { .. } | Status::Off => (Counted::No, None),
         }
     }
 
     /// Begins a write: takes the writes lock.
     pub(super) fn writing(&self) -> Writing<'_> {
-        let order = self.writes.lock().unwrap_or_else(|e| e.into_inner());
-        let ready = matches!(self.state().status, Status::Ready(_));
+        let order = self.order();
+        let reads = matches!(self.state().status, Status::Ready(_) | Status::Building(_));
         Writing {
             _order: order,
-            ready,
+            reads,
         }
     }
 
@@ -120,131 +141,178 @@ impl Kept {
         outcome: std::result::Result<(Option<&[Memory]>, &[Memory]), ()>,
     ) {
         let mut state = self.state();
-        state.epoch = state.epoch.wrapping_add(1);
-        let Status::Ready(frequencies) = &mut state.status else {
-            return;
-        };
-        match outcome {
-            Ok((Some(replaced), written)) => {
-                for memory in replaced {
-                    frequencies.remove(memory);
-                }
-                for memory in written {
-                    frequencies.add(memory);
+        let dropped = match (&mut state.status, outcome) {
+            (Status::Ready(frequencies), Ok((Some(replaced), written))) => {
+                apply(frequencies, replaced, written, |_| true);
+                false
+            }
+            (Status::Building(build), Ok((replaced, written))) => {
+                match (&mut build.frequencies, build.cursor, replaced) {
+                    // Nothing read yet: the pages will hold this write.
+                    (_, None, _) => false,
+                    (Some(frequencies), Some(cursor), Some(replaced)) => {
+                        apply(frequencies, replaced, written, |id| id <= cursor);
+                        false
+                    }
+                    _ => true,
                 }
             }
-            Ok((None, _)) | Err(()) => state.status = Status::Unkept { ended: None },
-        }
-    }
-
-    /// The index changed (or may have): statistics made for the old one are
-    /// dropped, and the next count starts a build.
-    pub(super) fn reset(&self, _writing: &Writing<'_>) {
-        let mut state = self.state();
-        state.epoch = state.epoch.wrapping_add(1);
-        state.status = Status::Unkept { ended: None };
-    }
-
-    fn epoch(&self) -> u64 {
-        self.state().epoch
-    }
-
-    /// A build ends: `Some` statistics scanned while the epoch stayed at
-    /// `epoch`, or `None` (thrown away, failed, or an index that is not
-    /// trine's: `off`).
-    fn ended(&self, epoch: u64, built: Option<Frequencies>, off: bool) -> bool {
-        let mut state = self.state();
-        if !matches!(state.status, Status::Building) {
-            return false;
-        }
-        state.status = match built {
-            Some(frequencies) if state.epoch == epoch => Status::Ready(frequencies),
-            _ if off => Status::Off,
-            _ => Status::Unkept {
-                ended: Some(Instant::now()),
-            },
+            (Status::Ready(_) | Status::Building(_), _) => true,
+            (Status::Unkept { .. } | Status::Off, _) => false,
         };
-        matches!(state.status, Status::Ready(_))
+        if dropped {
+            state.status = Status::Unkept {
+                ended: Some(Instant::now()),
+            };
+        }
+    }
+
+    /// The index changed (or may have): statistics made for the old one, or
+    /// being made, are dropped, and the next count starts a build.
+    pub(super) fn reset(&self, _writing: &Writing<'_>) {
+        self.state().status = Status::Unkept { ended: None };
     }
 }
 
-/// Starts building the statistics of `open` on a thread of its own; the
-/// thread holds the shard only while it reads a page, and stops when the
-/// store has closed it.
-pub(super) fn start(open: &Arc<Open>) {
+/// Counts out the `replaced` versions and in the `written` ones, of the ids
+/// `within` takes.
+fn apply(
+    frequencies: &mut Frequencies,
+    replaced: &[Memory],
+    written: &[Memory],
+    within: impl Fn(Uuid) -> bool,
+) {
+    for memory in replaced.iter().filter(|m| within(m.id)) {
+        frequencies.remove(memory);
+    }
+    for memory in written.iter().filter(|m| within(m.id)) {
+        frequencies.add(memory);
+    }
+}
+
+/// Starts build `number` of the statistics of `open` on a thread of its
+/// own; the thread holds the shard only while it reads a page, and stops
+/// when the store has closed it or another build has begun.
+pub(super) fn start(open: &Arc<Open>, number: u64) {
     let open = Arc::downgrade(open);
     let spawned = std::thread::Builder::new()
         .name("trine-frequencies".to_string())
         .spawn(move || {
             schema::below_services_here("building the document frequencies");
-            build(&open);
+            build(&open, number);
         });
     if let Err(e) = spawned {
         tracing::warn!(error = %e, "cannot start a thread to build the document frequencies; counts go to the store");
     }
 }
 
-fn build(open: &Weak<Open>) {
+/// What a build does next.
+enum Next {
+    Read(Option<Uuid>),
+    Stop,
+}
+
+fn build(open: &Weak<Open>, number: u64) {
     let started = Instant::now();
     let Some(first) = open.upgrade() else {
         return;
     };
-    let epoch = first.kept.epoch();
     let fold = match first.shard.info() {
         Ok(info) => schema::trines_text_index(&info, &first.schema),
         Err(e) => {
             tracing::warn!(error = %e, "reading the shard's indexes failed; counts go to the store");
-            first.kept.ended(epoch, None, false);
+            first.kept.end(number, None);
             return;
         }
     };
     let Some(fold) = fold else {
         tracing::info!("the text index is not the one trine creates: counts go to the store");
-        first.kept.ended(epoch, None, true);
+        first.kept.end(number, Some(Status::Off));
         return;
     };
+    if !first.kept.begin(number, fold) {
+        return;
+    }
     drop(first);
-    let mut frequencies = Frequencies::new(fold);
     let mut offset = None;
     loop {
         let Some(open) = open.upgrade() else {
             return;
         };
-        if open.kept.epoch() != epoch {
-            tracing::debug!("a write overlapped the document frequencies' scan: thrown away");
-            open.kept.ended(epoch, None, false);
-            return;
+        match open.kept.page(&open, number, offset, started) {
+            Next::Read(next) => offset = next,
+            Next::Stop => return,
+        }
+    }
+}
+
+impl Kept {
+    /// The build `number` has checked the index: it counts with `fold`.
+    /// False: another build has begun, or the statistics were dropped.
+    fn begin(&self, number: u64, fold: Fold) -> bool {
+        match &mut self.state().status {
+            Status::Building(build) if build.number == number => {
+                build.frequencies = Some(Frequencies::new(fold));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Build `number` ends without statistics: `Off`, or to be tried again.
+    fn end(&self, number: u64, status: Option<Status>) {
+        let mut state = self.state();
+        if matches!(&state.status, Status::Building(b) if b.number == number) {
+            state.status = status.unwrap_or(Status::Unkept {
+                ended: Some(Instant::now()),
+            });
+        }
+    }
+
+    /// Reads the page of build `number` from `offset` under the writes lock,
+    /// counts it in and moves the cursor; the last page makes the statistics
+    /// ready.
+    fn page(&self, open: &Open, number: u64, offset: Option<Uuid>, started: Instant) -> Next {
+        let _order = self.order();
+        let building = matches!(&self.state().status, Status::Building(b) if b.number == number);
+        if !building {
+            return Next::Stop;
         }
         let page = match open.scan_for_frequencies(PAGE, offset) {
             Ok(page) => page,
             Err(e) => {
                 tracing::warn!(error = %e, "building the document frequencies failed; counts go to the store");
-                open.kept.ended(epoch, None, false);
-                return;
+                self.end(number, None);
+                return Next::Stop;
             }
+        };
+        let mut state = self.state();
+        let Status::Building(build) = &mut state.status else {
+            return Next::Stop;
+        };
+        let Some(frequencies) = build.frequencies.as_mut() else {
+            return Next::Stop;
         };
         for memory in &page.memories {
             frequencies.add(memory);
         }
-        match page.next_offset {
-            Some(next) => offset = Some(next),
-            None => {
-                let (points, tenants, entries) = (
-                    frequencies.points(),
-                    frequencies.tenants(),
-                    frequencies.entries(),
-                );
-                if open.kept.ended(epoch, Some(frequencies), false) {
-                    tracing::info!(
-                        points,
-                        tenants,
-                        terms = entries,
-                        seconds = started.elapsed().as_secs_f64(),
-                        "document frequencies built: counts need no read"
-                    );
-                }
-                return;
-            }
+        if let Some(last) = page.memories.last() {
+            build.cursor = Some(last.id);
         }
+        if page.next_offset.is_some() {
+            return Next::Read(page.next_offset);
+        }
+        let Some(frequencies) = build.frequencies.take() else {
+            return Next::Stop;
+        };
+        tracing::info!(
+            points = frequencies.points(),
+            tenants = frequencies.tenants(),
+            terms = frequencies.entries(),
+            seconds = started.elapsed().as_secs_f64(),
+            "document frequencies built: counts need no read"
+        );
+        state.status = Status::Ready(frequencies);
+        Next::Stop
     }
 }
