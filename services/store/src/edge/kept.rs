@@ -61,10 +61,24 @@ enum Status {
 
 struct Build {
     number: u64,
+    /// What is read so far, behind a lock of its own: adding a page takes
+    /// long, and a count (which only asks whether the build is done) must
+    /// not wait for it.
+    read: Arc<Mutex<Read>>,
+}
+
+#[derive(Default)]
+struct Read {
     /// Unset until the build has checked the index.
     frequencies: Option<Frequencies>,
     /// The last id read; `None`: none yet.
     cursor: Option<Uuid>,
+}
+
+impl Read {
+    fn lock(read: &Mutex<Read>) -> MutexGuard<'_, Read> {
+        read.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// A write in progress: holds the writes lock; `reads` says whether it is
@@ -112,8 +126,7 @@ impl Kept {
                 let number = state.builds;
                 state.status = Status::Building(Build {
                     number,
-                    frequencies: None,
-                    cursor: None,
+                    read: Arc::default(),
                 });
                 (Counted::Later, Some(number))
             }
@@ -147,7 +160,16 @@ impl Kept {
                 false
             }
             (Status::Building(build), Ok((replaced, written))) => {
-                match (&mut build.frequencies, build.cursor, replaced) {
+                // The build's pages are read under the writes lock this
+                // write holds: the cursor stands still meanwhile.
+                let read = build.read.clone();
+                drop(state);
+                let mut read = Read::lock(&read);
+                let Read {
+                    frequencies,
+                    cursor,
+                } = &mut *read;
+                let dropped = match (frequencies, *cursor, replaced) {
                     // Nothing read yet: the pages will hold this write.
                     (_, None, _) => false,
                     (Some(frequencies), Some(cursor), Some(replaced)) => {
@@ -155,7 +177,10 @@ impl Kept {
                         false
                     }
                     _ => true,
-                }
+                };
+                drop(read);
+                state = self.state();
+                dropped
             }
             (Status::Ready(_) | Status::Building(_), _) => true,
             (Status::Unkept { .. } | Status::Off, _) => false,
@@ -250,9 +275,9 @@ impl Kept {
     /// The build `number` has checked the index: it counts with `fold`.
     /// False: another build has begun, or the statistics were dropped.
     fn begin(&self, number: u64, fold: Fold) -> bool {
-        match &mut self.state().status {
+        match &self.state().status {
             Status::Building(build) if build.number == number => {
-                build.frequencies = Some(Frequencies::new(fold));
+                Read::lock(&build.read).frequencies = Some(Frequencies::new(fold));
                 true
             }
             _ => false,
@@ -274,10 +299,10 @@ impl Kept {
     /// ready.
     fn page(&self, open: &Open, number: u64, offset: Option<Uuid>, started: Instant) -> Next {
         let _order = self.order();
-        let building = matches!(&self.state().status, Status::Building(b) if b.number == number);
-        if !building {
-            return Next::Stop;
-        }
+        let read = match &self.state().status {
+            Status::Building(build) if build.number == number => build.read.clone(),
+            _ => return Next::Stop,
+        };
         let page = match open.scan_for_frequencies(PAGE, offset) {
             Ok(page) => page,
             Err(e) => {
@@ -286,25 +311,29 @@ impl Kept {
                 return Next::Stop;
             }
         };
-        let mut state = self.state();
-        let Status::Building(build) = &mut state.status else {
-            return Next::Stop;
-        };
-        let Some(frequencies) = build.frequencies.as_mut() else {
+        // Counted in under the build's own lock: counts meanwhile see
+        // `Later` without waiting.
+        let mut read = Read::lock(&read);
+        let Some(frequencies) = read.frequencies.as_mut() else {
             return Next::Stop;
         };
         for memory in &page.memories {
             frequencies.add(memory);
         }
         if let Some(last) = page.memories.last() {
-            build.cursor = Some(last.id);
+            read.cursor = Some(last.id);
         }
         if page.next_offset.is_some() {
             return Next::Read(page.next_offset);
         }
-        let Some(frequencies) = build.frequencies.take() else {
+        let Some(frequencies) = read.frequencies.take() else {
             return Next::Stop;
         };
+        drop(read);
+        let mut state = self.state();
+        if !matches!(&state.status, Status::Building(b) if b.number == number) {
+            return Next::Stop;
+        }
         tracing::info!(
             points = frequencies.points(),
             tenants = frequencies.tenants(),
