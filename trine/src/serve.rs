@@ -255,6 +255,14 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             .prepare()
             .await?;
     }
+    // The embedded store's document frequencies are built now, not at the
+    // first search (README, "The budget").
+    if matches!(role, Role::All | Role::Lexical)
+        && config.lexical.count_statistics
+        && let Some(store) = &deps.store
+    {
+        store.keep_counts();
+    }
     let running = trine_mesh::spawn(role, listener, deps, mesh_config).await?;
     let ready = match &running {
         Running::All(mesh) => {

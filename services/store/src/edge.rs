@@ -385,6 +385,14 @@ impl Store for EdgeStore {
         self.with_shard(move |open, _| open.get(&ids)).await
     }
 
+    fn keep_counts(&self) {
+        if let Ok(open) = self.inner.opened()
+            && let Some(number) = open.kept.build_now()
+        {
+            kept::start(&open, number);
+        }
+    }
+
     fn counted(&self, filter: &Filter) -> Counted {
         if filter.tenant.trim().is_empty() {
             // Refused by `count`, with the reason.
@@ -565,6 +573,19 @@ mod tests {
                 dim,
             },
         }
+    }
+
+    /// A server about to take searches builds the statistics at once, not at
+    /// the first count.
+    #[tokio::test]
+    async fn keep_counts_starts_the_build_without_a_count() {
+        let data = tempfile::tempdir().expect("tempdir");
+        let store = EdgeStore::open(data.path(), "kept").expect("open");
+        store.ensure_collection(&spec(4)).await.expect("ensure");
+        let open = store.inner.opened().expect("open");
+        assert!(!open.kept.begun(), "nothing asked yet");
+        store.keep_counts();
+        assert!(open.kept.begun(), "begun by keep_counts alone");
     }
 
     /// Writes made while the document frequencies are built (a page of 8

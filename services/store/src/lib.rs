@@ -108,6 +108,11 @@ pub trait Store: Send + Sync + 'static {
     /// would count every term in the store.
     fn counted(&self, filter: &Filter) -> Counted;
 
+    /// Starts building the statistics [`Store::counted`] reads, where the
+    /// store keeps them and has not yet, instead of at the first count: what
+    /// a server does before it takes searches. Returns at once.
+    fn keep_counts(&self);
+
     /// Up to `limit` points matching the filter with what BM25 needs of each —
     /// its sparse encoding — and, with `source`, its source, never its text,
     /// in ascending point-id order from `offset` (inclusive): the lexical

@@ -57,6 +57,10 @@ impl Store for Metered {
             .await
     }
 
+    fn keep_counts(&self) {
+        self.inner.keep_counts();
+    }
+
     /// Timed as `counted` where the statistics answered (a count the store
     /// did not have to make), not timed where they did not (then the caller
     /// counts, timed as `count`).

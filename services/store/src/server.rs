@@ -286,6 +286,9 @@ impl Store for ServerStore {
         Counted::No
     }
 
+    /// Nothing to build: see [`ServerStore::counted`].
+    fn keep_counts(&self) {}
+
     async fn scroll(
         &self,
         filter: &Filter,

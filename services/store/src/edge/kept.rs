@@ -2,9 +2,10 @@
 //! the `candidates` counts need no read ([`Store::counted`]).
 //!
 //! They are built from the shard on a thread of their own, below the
-//! services' priority, when a count first asks for them — not when the shard
-//! opens: `trine ingest` and one-shot commands never pay for them — and then
-//! every write keeps them up to date.
+//! services' priority, when a count first asks for them or a server says it
+//! will ask ([`Store::keep_counts`]) — not when the shard opens: `trine
+//! ingest` and one-shot commands never pay for them — and then every write
+//! keeps them up to date.
 //!
 //! Exact by construction, with writes going on: every write runs under the
 //! writes lock, and so does each page the build reads (in ascending id
@@ -114,25 +115,29 @@ impl Kept {
     /// of a build the caller is to start ([`start`]), marked as begun.
     pub(super) fn count(&self, filter: &Filter) -> (Counted, Option<u64>) {
         let mut state = self.state();
-        match &state.status {
-            Status::Ready(frequencies) => {
-                let count = frequencies
-                    .count(filter)
-                    .map_or(Counted::No, Counted::Exact);
-                (count, None)
-            }
-            Status::Unkept { ended } if ended.is_none_or(|at| at.elapsed() >= RETRY) => {
-                state.builds += 1;
-                let number = state.builds;
-                state.status = Status::Building(Build {
-                    number,
-                    read: Arc::default(),
-                });
-                (Counted::Later, Some(number))
-            }
-            Status::Building(_) => (Counted::Later, None),
-            Status::Unkept { .. } | Status::Off => (Counted::No, None),
+        if let Status::Ready(frequencies) = &state.status {
+            let count = frequencies
+                .count(filter)
+                .map_or(Counted::No, Counted::Exact);
+            return (count, None);
         }
+        match begun(&mut state) {
+            Some(number) => (Counted::Later, Some(number)),
+            None if matches!(state.status, Status::Building(_)) => (Counted::Later, None),
+            None => (Counted::No, None),
+        }
+    }
+
+    /// The number of a build the caller is to start ([`start`]) now, marked
+    /// as begun; `None` where they are built, being built or not to be.
+    pub(super) fn build_now(&self) -> Option<u64> {
+        begun(&mut self.state())
+    }
+
+    /// Whether a build has begun or ended with statistics.
+    #[cfg(test)]
+    pub(super) fn begun(&self) -> bool {
+        matches!(self.state().status, Status::Building(_) | Status::Ready(_))
     }
 
     /// Begins a write: takes the writes lock.
@@ -196,6 +201,23 @@ impl Kept {
     /// being made, are dropped, and the next count starts a build.
     pub(super) fn reset(&self, _writing: &Writing<'_>) {
         self.state().status = Status::Unkept { ended: None };
+    }
+}
+
+/// Marks a build as begun where none is kept, being built or ended within
+/// [`RETRY`], and returns its number.
+fn begun(state: &mut State) -> Option<u64> {
+    match &state.status {
+        Status::Unkept { ended } if ended.is_none_or(|at| at.elapsed() >= RETRY) => {
+            state.builds += 1;
+            let number = state.builds;
+            state.status = Status::Building(Build {
+                number,
+                read: Arc::default(),
+            });
+            Some(number)
+        }
+        _ => None,
     }
 }
 
