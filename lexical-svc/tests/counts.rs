@@ -33,10 +33,9 @@ fn term(tenant: &str, term: &str) -> Filter {
     }
 }
 
-#[tokio::test]
-async fn large_counts_are_reused_refreshed_in_the_background_and_small_ones_never() {
-    let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "counts").unwrap());
+/// An embedded collection in `dir`.
+async fn collection(dir: &std::path::Path) -> Arc<dyn Store> {
+    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir, "counts").unwrap());
     let spec = CollectionSpec {
         embedder: EmbedderId {
             name: "counts-test".into(),
@@ -44,6 +43,13 @@ async fn large_counts_are_reused_refreshed_in_the_background_and_small_ones_neve
         },
     };
     store.ensure_collection(&spec).await.unwrap();
+    store
+}
+
+#[tokio::test]
+async fn large_counts_are_reused_refreshed_in_the_background_and_small_ones_never() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = collection(dir.path()).await;
     let mut points: Vec<Point> = (0..5).map(|_| point("acme", "common words")).collect();
     points.push(point("acme", "rare words"));
     points.push(point("globex", "common words"));
@@ -113,14 +119,7 @@ async fn large_counts_are_reused_refreshed_in_the_background_and_small_ones_neve
 #[tokio::test]
 async fn counts_come_from_the_stores_statistics_unless_turned_off() {
     let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "counts").unwrap());
-    let spec = CollectionSpec {
-        embedder: EmbedderId {
-            name: "counts-test".into(),
-            dim: 4,
-        },
-    };
-    store.ensure_collection(&spec).await.unwrap();
+    let store = collection(dir.path()).await;
     store
         .upsert(vec![point("acme", "common words"), point("acme", "rare")])
         .await
