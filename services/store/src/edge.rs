@@ -126,10 +126,15 @@ impl EdgeStore {
     }
 }
 
+/// Locks `mutex`, recovering it from a panic elsewhere: every value the
+/// store keeps under a lock is updated whole, never left half-done.
+fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl Inner {
     fn state(&self) -> MutexGuard<'_, State> {
-        // A panic elsewhere cannot leave `State` half-updated: recover it.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        locked(&self.state)
     }
 
     /// The open shard, or `NoCollection`.

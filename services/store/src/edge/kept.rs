@@ -76,12 +76,6 @@ struct Read {
     cursor: Option<Uuid>,
 }
 
-impl Read {
-    fn lock(read: &Mutex<Read>) -> MutexGuard<'_, Read> {
-        read.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
 /// A write in progress: holds the writes lock; `reads` says whether it is
 /// to read what it replaces (statistics ready or being built).
 pub(super) struct Writing<'a> {
@@ -103,12 +97,11 @@ impl Default for Kept {
 
 impl Kept {
     fn state(&self) -> MutexGuard<'_, State> {
-        // Every update leaves `State` whole: recover it from a panic elsewhere.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        locked(&self.state)
     }
 
     fn order(&self) -> MutexGuard<'_, ()> {
-        self.writes.lock().unwrap_or_else(|e| e.into_inner())
+        locked(&self.writes)
     }
 
     /// The count of `filter` where the statistics decide it; and the number
@@ -121,7 +114,7 @@ impl Kept {
                 .map_or(Counted::No, Counted::Exact);
             return (count, None);
         }
-        match begun(&mut state) {
+        match new_build(&mut state) {
             Some(number) => (Counted::Later, Some(number)),
             None if matches!(state.status, Status::Building(_)) => (Counted::Later, None),
             None => (Counted::No, None),
@@ -131,7 +124,7 @@ impl Kept {
     /// The number of a build the caller is to start ([`start`]) now, marked
     /// as begun; `None` where they are built, being built or not to be.
     pub(super) fn build_now(&self) -> Option<u64> {
-        begun(&mut self.state())
+        new_build(&mut self.state())
     }
 
     /// Whether a build has begun or ended with statistics.
@@ -169,7 +162,7 @@ impl Kept {
                 // write holds: the cursor stands still meanwhile.
                 let read = build.read.clone();
                 drop(state);
-                let mut read = Read::lock(&read);
+                let mut read = locked(&read);
                 let Read {
                     frequencies,
                     cursor,
@@ -206,7 +199,7 @@ impl Kept {
 
 /// Marks a build as begun where none is kept, being built or ended within
 /// [`RETRY`], and returns its number.
-fn begun(state: &mut State) -> Option<u64> {
+fn new_build(state: &mut State) -> Option<u64> {
     match &state.status {
         Status::Unkept { ended } if ended.is_none_or(|at| at.elapsed() >= RETRY) => {
             state.builds += 1;
@@ -299,7 +292,7 @@ impl Kept {
     fn begin(&self, number: u64, fold: Fold) -> bool {
         match &self.state().status {
             Status::Building(build) if build.number == number => {
-                Read::lock(&build.read).frequencies = Some(Frequencies::new(fold));
+                locked(&build.read).frequencies = Some(Frequencies::new(fold));
                 true
             }
             _ => false,
@@ -335,7 +328,7 @@ impl Kept {
         };
         // Counted in under the build's own lock: counts meanwhile see
         // `Later` without waiting.
-        let mut read = Read::lock(&read);
+        let mut read = locked(&read);
         let Some(frequencies) = read.frequencies.as_mut() else {
             return Next::Stop;
         };
