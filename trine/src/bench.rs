@@ -196,9 +196,12 @@ async fn run_trine(
         Some(endpoint) => (endpoint.clone(), endpoint.clone(), None, None),
         None => {
             let local = local_mesh(config).await?;
-            // Only the `candidates` strategy counts (`auto` may resolve to it).
+            // `candidates` counts from the statistics and `sparse` is
+            // weighted by them (`auto` may resolve to either).
             let strategy = args.strategy.as_deref().unwrap_or(&config.lexical.strategy);
-            if config.lexical.count_statistics && matches!(strategy, "candidates" | "auto") {
+            if config.lexical.count_statistics
+                && matches!(strategy, "candidates" | "sparse" | "auto")
+            {
                 frequencies_built(local.store.as_ref(), &requests).await;
             }
             (

@@ -228,9 +228,11 @@ pub struct LexicalSection {
     pub count_cache_secs: u64,
     /// Smaller counts are always made afresh.
     pub count_cache_min: u64,
-    /// The embedded store's counts of a tenant or one term are read from
-    /// its per-tenant document frequencies (built when the first search
-    /// asks); false: made in the store like any other count.
+    /// The embedded store keeps per-tenant document frequencies (built as
+    /// `trine serve` starts, or when the first count asks): the counts of a
+    /// tenant or one term are read from them, and `sparse` queries are
+    /// weighted by them; false: never built, counts are made in the store
+    /// and `sparse` queries take Qdrant's IDF pass.
     pub count_statistics: bool,
 }
 

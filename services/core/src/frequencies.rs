@@ -11,11 +11,20 @@
 //! none of whose memories has a validity bound. Any other filter is `None`:
 //! the caller counts in the store. Nothing crosses tenants: each tenant's
 //! statistics are its own.
+//!
+//! They also keep what Qdrant's IDF modifier computes of the `sparse` space
+//! (DESIGN.md §2, `sparse`) over a tenant's points on every query: the
+//! points with a sparse vector, and for each dimension the points whose
+//! vector holds it — counted from the vectors themselves, so a dimension two
+//! tokens share (CRC-32) counts as Qdrant counts it. [`Frequencies::idf_weighted`]
+//! weighs a query as the modifier would, and a space without the modifier
+//! ranks by it exactly as the IDF space does, without the pass over the
+//! tenant's points.
 
 use std::collections::HashMap;
 
 use crate::fold::Fold;
-use crate::model::{Filter, Memory};
+use crate::model::{Filter, Memory, SparseVector};
 use crate::terms::{is_stop_word, tokens};
 
 /// One tenant's statistics.
@@ -25,6 +34,44 @@ struct Tenant {
     /// Points with a validity bound (`valid_from` or `valid_until`).
     bounded: u64,
     df: HashMap<Box<str>, u64>,
+    /// Points with a sparse vector (an empty one too: Qdrant stores it).
+    sparse: u64,
+    /// For each sparse dimension, the points whose vector holds it.
+    dims: HashMap<u32, u32>,
+}
+
+/// What the statistics count of a point: its memory (tenant, text and
+/// validity are read) and its `sparse` vector, if it has one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    pub memory: Memory,
+    pub sparse: Option<SparseVector>,
+}
+
+impl From<Memory> for Document {
+    /// A point without a sparse vector.
+    fn from(memory: Memory) -> Self {
+        Self {
+            memory,
+            sparse: None,
+        }
+    }
+}
+
+/// The inverse document frequency of Qdrant's IDF modifier, computed as
+/// Qdrant computes it (`fancy_idf`, in `f32`): `ln(1 + (n − df + 0.5) / (df
+/// + 0.5))` for `n` documents of which `df` hold the dimension.
+pub fn idf(n: u64, df: u64) -> f32 {
+    let (n, df) = (n as f32, df as f32);
+    ((n - df + 0.5) / (df + 0.5) + 1.).ln()
+}
+
+/// A sparse vector's dimensions, each once.
+fn dims(vector: &SparseVector) -> Vec<u32> {
+    let mut dims = vector.indices.clone();
+    dims.sort_unstable();
+    dims.dedup();
+    dims
 }
 
 /// The document frequencies of every tenant of a collection.
@@ -60,8 +107,9 @@ impl Frequencies {
         self.fold
     }
 
-    /// Counts `memory` in.
-    pub fn add(&mut self, memory: &Memory) {
+    /// Counts `document` in.
+    pub fn add(&mut self, document: &Document) {
+        let memory = &document.memory;
         let tenant = self.tenants.entry(memory.tenant.clone()).or_default();
         tenant.points += 1;
         tenant.bounded += u64::from(bounded(memory));
@@ -73,11 +121,18 @@ impl Frequencies {
                 }
             }
         }
+        if let Some(sparse) = &document.sparse {
+            tenant.sparse += 1;
+            for dim in dims(sparse) {
+                *tenant.dims.entry(dim).or_default() += 1;
+            }
+        }
     }
 
-    /// Counts `memory` out: it must have been counted in as it is (a write
+    /// Counts `document` out: it must have been counted in as it is (a write
     /// replacing a point removes the version it replaces).
-    pub fn remove(&mut self, memory: &Memory) {
+    pub fn remove(&mut self, document: &Document) {
+        let memory = &document.memory;
         let Some(tenant) = self.tenants.get_mut(&memory.tenant) else {
             return;
         };
@@ -91,8 +146,43 @@ impl Frequencies {
                 }
             }
         }
+        if let Some(sparse) = &document.sparse {
+            tenant.sparse = tenant.sparse.saturating_sub(1);
+            for dim in dims(sparse) {
+                if let Some(df) = tenant.dims.get_mut(&dim) {
+                    *df = df.saturating_sub(1);
+                    if *df == 0 {
+                        tenant.dims.remove(&dim);
+                    }
+                }
+            }
+        }
         if tenant.points == 0 {
             self.tenants.remove(&memory.tenant);
+        }
+    }
+
+    /// `query` weighted as Qdrant's IDF modifier weighs it with the tenant's
+    /// points as the IDF corpus: each weight times the [`idf`] of its
+    /// dimension over the tenant's points that have a sparse vector. Ranked
+    /// in a space without the modifier, it scores every point as the IDF
+    /// space does.
+    pub fn idf_weighted(&self, tenant: &str, query: &SparseVector) -> SparseVector {
+        let stats = self.tenants.get(tenant);
+        let n = stats.map_or(0, |t| t.sparse);
+        let df = |dim: &u32| {
+            stats
+                .and_then(|t| t.dims.get(dim))
+                .map_or(0, |df| u64::from(*df))
+        };
+        SparseVector {
+            indices: query.indices.clone(),
+            values: query
+                .indices
+                .iter()
+                .zip(&query.values)
+                .map(|(dim, weight)| weight * idf(n, df(dim)))
+                .collect(),
         }
     }
 
@@ -152,9 +242,13 @@ impl Frequencies {
         self.tenants.len()
     }
 
-    /// Distinct (tenant, term) pairs kept: what the statistics' memory grows with.
+    /// Distinct (tenant, term) and (tenant, sparse dimension) pairs kept:
+    /// what the statistics' memory grows with.
     pub fn entries(&self) -> usize {
-        self.tenants.values().map(|t| t.df.len()).sum()
+        self.tenants
+            .values()
+            .map(|t| t.df.len() + t.dims.len())
+            .sum()
     }
 
     /// Points counted in, over every tenant.
@@ -195,7 +289,7 @@ mod tests {
             memory("globex", "meeting"),
         ];
         for m in &kept {
-            f.add(m);
+            f.add(&m.clone().into());
         }
         let at_now = |filter: Filter| Filter {
             valid_at: now(),
@@ -292,7 +386,7 @@ mod tests {
 
         // Removing takes back what adding gave; an emptied tenant goes.
         for m in &kept {
-            f.remove(m);
+            f.remove(&m.clone().into());
         }
         assert_eq!(f, Frequencies::new(Fold::Ascii));
     }
@@ -305,8 +399,8 @@ mod tests {
             valid_until: now(),
             ..memory("acme", "release train")
         };
-        f.add(&open);
-        f.add(&bounded);
+        f.add(&open.into());
+        f.add(&bounded.clone().into());
         let at_now = Filter {
             valid_at: now(),
             ..term("acme", "release")
@@ -320,7 +414,7 @@ mod tests {
             ..at_now.clone()
         };
         assert_eq!(f.count(&other), Some(0));
-        f.remove(&bounded);
+        f.remove(&bounded.into());
         assert_eq!(f.count(&at_now), Some(1));
     }
 
@@ -329,11 +423,88 @@ mod tests {
         let mut case = Frequencies::new(Fold::Case);
         let mut ascii = Frequencies::new(Fold::Ascii);
         for f in [&mut case, &mut ascii] {
-            f.add(&memory("acme", "Ședință"));
+            f.add(&memory("acme", "Ședință").into());
         }
         assert_eq!(case.count(&term("acme", "ședință")), Some(1));
         assert_eq!(case.count(&term("acme", "sedinta")), Some(0));
         assert_eq!(ascii.count(&term("acme", "sedinta")), Some(1));
         assert_eq!(ascii.count(&term("acme", "ședință")), None);
+    }
+
+    fn sparse(pairs: &[(u32, f32)]) -> Option<SparseVector> {
+        Some(SparseVector {
+            indices: pairs.iter().map(|p| p.0).collect(),
+            values: pairs.iter().map(|p| p.1).collect(),
+        })
+    }
+
+    #[test]
+    fn idf_is_qdrants() {
+        // (n, df, ln(1 + (n - df + 0.5) / (df + 0.5)))
+        let table: &[(u64, u64, f64)] = &[
+            (0, 0, 2f64.ln()),
+            (1, 1, (1.0 + 0.5f64 / 1.5).ln()),
+            (10, 0, 22f64.ln()),
+            (10, 10, (1.0 + 0.5f64 / 10.5).ln()),
+            (385_000, 38_500, (1.0 + 346_500.5f64 / 38_500.5).ln()),
+        ];
+        for (n, df, want) in table {
+            let got = idf(*n, *df);
+            assert!(
+                (f64::from(got) - want).abs() < 1e-6,
+                "idf({n}, {df}) = {got}"
+            );
+        }
+        assert!(idf(100, 1) > idf(100, 50), "rarer weighs more");
+    }
+
+    #[test]
+    fn queries_are_weighted_by_the_tenants_sparse_points() {
+        let mut f = Frequencies::new(Fold::Case);
+        let docs = [
+            // acme: 3 points with a vector (one empty), 1 without.
+            Document {
+                sparse: sparse(&[(1, 2.0), (2, 1.0)]),
+                ..memory("acme", "a b").into()
+            },
+            Document {
+                sparse: sparse(&[(1, 1.0)]),
+                ..memory("acme", "a").into()
+            },
+            Document {
+                sparse: sparse(&[]),
+                ..memory("acme", "").into()
+            },
+            memory("acme", "no vector").into(),
+            // globex holds dimension 2 everywhere: none of it reaches acme.
+            Document {
+                sparse: sparse(&[(2, 1.0)]),
+                ..memory("globex", "b").into()
+            },
+            Document {
+                sparse: sparse(&[(2, 3.0), (3, 1.0)]),
+                ..memory("globex", "b c").into()
+            },
+        ];
+        for d in &docs {
+            f.add(d);
+        }
+        let query = sparse(&[(1, 1.0), (2, 2.0), (9, 1.0)]).unwrap();
+        // (tenant, weights: n = points with a vector, df per dimension)
+        let table: &[(&str, [f32; 3])] = &[
+            ("acme", [idf(3, 2), 2.0 * idf(3, 1), idf(3, 0)]),
+            ("globex", [idf(2, 0), 2.0 * idf(2, 2), idf(2, 0)]),
+            ("initech", [idf(0, 0), 2.0 * idf(0, 0), idf(0, 0)]),
+        ];
+        for (tenant, want) in table {
+            let got = f.idf_weighted(tenant, &query);
+            assert_eq!(got.indices, query.indices, "{tenant}");
+            assert_eq!(got.values, want, "{tenant}");
+        }
+        // Removing takes the vectors back out.
+        for d in &docs {
+            f.remove(d);
+        }
+        assert_eq!(f, Frequencies::new(Fold::Case));
     }
 }

@@ -21,7 +21,7 @@ pub mod verbatim;
 
 pub use error::{ErrorKind, Kinded};
 pub use fold::Fold;
-pub use frequencies::Frequencies;
+pub use frequencies::{Document, Frequencies};
 pub use stage::Stage;
 pub use strategy::{Mode, Strategy};
 pub use terms::{terms, tokens};

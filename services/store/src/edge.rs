@@ -32,12 +32,20 @@ use crate::{
     ScrollPage, SparseVector, Store, StoreError, TermPage, TermPoint,
 };
 use schema::io;
+use trine_core::Document;
 
 const SHARD_DIR: &str = "shard";
 /// The `qdrant-edge` crate trine is built with.
 const EDGE_VERSION: &str = "0.9";
 const NEW_SHARD_DIR: &str = "shard.tmp";
 const LOCK_FILE: &str = "lock";
+
+/// The sparse space without Qdrant's IDF modifier, holding the same vectors
+/// as `sparse`: where the document frequencies are kept, the `sparse`
+/// ranking is a query of it weighted by trine ([`kept::Kept::idf_weighted`]),
+/// the same scores without the modifier's pass over the tenant's points.
+/// Collections created before it have only `sparse`, and rank there.
+const SPARSE_TF_VECTOR: &str = "sparse_tf";
 
 /// The smallest `hnsw_ef` of a dense query: HNSW's beam width, for recall.
 /// Measured on 8,000 uniform random 384-dim vectors (a hard case): recall@10
@@ -71,6 +79,8 @@ struct Open {
     schema: Arc<PayloadSchema>,
     /// The text index scores with BM25: `query_text` may run.
     text_scoring: AtomicBool,
+    /// The shard has the `sparse_tf` space ([`SPARSE_TF_VECTOR`]).
+    sparse_tf: bool,
     /// The document frequencies, and the lock that orders writes.
     kept: kept::Kept,
 }
@@ -331,17 +341,20 @@ impl Store for EdgeStore {
                     });
                 }
                 if writing.reads {
-                    written.push(point.memory.clone());
+                    written.push(Document {
+                        memory: point.memory.clone(),
+                        sparse: point.sparse.clone(),
+                    });
                 }
-                batch.push(convert::to_point(point, &open.schema)?);
+                batch.push(convert::to_point(point, &open.schema, open.sparse_tf)?);
             }
             let replaced = if writing.reads {
                 // A point written twice in one batch keeps its last version.
                 let mut last = HashSet::new();
                 written.reverse();
-                written.retain(|m| last.insert(m.id));
-                let ids: Vec<Uuid> = written.iter().map(|m| m.id).collect();
-                Some(open.get(&ids)?)
+                written.retain(|d| last.insert(d.memory.id));
+                let ids: Vec<Uuid> = written.iter().map(|d| d.memory.id).collect();
+                Some(open.documents(&ids)?)
             } else {
                 None
             };
@@ -366,7 +379,7 @@ impl Store for EdgeStore {
             }
             let writing = open.kept.writing();
             let replaced = if writing.reads {
-                Some(open.get(&ids)?)
+                Some(open.documents(&ids)?)
             } else {
                 None
             };
@@ -452,10 +465,6 @@ impl Store for EdgeStore {
         if vectors.is_empty() {
             return Ok(());
         }
-        let vectors = vectors
-            .into_iter()
-            .map(|(id, vector)| Ok((id, convert::to_sparse(vector)?)))
-            .collect::<Result<Vec<_>>>()?;
         self.with_shard(move |open, _| open.set_sparse(vectors))
             .await
     }
@@ -660,6 +669,221 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Where the document frequencies are kept, a `sparse` query is weighted
+    /// by trine and ranked in `sparse_tf`: the same points and scores as the
+    /// IDF space gives with the tenant as its corpus, after writes, deletes,
+    /// rewrites into another tenant and sparse back-fills made during the
+    /// build and after it.
+    #[tokio::test]
+    async fn weighted_sparse_queries_rank_as_the_idf_space() {
+        use trine_core::sparse::{encode_query, encode_text};
+        let data = tempfile::tempdir().expect("tempdir");
+        let store = EdgeStore::open(data.path(), "kept").expect("open");
+        store.ensure_collection(&spec(4)).await.expect("ensure");
+        let words = ["alpha", "beta", "gamma", "delta", "omega"];
+        // The tenants hold the words in different proportions: an IDF over
+        // both would rank differently from each one's own.
+        let memory = |i: usize| {
+            let tenant = ["acme", "globex"][i % 2];
+            let text = match tenant {
+                "acme" => format!("{} {} {}", words[i % 5], words[(i / 5) % 2], words[i % 3]),
+                _ => format!("{} {} {}", words[4 - i % 3], words[(i / 3) % 5], words[0]),
+            };
+            Memory::new(Uuid::new_v4(), tenant, text)
+        };
+        // Every third point is written without its sparse vector, to be
+        // back-filled later.
+        let point = |memory: Memory, i: usize| Point {
+            sparse: (!i.is_multiple_of(3)).then(|| encode_text(&memory.text, Fold::Case)),
+            memory,
+            dense: vec![1.0, 0.0, 0.0, 0.0],
+        };
+        let first: Vec<Memory> = (0..600).map(memory).collect();
+        let points = first
+            .iter()
+            .cloned()
+            .enumerate()
+            .map(|(i, m)| point(m, i))
+            .collect();
+        store.upsert(points).await.expect("upsert");
+        let backfill = |from: usize| {
+            first
+                .iter()
+                .enumerate()
+                .skip(from)
+                .step_by(3)
+                .take(20)
+                .filter(|(i, _)| i.is_multiple_of(3))
+                .map(|(_, m)| (m.id, encode_text(&m.text, Fold::Case)))
+                .collect::<Vec<_>>()
+        };
+
+        store.keep_counts();
+        let mut round = 0;
+        let write = async |round: usize| {
+            let i = round * 17;
+            let rewritten = Memory {
+                tenant: ["globex", "acme"][round % 2].into(),
+                text: format!("omega {}", words[round % 5]),
+                ..first[(i * 13) % first.len()].clone()
+            };
+            let written = vec![point(rewritten, 1), point(memory(i + 10_000), i)];
+            store.upsert(written).await.expect("write");
+            store
+                .delete(&[first[(i * 7 + 1) % first.len()].id])
+                .await
+                .expect("delete");
+            store
+                .set_sparse(backfill(round * 60 % 600))
+                .await
+                .expect("backfill");
+        };
+        while store.counted(&Filter::tenant("acme")) == Counted::Later {
+            write(round).await;
+            round += 1;
+            assert!(round < 100_000, "the statistics were never built");
+        }
+        for after in 0..3 {
+            write(round + after).await;
+        }
+
+        let open = store.inner.opened().expect("open");
+        assert!(open.sparse_tf, "a new collection has the sparse_tf space");
+        let queries = [
+            "alpha",
+            "alpha beta",
+            "omega gamma delta",
+            "beta omega absent",
+            "absent",
+        ];
+        for tenant in ["acme", "globex", "nobody"] {
+            let filter = Filter::tenant(tenant);
+            let qfilter = filter::to_qdrant(&filter, &open.schema).expect("filter");
+            let corpus = filter::tenant_only(&filter, &open.schema).expect("corpus");
+            for query in queries {
+                let vector = encode_query(query, Fold::Case);
+                let idf = open
+                    .query(
+                        rank::nearest(
+                            convert::to_sparse(vector.clone()).expect("v"),
+                            SPARSE_VECTOR,
+                        ),
+                        qfilter.clone(),
+                        rank::idf_within(corpus.clone()),
+                        1_000,
+                        PayloadRead::Nothing,
+                    )
+                    .expect("idf query");
+                let weighted = open.kept.idf_weighted(tenant, &vector).expect("built");
+                let tf = open
+                    .query(
+                        rank::nearest(convert::to_sparse(weighted).expect("v"), SPARSE_TF_VECTOR),
+                        qfilter.clone(),
+                        qe::SearchParams::default(),
+                        1_000,
+                        PayloadRead::Nothing,
+                    )
+                    .expect("tf query");
+                let same = |got: &[Hit], what: &str| {
+                    let differ = got.len() != idf.len()
+                        || got
+                            .iter()
+                            .zip(&idf)
+                            .any(|(a, b)| (a.id, a.score) != (b.id, b.score));
+                    assert!(
+                        !differ,
+                        "{tenant}: {query:?} {what} after {round} rounds: {} hits, first {:?}; the IDF space {} hits, first {:?}",
+                        got.len(),
+                        got.first().map(|h| h.score),
+                        idf.len(),
+                        idf.first().map(|h| h.score),
+                    );
+                };
+                same(&tf, "in sparse_tf");
+                let (served, _) = rank::sparse_query(&open, tenant, vector.clone(), corpus.clone())
+                    .expect("query");
+                assert!(
+                    matches!(&served, qe::ScoringQuery::Vector(qe::QueryEnum::Nearest(q))
+                        if q.using.as_deref() == Some(SPARSE_TF_VECTOR)),
+                    "served from sparse_tf once built: {served:?}"
+                );
+                let served = store
+                    .query(Query::sparse(vector, &filter, 1_000))
+                    .await
+                    .expect("query");
+                same(&served, "as served");
+                if tenant != "nobody" && query != "absent" {
+                    assert!(!idf.is_empty(), "{tenant}: {query:?} finds points");
+                }
+            }
+        }
+    }
+
+    /// A collection made before `sparse_tf` existed is written and ranked
+    /// as before: its `sparse` queries stay in the IDF space.
+    #[tokio::test]
+    async fn a_shard_without_sparse_tf_ranks_in_the_idf_space() {
+        let data = tempfile::tempdir().expect("tempdir");
+        let dir = data.path().join("old");
+        let config = qe::EdgeConfig::builder()
+            .vector(
+                DENSE_VECTOR,
+                qe::EdgeVectorParams::builder(4, qe::Distance::Cosine).build(),
+            )
+            .sparse_vector(
+                SPARSE_VECTOR,
+                qe::EdgeSparseVectorParams::builder()
+                    .modifier(qe::Modifier::Idf)
+                    .build(),
+            )
+            .build();
+        qe::EdgeShard::new(&dir.join(SHARD_DIR), config)
+            .expect("an old shard")
+            .flush()
+            .expect("flush");
+        let store = EdgeStore::open(data.path(), "old").expect("open");
+        store.ensure_collection(&spec(4)).await.expect("adopted");
+        store
+            .create_text_index(Fold::Case)
+            .await
+            .expect("text index");
+        let points = (0..20)
+            .map(|i| {
+                let memory = Memory::new(Uuid::new_v4(), "acme", format!("alpha item{i}"));
+                Point {
+                    sparse: Some(trine_core::sparse::encode_text(&memory.text, Fold::Case)),
+                    memory,
+                    dense: vec![1.0, 0.0, 0.0, 0.0],
+                }
+            })
+            .collect();
+        store
+            .upsert(points)
+            .await
+            .expect("written without sparse_tf");
+        store.keep_counts();
+        while store.counted(&Filter::tenant("acme")) == Counted::Later {
+            tokio::task::yield_now().await;
+        }
+        let open = store.inner.opened().expect("open");
+        assert!(!open.sparse_tf);
+        let vector = trine_core::sparse::encode_query("alpha item3", Fold::Case);
+        let corpus = filter::tenant_only(&Filter::tenant("acme"), &open.schema).expect("corpus");
+        let (query, params) = rank::sparse_query(&open, "acme", vector.clone(), corpus).expect("q");
+        assert!(
+            matches!(&query, qe::ScoringQuery::Vector(qe::QueryEnum::Nearest(q))
+                if q.using.as_deref() == Some(SPARSE_VECTOR)),
+            "{query:?}"
+        );
+        assert!(params.idf.is_some(), "the tenant is the IDF corpus");
+        let hits = store
+            .query(Query::sparse(vector, &Filter::tenant("acme"), 5))
+            .await
+            .expect("query");
+        assert_eq!(hits.len(), 5);
+        assert!(hits[0].score > hits[1].score, "item3 first: {hits:?}");
     }
 
     /// A shard another tool made: vectors, no payload index, no `trine.json`.

@@ -6,11 +6,18 @@ use std::collections::HashMap;
 use qdrant_edge as qe;
 use uuid::Uuid;
 
+use super::SPARSE_TF_VECTOR;
 use crate::payload::PayloadSchema;
 use crate::{DENSE_VECTOR, Memory, Point, Result, SPARSE_VECTOR, SparseVector, StoreError};
 
-/// A point as Edge stores it. The caller has checked the dense dimension.
-pub(super) fn to_point(point: Point, schema: &PayloadSchema) -> Result<qe::PointStructPersisted> {
+/// A point as Edge stores it, its sparse vector in `sparse` and, with
+/// `sparse_tf`, in the `sparse_tf` space too. The caller has checked the
+/// dense dimension.
+pub(super) fn to_point(
+    point: Point,
+    schema: &PayloadSchema,
+    sparse_tf: bool,
+) -> Result<qe::PointStructPersisted> {
     let Point {
         memory,
         dense,
@@ -18,7 +25,11 @@ pub(super) fn to_point(point: Point, schema: &PayloadSchema) -> Result<qe::Point
     } = point;
     let mut vectors = HashMap::from([(DENSE_VECTOR.to_string(), qe::VectorInternal::Dense(dense))]);
     if let Some(sparse) = sparse {
-        vectors.insert(SPARSE_VECTOR.to_string(), to_sparse(sparse)?);
+        let sparse = to_sparse(sparse)?;
+        if sparse_tf {
+            vectors.insert(SPARSE_TF_VECTOR.to_string(), sparse.clone());
+        }
+        vectors.insert(SPARSE_VECTOR.to_string(), sparse);
     }
     Ok(qe::PointStructPersisted {
         id: qe::PointId::Uuid(memory.id),

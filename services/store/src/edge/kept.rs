@@ -24,7 +24,7 @@
 use std::sync::{Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
-use trine_core::Frequencies;
+use trine_core::{Document, Frequencies};
 
 use super::*;
 
@@ -127,6 +127,16 @@ impl Kept {
         new_build(&mut self.state())
     }
 
+    /// `query` weighted by the IDF of its dimensions over the tenant's
+    /// points ([`Frequencies::idf_weighted`]); `None` until the statistics
+    /// are built.
+    pub(super) fn idf_weighted(&self, tenant: &str, query: &SparseVector) -> Option<SparseVector> {
+        match &self.state().status {
+            Status::Ready(frequencies) => Some(frequencies.idf_weighted(tenant, query)),
+            _ => None,
+        }
+    }
+
     /// Whether a build has begun or ended with statistics.
     #[cfg(test)]
     pub(super) fn begun(&self) -> bool {
@@ -149,7 +159,7 @@ impl Kept {
     pub(super) fn written(
         &self,
         _writing: &Writing<'_>,
-        outcome: std::result::Result<(Option<&[Memory]>, &[Memory]), ()>,
+        outcome: std::result::Result<(Option<&[Document]>, &[Document]), ()>,
     ) {
         let mut state = self.state();
         let dropped = match (&mut state.status, outcome) {
@@ -218,15 +228,15 @@ fn new_build(state: &mut State) -> Option<u64> {
 /// `within` takes.
 fn apply(
     frequencies: &mut Frequencies,
-    replaced: &[Memory],
-    written: &[Memory],
+    replaced: &[Document],
+    written: &[Document],
     within: impl Fn(Uuid) -> bool,
 ) {
-    for memory in replaced.iter().filter(|m| within(m.id)) {
-        frequencies.remove(memory);
+    for document in replaced.iter().filter(|d| within(d.memory.id)) {
+        frequencies.remove(document);
     }
-    for memory in written.iter().filter(|m| within(m.id)) {
-        frequencies.add(memory);
+    for document in written.iter().filter(|d| within(d.memory.id)) {
+        frequencies.add(document);
     }
 }
 
@@ -318,7 +328,7 @@ impl Kept {
             Status::Building(build) if build.number == number => build.read.clone(),
             _ => return Next::Stop,
         };
-        let page = match open.scan_for_frequencies(PAGE, offset) {
+        let (documents, next_offset) = match open.scan_for_frequencies(PAGE, offset) {
             Ok(page) => page,
             Err(e) => {
                 tracing::warn!(error = %e, "building the document frequencies failed; counts go to the store");
@@ -332,14 +342,14 @@ impl Kept {
         let Some(frequencies) = read.frequencies.as_mut() else {
             return Next::Stop;
         };
-        for memory in &page.memories {
-            frequencies.add(memory);
+        for document in &documents {
+            frequencies.add(document);
         }
-        if let Some(last) = page.memories.last() {
-            read.cursor = Some(last.id);
+        if let Some(last) = documents.last() {
+            read.cursor = Some(last.memory.id);
         }
-        if page.next_offset.is_some() {
-            return Next::Read(page.next_offset);
+        if next_offset.is_some() {
+            return Next::Read(next_offset);
         }
         let Some(frequencies) = read.frequencies.take() else {
             return Next::Stop;

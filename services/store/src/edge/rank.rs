@@ -55,11 +55,12 @@ impl Rankings for EdgeStore {
         payload: PayloadRead,
     ) -> Result<Vec<Hit>> {
         let corpus = filter::tenant_only(filter, &self.inner.schema)?;
+        let tenant = filter.tenant.clone();
         let filter = filter::to_qdrant(filter, &self.inner.schema)?;
-        let vector = convert::to_sparse(vector)?;
+        convert::to_sparse(vector.clone())?;
         self.with_shard(move |open, _| {
-            let query = nearest(vector, SPARSE_VECTOR);
-            open.query(query, filter, idf_within(corpus), limit, payload)
+            let (query, params) = sparse_query(open, &tenant, vector, corpus)?;
+            open.query(query, filter, params, limit, payload)
         })
         .await
     }
@@ -113,6 +114,32 @@ impl Rankings for EdgeStore {
         })
         .await
     }
+}
+
+/// The `sparse` ranking's query of the tenant's points: where the document
+/// frequencies are kept, `vector` weighted by them in `sparse_tf` — the same
+/// scores as the IDF space's, without the modifier's pass over the tenant —,
+/// else the IDF space with the tenant as the corpus.
+pub(super) fn sparse_query(
+    open: &Open,
+    tenant: &str,
+    vector: SparseVector,
+    corpus: qe::Filter,
+) -> Result<(qe::ScoringQuery, qe::SearchParams)> {
+    let weighted = match open.sparse_tf {
+        true => open.kept.idf_weighted(tenant, &vector),
+        false => None,
+    };
+    Ok(match weighted {
+        Some(weighted) => (
+            nearest(convert::to_sparse(weighted)?, SPARSE_TF_VECTOR),
+            qe::SearchParams::default(),
+        ),
+        None => (
+            nearest(convert::to_sparse(vector)?, SPARSE_VECTOR),
+            idf_within(corpus),
+        ),
+    })
 }
 
 /// Nearest neighbours of `vector` in the named space.

@@ -8,6 +8,7 @@ use std::path::Path;
 use qdrant_edge as qe;
 use serde::{Deserialize, Serialize};
 
+use super::SPARSE_TF_VECTOR;
 use super::filter::path;
 use crate::{
     CollectionSpec, DENSE_VECTOR, EmbedderId, FieldIndex, Fold, PayloadIndex, PayloadSchema,
@@ -77,18 +78,29 @@ pub(super) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + use
     move |source| StoreError::Io { path, source }
 }
 
-/// The shard configuration of a new collection: `dense` (cosine) and
-/// `sparse` (IDF), and the search threads capped to the cores.
+/// The shard configuration of a new collection: `dense` (cosine), `sparse`
+/// (IDF) and `sparse_tf` (the same vectors, no modifier:
+/// [`SPARSE_TF_VECTOR`]), and the search threads capped to the cores.
 pub(super) fn new_config(spec: &CollectionSpec) -> qe::EdgeConfig {
     let dense = qe::EdgeVectorParams::builder(spec.embedder.dim, qe::Distance::Cosine).build();
     let sparse = qe::EdgeSparseVectorParams::builder()
         .modifier(qe::Modifier::Idf)
         .build();
+    let sparse_tf = qe::EdgeSparseVectorParams::builder().build();
     qe::EdgeConfig::builder()
         .vector(DENSE_VECTOR, dense)
         .sparse_vector(SPARSE_VECTOR, sparse)
+        .sparse_vector(SPARSE_TF_VECTOR, sparse_tf)
         .max_search_threads(cores())
         .build()
+}
+
+/// Whether the shard has the `sparse_tf` space, without a modifier.
+pub(super) fn has_sparse_tf(config: &qe::EdgeConfig) -> bool {
+    config
+        .sparse_vectors
+        .get(SPARSE_TF_VECTOR)
+        .is_some_and(|s| s.modifier.is_none_or(|m| m == qe::Modifier::None))
 }
 
 /// What `EdgeShard::load` is given: only the tunables trine sets, everything

@@ -12,10 +12,12 @@ impl Open {
         })?;
         let info = shard.info().map_err(backend)?;
         let scoring = schema::text_index_info(&info, &layout).is_some_and(|t| t.scoring);
+        let sparse_tf = schema::has_sparse_tf(&shard.config());
         Ok(Self {
             shard,
             schema: layout,
             text_scoring: AtomicBool::new(scoring),
+            sparse_tf,
             kept: kept::Kept::default(),
         })
     }
@@ -52,6 +54,29 @@ impl Open {
             })
             .collect();
         Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+    }
+
+    /// What the document frequencies count of those of `ids` that exist
+    /// (the whole memory and the `sparse` vector), in no particular order.
+    pub(super) fn documents(&self, ids: &[Uuid]) -> Result<Vec<Document>> {
+        let request = qe::RetrieveRequest {
+            point_ids: ids.iter().copied().map(qe::PointId::Uuid).collect(),
+            with_payload: Some(qe::WithPayloadInterface::Bool(true)),
+            with_vector: Some(qe::WithVector::Selector(vec![SPARSE_VECTOR.into()])),
+        };
+        Ok(self
+            .shard
+            .retrieve(request)
+            .map_err(backend)?
+            .into_iter()
+            .map(|record| {
+                let id = convert::to_uuid(record.id);
+                Document {
+                    memory: convert::to_memory(id, record.payload, &self.schema),
+                    sparse: record.vector.and_then(convert::sparse_of),
+                }
+            })
+            .collect())
     }
 
     pub(super) fn count(&self, filter: Option<qe::Filter>) -> Result<u64> {
@@ -155,14 +180,15 @@ impl Open {
         })
     }
 
-    /// Up to `limit` memories of every tenant, in ascending id order from
+    /// Up to `limit` points of every tenant, in ascending id order from
     /// `offset`, with only what the document frequencies count of them
-    /// (tenant, text, validity); the other fields are left empty.
+    /// (tenant, text, validity, the `sparse` vector; the memories' other
+    /// fields are left empty), and the offset of the next page.
     pub(super) fn scan_for_frequencies(
         &self,
         limit: usize,
         offset: Option<Uuid>,
-    ) -> Result<ScrollPage> {
+    ) -> Result<(Vec<Document>, Option<Uuid>)> {
         let layout = &self.schema;
         let fields = [
             &layout.tenant,
@@ -178,9 +204,9 @@ impl Open {
             limit,
             offset,
             qe::WithPayloadInterface::Fields(fields),
-            qe::WithVector::Bool(false),
+            qe::WithVector::Selector(vec![SPARSE_VECTOR.into()]),
         )?;
-        let memories = records
+        let documents = records
             .into_iter()
             .map(|record| {
                 // A bound the layout cannot read as a time is still a bound
@@ -199,23 +225,29 @@ impl Open {
                 {
                     memory.valid_from = Some(chrono::DateTime::<chrono::Utc>::MIN_UTC);
                 }
-                memory
+                Document {
+                    memory,
+                    sparse: record.vector.and_then(convert::sparse_of),
+                }
             })
             .collect();
-        Ok(ScrollPage {
-            memories,
-            next_offset,
-        })
+        Ok((documents, next_offset))
     }
 
-    /// Replaces the `sparse` vector of the points that exist, leaving their
-    /// other vectors and payload as they are, and waits until it is on disk.
+    /// Replaces the `sparse` vector (and `sparse_tf`, where the shard has
+    /// it) of the points that exist, leaving their other vectors and payload
+    /// as they are, and waits until it is on disk. Each vector is checked
+    /// before anything is written.
     ///
     /// Edge refuses the whole update when one id is missing (`PointIdError`),
     /// so the ids are narrowed to the existing ones first; a point deleted
     /// between that read and the update is skipped by one more narrowing.
-    pub(super) fn set_sparse(&self, vectors: Vec<(Uuid, qe::VectorInternal)>) -> Result<()> {
-        let mut vectors = vectors;
+    pub(super) fn set_sparse(&self, vectors: Vec<(Uuid, SparseVector)>) -> Result<()> {
+        let mut vectors = vectors
+            .into_iter()
+            .map(|(id, vector)| Ok((id, (convert::to_sparse(vector.clone())?, vector))))
+            .collect::<Result<Vec<_>>>()?;
+        let writing = self.kept.writing();
         for last_try in [false, true] {
             vectors = self.existing(vectors)?;
             if vectors.is_empty() {
@@ -223,13 +255,9 @@ impl Open {
             }
             let points = vectors
                 .iter()
-                .map(|(id, vector)| qe::PointVectorsPersisted {
+                .map(|(id, (vector, _))| qe::PointVectorsPersisted {
                     id: qe::PointId::Uuid(*id),
-                    vector: qe::VectorStructInternal::Named(HashMap::from([(
-                        SPARSE_VECTOR.to_string(),
-                        vector.clone(),
-                    )]))
-                    .into(),
+                    vector: qe::VectorStructInternal::Named(self.sparse_spaces(vector)).into(),
                 })
                 .collect();
             let operation = qe::UpdateOperation::VectorOperation(
@@ -238,13 +266,52 @@ impl Open {
                     update_filter: None,
                 }),
             );
+            // What the document frequencies take out and put in.
+            let replaced = if writing.reads {
+                let ids: Vec<Uuid> = vectors.iter().map(|(id, _)| *id).collect();
+                Some(self.documents(&ids)?)
+            } else {
+                None
+            };
+            let new: HashMap<Uuid, &SparseVector> = vectors
+                .iter()
+                .map(|(id, (_, vector))| (*id, vector))
+                .collect();
+            let written: Vec<Document> = replaced
+                .iter()
+                .flatten()
+                .map(|old| Document {
+                    memory: old.memory.clone(),
+                    sparse: new.get(&old.memory.id).map(|v| (*v).clone()),
+                })
+                .collect();
             match self.shard.update(operation) {
-                Ok(()) => break,
+                Ok(()) => {
+                    self.kept
+                        .written(&writing, Ok((replaced.as_deref(), written.as_slice())));
+                    break;
+                }
                 Err(qe::OperationError::PointIdError { .. }) if !last_try => {}
-                Err(e) => return Err(backend(e)),
+                Err(e) => {
+                    self.kept.written(&writing, Err(()));
+                    return Err(backend(e));
+                }
             }
         }
         self.shard.flush().map_err(backend)
+    }
+
+    /// A sparse vector under each sparse space the shard has: `sparse`, and
+    /// `sparse_tf` where it exists.
+    pub(super) fn sparse_spaces(
+        &self,
+        vector: &qe::VectorInternal,
+    ) -> HashMap<String, qe::VectorInternal> {
+        let mut spaces = HashMap::from([(SPARSE_VECTOR.to_string(), vector.clone())]);
+        if self.sparse_tf {
+            spaces.insert(SPARSE_TF_VECTOR.to_string(), vector.clone());
+        }
+        spaces
     }
 
     /// The entries whose point exists.
