@@ -492,6 +492,50 @@ def four_size_section(work: Path, size: int) -> list[str]:
     return out + [""]
 
 
+VERSUS_HEAD = [
+    "| strategy | load | trine p50 / p95 | trine searches/s | mesh overhead p50 | "
+    "lexical.read + lexical.score p50 | native | native p50 / p95 | native searches/s | "
+    "trine / native p50 | trine / native throughput |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+]
+
+
+def versus_row(strategy: str, c: int, r: dict) -> str:
+    """One run of trine beside native: a row under VERSUS_HEAD."""
+    n = r.get("native") or {}
+    e, ne = r["end_to_end"], n.get("end_to_end", {})
+    read = r["stages"].get("lexical.read", {}).get("p50", 0) + \
+        r["stages"].get("lexical.score", {}).get("p50", 0)
+    return (
+        f"| {strategy} | concurrency {c} | {ms(e['p50'])} / {ms(e['p95'])} | "
+        f"{r['throughput']:.1f} | {ms(r['mesh_overhead']['p50'])} | {ms(read)} | "
+        f"{n.get('strategy', '–')} | "
+        + (f"{ms(ne['p50'])} / {ms(ne['p95'])} | {n['throughput']:.1f} | "
+           f"{e['p50'] / ne['p50']:.2f}× | {r['throughput'] / n['throughput']:.2f}× |"
+           if ne else "– | – | – | – |"))
+
+
+def loaded_section(work: Path) -> list[str]:
+    """Each strategy at 385,000 (scale corpus) at concurrency 16, beside native."""
+    runs = [(s, work / f"bench-{s}-c16.json") for s in ("candidates", "bm25", "sparse", "gate")]
+    runs = [(s, p) for s, p in runs if p.exists()]
+    if not runs:
+        return []
+    suffix = "-strategies" if (work / "commit-strategies.txt").exists() else ""
+    out = [
+        "## Each strategy at 385,000 memories under load: concurrency 16",
+        "",
+        "`trine bench --queries bench-queries.jsonl --strategy S --concurrency 16 --native "
+        "bm25|sparse --duration 30s` (in-process mesh, then Qdrant's one-call hybrid on the "
+        "same collection in the same process); concurrency 1 is the table above. "
+        + runs_of(work, suffix),
+        "",
+        *VERSUS_HEAD,
+    ]
+    out += [versus_row(s, 16, load(p)) for s, p in runs]
+    return out + [""]
+
+
 def realtext_section(work: Path) -> list[str]:
     """trine per strategy beside native on the real-text corpus (make-devset.py --tiers xl)."""
     dir = work / "realtext"
@@ -519,20 +563,9 @@ def realtext_section(work: Path) -> list[str]:
         *ingest,
         "```",
         "",
-        "| strategy | load | trine p50 / p95 | trine searches/s | mesh overhead p50 | native | "
-        "native p50 / p95 | native searches/s | trine / native p50 | trine / native throughput |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        *VERSUS_HEAD,
     ]
-    for strategy, c in runs:
-        r = load(dir / f"bench-{strategy}-c{c}.json")
-        n = r.get("native") or {}
-        e, ne = r["end_to_end"], n.get("end_to_end", {})
-        out.append(
-            f"| {strategy} | concurrency {c} | {ms(e['p50'])} / {ms(e['p95'])} | "
-            f"{r['throughput']:.1f} | {ms(r['mesh_overhead']['p50'])} | {n.get('strategy', '–')} | "
-            + (f"{ms(ne['p50'])} / {ms(ne['p95'])} | {n['throughput']:.1f} | "
-               f"{e['p50'] / ne['p50']:.2f}× | {r['throughput'] / n['throughput']:.2f}× |"
-               if ne else "– | – | – | – |"))
+    out += [versus_row(s, c, load(dir / f"bench-{s}-c{c}.json")) for s, c in runs]
     return out + [""]
 
 
@@ -555,6 +588,7 @@ def main() -> None:
     lines += never_repeated_section(work)
     lines += eval_section(work)
     lines += bench_section(work)
+    lines += loaded_section(work)
     lines += sweep_section(work)
     lines += realtext_section(work)
     lines += scaling_section(work)

@@ -13,6 +13,7 @@
 #
 #     ./scripts/benchmarks.sh            # ~1.5 hours on 2 cores, most of it two index builds
 #     BENCH_ONLY=realtext ./scripts/benchmarks.sh   # the real-text runs alone, then the report
+#     BENCH_ONLY=strategies ./scripts/benchmarks.sh # each strategy at 385,000 at concurrency 16 alone, then the report
 #
 # Work files go to $BENCH_DIR (default ./bench-work); a corpus whose data
 # directory exists is not ingested again (delete it to measure the ingest).
@@ -26,13 +27,14 @@ duration="${BENCH_DURATION:-60s}"
 sweep_duration="${BENCH_SWEEP_DURATION:-30s}"
 profile="${BENCH_PROFILE:-release}"
 only="${BENCH_ONLY:-}"
-[[ -z $only || $only == realtext ]] || { echo "BENCH_ONLY is empty or realtext" >&2; exit 2; }
-# The real-text runs alone record their own commit and profile.
-[[ $only == realtext ]] && runs=-realtext
+[[ -z $only || $only == realtext || $only == strategies ]] ||
+  { echo "BENCH_ONLY is empty, realtext or strategies" >&2; exit 2; }
+# The runs of one part alone record their own commit and profile.
+[[ -n $only ]] && runs="-$only"
 # shellcheck source=lib/runs.sh
 source "$repo/scripts/lib/runs.sh"
 
-if [[ -z $only ]]; then # every run but the real text
+if [[ -z $only ]]; then # every run but the strategies under load and the real text
 big="$(corpus 400000)"
 adr="$(corpus 385000)"
 
@@ -90,9 +92,22 @@ at "$adr" bench --queries "$adr/bench-queries.jsonl" --rate "${BENCH_RATE:-50}" 
 
 fi
 
+# Each strategy at 385,000 under load: concurrency 16, beside native.
+if [[ -z $only || $only == strategies ]]; then
+adr="$(corpus 385000)"
+for strategy in candidates bm25 sparse gate; do
+  native=bm25
+  [[ $strategy == sparse ]] && native=sparse
+  at "$adr" bench --queries "$adr/bench-queries.jsonl" --strategy "$strategy" \
+    --native "$native" --concurrency 16 --duration "$sweep_duration" --warmup 5s \
+    --save "$work/bench-$strategy-c16.json" >/dev/null
+done
+fi
+
 # Real text at 385,000 (make-devset.py --tiers xl: this machine's sources and the
 # documentation packages fetch-realtext.sh unpacks), each strategy beside native
 # at concurrency 1 and 16.
+if [[ -z $only || $only == realtext ]]; then
 real="$work/realtext"
 mkdir -p "$real"
 if [[ ! -f "$real/devset/memories.jsonl" ]]; then
@@ -114,6 +129,7 @@ for strategy in candidates bm25 sparse gate; do
       --save "$real/bench-$strategy-c$c.json" >/dev/null
   done
 done
+fi
 
 # The scaling curve (40,000 to 385,000 memories), with peak memory.
 [[ -n $only ]] || BENCH_DIR="$work" BENCH_PROFILE="$profile" ./scripts/scaling.sh

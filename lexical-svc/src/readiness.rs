@@ -164,6 +164,7 @@ mod tests {
             embedder: None,
             dense_dim: Some(384),
             sparse_idf,
+            sparse_tf: false,
             points: 10,
             segments: 1,
             payload_indexes: Vec::new(),

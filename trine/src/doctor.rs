@@ -210,10 +210,18 @@ fn render(r: &Report) -> String {
             .dense_dim
             .map_or("missing".to_string(), |d| format!("{d} dims, cosine"));
         s += &format!("dense       {dense}\n");
-        let sparse = if info.sparse_idf {
-            "present, IDF modifier"
-        } else {
-            "missing"
+        let sparse = match (info.sparse_idf, info.sparse_tf) {
+            (true, true) => {
+                "present, IDF modifier; sparse_tf present (sparse queries are \
+                             weighted from the document frequencies once built)"
+            }
+            (true, false) if info.backend == "edge" => {
+                "present, IDF modifier; no sparse_tf (the collection predates it): sparse \
+                 queries take Qdrant's IDF pass over the tenant; a collection ingested anew \
+                 has it"
+            }
+            (true, false) => "present, IDF modifier",
+            (false, _) => "missing",
         };
         s += &format!("sparse      {sparse}\n");
         if let Some(t) = &info.text_index {

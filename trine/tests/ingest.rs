@@ -143,6 +143,10 @@ fn doctor_reports_a_healthy_collection() {
     assert_eq!(report["info"]["text_index"]["phrase_matching"], true);
     assert_eq!(report["info"]["text_index"]["scoring"], true);
     assert_eq!(report["info"]["sparse_idf"], true);
+    assert_eq!(
+        report["info"]["sparse_tf"], true,
+        "a new embedded collection"
+    );
 
     let out = trine(&data, &["text-index"], None);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -155,6 +159,11 @@ fn doctor_reports_a_healthy_collection() {
     let human = trine(&data, &["doctor"], None);
     assert!(
         text(&human.stdout).contains("status      ok"),
+        "{}",
+        text(&human.stdout)
+    );
+    assert!(
+        text(&human.stdout).contains("sparse_tf present"),
         "{}",
         text(&human.stdout)
     );

@@ -190,6 +190,10 @@ pub struct CollectionInfo {
     pub dense_dim: Option<usize>,
     /// The `sparse` vector space exists, with the IDF modifier.
     pub sparse_idf: bool,
+    /// The `sparse_tf` space exists: the embedded store's copy of the sparse
+    /// vectors without the modifier, where `sparse` queries weighted from
+    /// its document frequencies rank. A server store has none.
+    pub sparse_tf: bool,
     pub points: u64,
     pub segments: usize,
     pub payload_indexes: Vec<PayloadIndex>,

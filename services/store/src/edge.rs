@@ -222,6 +222,7 @@ impl Inner {
             embedder: schema::read_embedder(&self.dir)?,
             dense_dim: open.dense_dim(),
             sparse_idf,
+            sparse_tf: open.sparse_tf,
             points,
             segments: info.segments_count,
             payload_indexes: schema::payload_index_list(&info),

@@ -271,6 +271,11 @@ async fn ensure_is_idempotent_and_refuses_another_embedder(
     assert_eq!(first.embedder, Some(embedder()), "the embedder is recorded");
     assert_eq!(first.dense_dim, Some(DIM), "dense dimension");
     assert!(first.sparse_idf, "the sparse space has the IDF modifier");
+    assert_eq!(
+        first.sparse_tf,
+        first.backend == "edge",
+        "the embedded store alone keeps sparse_tf"
+    );
     assert_eq!(first.points, 0, "a new collection is empty");
     assert_eq!(first.backend, store.backend());
     assert_eq!(first.name, store.collection());

@@ -57,6 +57,7 @@ impl Rankings for EdgeStore {
         let corpus = filter::tenant_only(filter, &self.inner.schema)?;
         let tenant = filter.tenant.clone();
         let filter = filter::to_qdrant(filter, &self.inner.schema)?;
+        // Checked before the hop to the blocking pool.
         convert::to_sparse(vector.clone())?;
         self.with_shard(move |open, _| {
             let (query, params) = sparse_query(open, &tenant, vector, corpus)?;

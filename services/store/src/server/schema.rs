@@ -240,6 +240,7 @@ pub(super) fn describe(
         embedder: info.config.as_ref().and_then(|c| embedder_of(&c.metadata)),
         dense_dim: dense_dim_of(info),
         sparse_idf: sparse_idf_of(info),
+        sparse_tf: false,
         points,
         segments: usize::try_from(info.segments_count).unwrap_or(usize::MAX),
         payload_indexes,
