@@ -803,8 +803,14 @@ mod tests {
                     );
                 };
                 same(&tf, "in sparse_tf");
-                let (served, _) = rank::sparse_query(&open, tenant, vector.clone(), corpus.clone())
-                    .expect("query");
+                let (served, _) = rank::sparse_query(
+                    &open,
+                    tenant,
+                    &vector,
+                    convert::to_sparse(vector.clone()).expect("v"),
+                    corpus.clone(),
+                )
+                .expect("query");
                 assert!(
                     matches!(&served, qe::ScoringQuery::Vector(qe::QueryEnum::Nearest(q))
                         if q.using.as_deref() == Some(SPARSE_TF_VECTOR)),
@@ -872,7 +878,14 @@ mod tests {
         assert!(!open.sparse_tf);
         let vector = trine_core::sparse::encode_query("alpha item3", Fold::Case);
         let corpus = filter::tenant_only(&Filter::tenant("acme"), &open.schema).expect("corpus");
-        let (query, params) = rank::sparse_query(&open, "acme", vector.clone(), corpus).expect("q");
+        let (query, params) = rank::sparse_query(
+            &open,
+            "acme",
+            &vector,
+            convert::to_sparse(vector.clone()).expect("v"),
+            corpus,
+        )
+        .expect("q");
         assert!(
             matches!(&query, qe::ScoringQuery::Vector(qe::QueryEnum::Nearest(q))
                 if q.using.as_deref() == Some(SPARSE_VECTOR)),

@@ -58,9 +58,9 @@ impl Rankings for EdgeStore {
         let tenant = filter.tenant.clone();
         let filter = filter::to_qdrant(filter, &self.inner.schema)?;
         // Checked before the hop to the blocking pool.
-        convert::to_sparse(vector.clone())?;
+        let checked = convert::to_sparse(vector.clone())?;
         self.with_shard(move |open, _| {
-            let (query, params) = sparse_query(open, &tenant, vector, corpus)?;
+            let (query, params) = sparse_query(open, &tenant, &vector, checked, corpus)?;
             open.query(query, filter, params, limit, payload)
         })
         .await
@@ -120,15 +120,17 @@ impl Rankings for EdgeStore {
 /// The `sparse` ranking's query of the tenant's points: where the document
 /// frequencies are kept, `vector` weighted by them in `sparse_tf` — the same
 /// scores as the IDF space's, without the modifier's pass over the tenant —,
-/// else the IDF space with the tenant as the corpus.
+/// else the IDF space with the tenant as the corpus. `checked` is `vector`
+/// as Edge takes it.
 pub(super) fn sparse_query(
     open: &Open,
     tenant: &str,
-    vector: SparseVector,
+    vector: &SparseVector,
+    checked: qe::VectorInternal,
     corpus: qe::Filter,
 ) -> Result<(qe::ScoringQuery, qe::SearchParams)> {
     let weighted = match open.sparse_tf {
-        true => open.kept.idf_weighted(tenant, &vector),
+        true => open.kept.idf_weighted(tenant, vector),
         false => None,
     };
     Ok(match weighted {
@@ -136,10 +138,7 @@ pub(super) fn sparse_query(
             nearest(convert::to_sparse(weighted)?, SPARSE_TF_VECTOR),
             qe::SearchParams::default(),
         ),
-        None => (
-            nearest(convert::to_sparse(vector)?, SPARSE_VECTOR),
-            idf_within(corpus),
-        ),
+        None => (nearest(checked, SPARSE_VECTOR), idf_within(corpus)),
     })
 }
 

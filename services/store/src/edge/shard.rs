@@ -38,20 +38,10 @@ impl Open {
 
     /// The memories of those of `ids` that exist, in the order of `ids`.
     pub(super) fn get(&self, ids: &[Uuid]) -> Result<Vec<Memory>> {
-        let request = qe::RetrieveRequest {
-            point_ids: ids.iter().copied().map(qe::PointId::Uuid).collect(),
-            with_payload: Some(qe::WithPayloadInterface::Bool(true)),
-            with_vector: Some(qe::WithVector::Bool(false)),
-        };
         let mut found: HashMap<Uuid, Memory> = self
-            .shard
-            .retrieve(request)
-            .map_err(backend)?
+            .retrieve(ids, false)?
             .into_iter()
-            .map(|record| {
-                let id = convert::to_uuid(record.id);
-                (id, convert::to_memory(id, record.payload, &self.schema))
-            })
+            .map(|d| (d.memory.id, d.memory))
             .collect();
         Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
     }
@@ -59,10 +49,20 @@ impl Open {
     /// What the document frequencies count of those of `ids` that exist
     /// (the whole memory and the `sparse` vector), in no particular order.
     pub(super) fn documents(&self, ids: &[Uuid]) -> Result<Vec<Document>> {
+        self.retrieve(ids, true)
+    }
+
+    /// Those of `ids` that exist, in no particular order: the whole memory
+    /// and, with `sparse`, the `sparse` vector.
+    fn retrieve(&self, ids: &[Uuid], sparse: bool) -> Result<Vec<Document>> {
+        let with_vector = match sparse {
+            true => qe::WithVector::Selector(vec![SPARSE_VECTOR.into()]),
+            false => qe::WithVector::Bool(false),
+        };
         let request = qe::RetrieveRequest {
             point_ids: ids.iter().copied().map(qe::PointId::Uuid).collect(),
             with_payload: Some(qe::WithPayloadInterface::Bool(true)),
-            with_vector: Some(qe::WithVector::Selector(vec![SPARSE_VECTOR.into()])),
+            with_vector: Some(with_vector),
         };
         Ok(self
             .shard
