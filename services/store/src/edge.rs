@@ -3,6 +3,8 @@
 //! A collection is a directory under the data directory:
 //! - `<data_dir>/<collection>/shard/`: the Edge shard;
 //! - `<data_dir>/<collection>/trine.json`: the embedder that wrote it;
+//! - `<data_dir>/<collection>/tenants.json`: whether none, one or many
+//!   tenants were ever written into it ([`tenants`]);
 //! - `<data_dir>/<collection>/lock`: held exclusively while a store is open.
 //!
 //! Every Edge call is synchronous and runs on `spawn_blocking`. The shard is
@@ -15,6 +17,7 @@ mod kept;
 mod rank;
 mod schema;
 mod shard;
+mod tenants;
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions, TryLockError};
@@ -83,6 +86,8 @@ struct Open {
     sparse_tf: bool,
     /// The document frequencies, and the lock that orders writes.
     kept: kept::Kept,
+    /// Whether none, one or many tenants were ever written into the shard.
+    tenants: tenants::Tenants,
 }
 
 impl EdgeStore {
@@ -255,6 +260,7 @@ fn create_shard(dir: &Path, spec: &CollectionSpec, layout: &PayloadSchema) -> Re
         shard.flush().map_err(backend)?;
     }
     schema::write_embedder(dir, &spec.embedder)?;
+    tenants::Tenants::create(dir)?;
     let target = dir.join(SHARD_DIR);
     fs::rename(&tmp, &target).map_err(io(&target))?;
     schema::sync_dir(dir)
@@ -330,6 +336,7 @@ impl Store for EdgeStore {
             // what it writes.
             let mut written = Vec::new();
             let mut batch = Vec::with_capacity(points.len());
+            let mut tenants: HashSet<String> = HashSet::new();
             for point in points {
                 point.memory.validate().map_err(|why| {
                     StoreError::invalid("memory", format!("{}: {why}", point.memory.id))
@@ -340,6 +347,9 @@ impl Store for EdgeStore {
                         got: point.dense.len(),
                         want,
                     });
+                }
+                if !tenants.contains(&point.memory.tenant) {
+                    tenants.insert(point.memory.tenant.clone());
                 }
                 if writing.reads {
                     written.push(Document {
@@ -359,6 +369,10 @@ impl Store for EdgeStore {
             } else {
                 None
             };
+            // The record first: no query may take a statistic of a tenant
+            // it does not know is there.
+            open.tenants
+                .admit(&inner.dir, &writing, tenants.iter().map(String::as_str))?;
             let result = open.write(qe::UpdateOperation::PointOperation(
                 qe::PointOperations::UpsertPoints(qe::PointInsertOperations::PointsList(batch)),
             ));
@@ -898,6 +912,90 @@ mod tests {
             .expect("query");
         assert_eq!(hits.len(), 5);
         assert!(hits[0].score > hits[1].score, "item3 first: {hits:?}");
+    }
+
+    /// BM25 of the only tenant ever written takes the text index's
+    /// statistics over the whole shard: the same points and scores as with
+    /// the tenant as the corpus. Once another tenant is written — whose words
+    /// would weigh differently — the tenant is the corpus again, also after
+    /// a reload.
+    #[tokio::test]
+    async fn a_sole_tenants_bm25_takes_the_whole_shards_statistics() {
+        let data = tempfile::tempdir().expect("tempdir");
+        let store = EdgeStore::open(data.path(), "sole").expect("open");
+        store.ensure_collection(&spec(4)).await.expect("ensure");
+        store
+            .create_text_index(Fold::Case)
+            .await
+            .expect("text index");
+        let words = ["alpha", "beta", "gamma", "delta"];
+        let point = |tenant: &str, text: String| Point {
+            memory: Memory::new(Uuid::new_v4(), tenant, text),
+            dense: vec![1.0, 0.0, 0.0, 0.0],
+            sparse: None,
+        };
+        let acme: Vec<Point> = (0..60)
+            .map(|i| {
+                let text = format!("{} {} {}", words[i % 4], words[(i / 4) % 3], words[i % 2]);
+                point("acme", text)
+            })
+            .collect();
+        let deleted = acme[7].memory.id;
+        store.upsert(acme).await.expect("upsert");
+        store.delete(&[deleted]).await.expect("delete");
+        let ranked = async |store: &EdgeStore, query: &str, scoped: bool| {
+            let open = store.inner.opened().expect("open");
+            let filter = Filter::tenant("acme");
+            let qfilter = filter::to_qdrant(&filter, &open.schema).expect("filter");
+            let params = match scoped {
+                true => rank::idf_within(filter::tenant_only(&filter, &open.schema).expect("c")),
+                false => qe::SearchParams::default(),
+            };
+            let field = filter::path(&open.schema.text).expect("path");
+            let text = qe::TextQueryBuilder::new(field, query).build();
+            let direct = open
+                .query(text, qfilter, params, 100, PayloadRead::Nothing)
+                .expect("query");
+            let served = store
+                .query(Query::text(query, &filter, 100))
+                .await
+                .expect("served");
+            let pairs = |hits: &[Hit]| hits.iter().map(|h| (h.id, h.score)).collect::<Vec<_>>();
+            (pairs(&direct), pairs(&served))
+        };
+        let queries = ["alpha", "alpha gamma", "delta beta gamma"];
+        let open = store.inner.opened().expect("open");
+        assert!(open.tenants.sole("acme").is_some(), "acme alone");
+        for query in queries {
+            let (scoped, served) = ranked(&store, query, true).await;
+            let (whole, _) = ranked(&store, query, false).await;
+            assert!(!scoped.is_empty(), "{query:?}");
+            assert_eq!(served, scoped, "{query:?}: served as scoped");
+            assert_eq!(whole, scoped, "{query:?}: the shard is the tenant");
+        }
+
+        // globex says "alpha" in every memory: over both tenants, "alpha"
+        // weighs less against the others than over acme alone.
+        let globex = (0..40)
+            .map(|i| point("globex", format!("alpha {}", words[1 + i % 3])))
+            .collect();
+        store.upsert(globex).await.expect("upsert");
+        assert!(open.tenants.sole("acme").is_none(), "acme no longer alone");
+        let check = async |store: &EdgeStore| {
+            for query in queries {
+                let (scoped, served) = ranked(store, query, true).await;
+                let (whole, _) = ranked(store, query, false).await;
+                assert_eq!(served, scoped, "{query:?}: the tenant is the corpus");
+                assert_ne!(whole, scoped, "{query:?}: globex changes the statistics");
+            }
+        };
+        check(&store).await;
+        drop(open);
+        drop(store);
+        let store = EdgeStore::open(data.path(), "sole").expect("reopen");
+        let open = store.inner.opened().expect("open");
+        assert!(open.tenants.sole("acme").is_none(), "recorded on disk");
+        check(&store).await;
     }
 
     /// A shard another tool made: vectors, no payload index, no `trine.json`.

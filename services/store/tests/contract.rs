@@ -1899,7 +1899,7 @@ async fn edge_opening_a_missing_collection_creates_nothing() {
     let started = Instant::now();
     store.ensure_collection(&spec()).await.expect("ensure");
     eprintln!("creating an edge collection: {:?}", started.elapsed());
-    for file in ["shard", "trine.json", "lock"] {
+    for file in ["shard", "trine.json", "tenants.json", "lock"] {
         assert!(
             dir.path().join("later").join(file).exists(),
             "{file} after ensure"

@@ -90,6 +90,14 @@ pub(super) fn tenant_only(filter: &Filter, layout: &PayloadSchema) -> Result<qe:
     )?))
 }
 
+/// The points of every tenant but `tenant`.
+pub(super) fn other_tenants(tenant: &str, layout: &PayloadSchema) -> Result<qe::Filter> {
+    Ok(qe::Filter::new_must_not(field(
+        &layout.tenant,
+        keyword(tenant),
+    )?))
+}
+
 /// The validity view at `at`: `valid_from` open or `<= at`, and `valid_until`
 /// open or `> at`. Open means absent, empty or null.
 fn valid_at(at: DateTime<Utc>, layout: &PayloadSchema) -> Result<[Condition; 2]> {

@@ -27,6 +27,14 @@ impl Rankings for EdgeStore {
         .await
     }
 
+    /// BM25 over the text index, with Qdrant's statistics (N, each term's
+    /// documents, the average length) over the tenant's points: gathered by
+    /// a pass over them on each query, or, where every point ever written
+    /// into the shard is the tenant's ([`tenants`]), read from the index's
+    /// counts over the whole shard — the same points, and the versions of
+    /// the tenant's own memories that were replaced or deleted in an
+    /// optimized segment until they are vacuumed, as in any BM25 query of
+    /// Qdrant without a corpus.
     async fn text(
         &self,
         query: &str,
@@ -35,6 +43,7 @@ impl Rankings for EdgeStore {
         payload: PayloadRead,
     ) -> Result<Vec<Hit>> {
         let corpus = filter::tenant_only(filter, &self.inner.schema)?;
+        let tenant = filter.tenant.clone();
         let filter = filter::to_qdrant(filter, &self.inner.schema)?;
         let query = query.to_string();
         self.with_shard(move |open, inner| {
@@ -42,6 +51,18 @@ impl Rankings for EdgeStore {
                 return Err(StoreError::NoTextIndex(inner.name.clone()));
             }
             let text = qe::TextQueryBuilder::new(filter::path(&inner.schema.text)?, query).build();
+            if let Some(mark) = open.tenants.sole(&tenant) {
+                let hits = open.query(
+                    text.clone(),
+                    filter.clone(),
+                    qe::SearchParams::default(),
+                    limit,
+                    payload,
+                )?;
+                if open.tenants.sole(&tenant) == Some(mark) {
+                    return Ok(hits);
+                }
+            }
             open.query(text, filter, idf_within(corpus), limit, payload)
         })
         .await

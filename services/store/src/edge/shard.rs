@@ -13,12 +13,26 @@ impl Open {
         let info = shard.info().map_err(backend)?;
         let scoring = schema::text_index_info(&info, &layout).is_some_and(|t| t.scoring);
         let sparse_tf = schema::has_sparse_tf(&shard.config());
+        // Checked against the points: those of every tenant but the one
+        // recorded (all, where none is).
+        let tenants = tenants::Tenants::load(dir, |tenant| {
+            let filter = match tenant {
+                Some(tenant) => filter::other_tenants(tenant, &layout)?,
+                None => qe::Filter::default(),
+            };
+            let request = qe::CountRequest {
+                filter: Some(filter),
+                exact: true,
+            };
+            Ok(shard.count(request).map_err(backend)? as u64)
+        })?;
         Ok(Self {
             shard,
             schema: layout,
             text_scoring: AtomicBool::new(scoring),
             sparse_tf,
             kept: kept::Kept::default(),
+            tenants,
         })
     }
 
