@@ -165,6 +165,7 @@ mod tests {
             dense_dim: Some(384),
             sparse_idf,
             sparse_tf: false,
+            one_tenant: false,
             points: 10,
             segments: 1,
             payload_indexes: Vec::new(),

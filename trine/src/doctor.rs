@@ -230,6 +230,20 @@ fn render(r: &Report) -> String {
                  scoring {}\n",
                 t.tokenizer, t.lowercase, t.ascii_folding, t.phrase_matching, t.scoring
             );
+            if info.backend == "edge" && t.scoring {
+                let stats = match info.one_tenant {
+                    true => {
+                        "one tenant ever written: bm25 reads the statistics from the \
+                         index's counts"
+                    }
+                    false => {
+                        "bm25 gathers the statistics over the tenant's points on each \
+                         query (more than one tenant written, or the collection predates \
+                         tenants.json)"
+                    }
+                };
+                s += &format!("tenants     {stats}\n");
+            }
         }
         s += &format!("engine      {}\n", info.engine.version);
         let indexes: Vec<String> = info

@@ -147,6 +147,7 @@ fn doctor_reports_a_healthy_collection() {
         report["info"]["sparse_tf"], true,
         "a new embedded collection"
     );
+    assert_eq!(report["info"]["one_tenant"], true, "acme alone");
 
     let out = trine(&data, &["text-index"], None);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -164,6 +165,20 @@ fn doctor_reports_a_healthy_collection() {
     );
     assert!(
         text(&human.stdout).contains("sparse_tf present"),
+        "{}",
+        text(&human.stdout)
+    );
+    assert!(
+        text(&human.stdout).contains("one tenant ever written"),
+        "{}",
+        text(&human.stdout)
+    );
+
+    let input = "{\"text\": \"hello\", \"tenant\": \"globex\"}\n";
+    assert!(trine(&data, &["ingest", "-"], Some(input)).status.success());
+    let human = trine(&data, &["doctor"], None);
+    assert!(
+        text(&human.stdout).contains("bm25 gathers the statistics over the tenant"),
         "{}",
         text(&human.stdout)
     );

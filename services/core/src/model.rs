@@ -194,6 +194,13 @@ pub struct CollectionInfo {
     /// vectors without the modifier, where `sparse` queries weighted from
     /// its document frequencies rank. A server store has none.
     pub sparse_tf: bool,
+    /// Every point ever written into the collection is one tenant's (the
+    /// embedded store's record, `tenants.json`): a BM25 query of that tenant
+    /// reads Qdrant's statistics over the whole collection from the index's
+    /// counts instead of gathering them over the tenant. False where more
+    /// were written, where the collection predates the record, and on a
+    /// server store.
+    pub one_tenant: bool,
     pub points: u64,
     pub segments: usize,
     pub payload_indexes: Vec<PayloadIndex>,

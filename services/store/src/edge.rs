@@ -228,6 +228,7 @@ impl Inner {
             dense_dim: open.dense_dim(),
             sparse_idf,
             sparse_tf: open.sparse_tf,
+            one_tenant: open.tenants.one(),
             points,
             segments: info.segments_count,
             payload_indexes: schema::payload_index_list(&info),

@@ -93,6 +93,11 @@ impl Tenants {
         }
     }
 
+    /// Whether at most one tenant was ever written into the shard.
+    pub(super) fn one(&self) -> bool {
+        !matches!(locked(&self.state).written, Written::Many)
+    }
+
     /// Records `tenants`, about to be written into the shard in `dir`, under
     /// the writes lock (`_writing`): the record on disk first, then here.
     pub(super) fn admit<'a>(

@@ -241,6 +241,7 @@ pub(super) fn describe(
         dense_dim: dense_dim_of(info),
         sparse_idf: sparse_idf_of(info),
         sparse_tf: false,
+        one_tenant: false,
         points,
         segments: usize::try_from(info.segments_count).unwrap_or(usize::MAX),
         payload_indexes,
