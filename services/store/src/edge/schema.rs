@@ -31,10 +31,8 @@ struct Record {
 /// The embedder recorded in `dir`, or `None` when nothing is recorded.
 pub(super) fn read_embedder(dir: &Path) -> Result<Option<EmbedderId>> {
     let path = dir.join(RECORD_FILE);
-    let bytes = match fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(StoreError::Io { path, source }),
+    let Some(bytes) = read_if_present(&path)? else {
+        return Ok(None);
     };
     let record: Record = serde_json::from_slice(&bytes).map_err(|e| {
         StoreError::invalid(
@@ -56,11 +54,29 @@ pub(super) fn write_embedder(dir: &Path, embedder: &EmbedderId) -> Result<()> {
     };
     let json = serde_json::to_vec_pretty(&record)
         .map_err(|e| StoreError::Backend(format!("cannot encode the collection record: {e}")))?;
-    let tmp = dir.join(format!("{RECORD_FILE}.tmp"));
+    write_atomically(dir, RECORD_FILE, &json)
+}
+
+/// The bytes of the file at `path`, or `None` where there is none.
+pub(super) fn read_if_present(path: &Path) -> Result<Option<Vec<u8>>> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// Writes `bytes` to `dir/name` atomically: a temporary file, synced,
+/// renamed, the rename made durable.
+pub(super) fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
+    let tmp = dir.join(format!("{name}.tmp"));
     let mut file = fs::File::create(&tmp).map_err(io(&tmp))?;
-    file.write_all(&json).map_err(io(&tmp))?;
+    file.write_all(bytes).map_err(io(&tmp))?;
     file.sync_all().map_err(io(&tmp))?;
-    let target = dir.join(RECORD_FILE);
+    let target = dir.join(name);
     fs::rename(&tmp, &target).map_err(io(&target))?;
     sync_dir(dir)
 }

@@ -20,11 +20,7 @@ impl Open {
                 Some(tenant) => filter::other_tenants(tenant, &layout)?,
                 None => qe::Filter::default(),
             };
-            let request = qe::CountRequest {
-                filter: Some(filter),
-                exact: true,
-            };
-            Ok(shard.count(request).map_err(backend)? as u64)
+            count(&shard, Some(filter))
         })?;
         Ok(Self {
             shard,
@@ -94,12 +90,7 @@ impl Open {
     }
 
     pub(super) fn count(&self, filter: Option<qe::Filter>) -> Result<u64> {
-        let request = qe::CountRequest {
-            filter,
-            exact: true,
-        };
-        let n = self.shard.count(request).map_err(backend)?;
-        Ok(n as u64)
+        count(&self.shard, filter)
     }
 
     /// Up to `limit` records matching `filter` with the payload and vectors
@@ -398,4 +389,14 @@ impl Open {
             })
             .collect())
     }
+}
+
+/// The exact number of `shard`'s points within `filter` (all: `None`).
+fn count(shard: &qe::EdgeShard, filter: Option<qe::Filter>) -> Result<u64> {
+    let request = qe::CountRequest {
+        filter,
+        exact: true,
+    };
+    let n = shard.count(request).map_err(backend)?;
+    Ok(n as u64)
 }

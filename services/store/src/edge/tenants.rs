@@ -127,11 +127,8 @@ impl Tenants {
 
 /// The record in `dir`; `None` where there is none.
 fn read(dir: &Path) -> Result<Option<Written>> {
-    let path = dir.join(TENANTS_FILE);
-    let bytes = match fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(StoreError::Io { path, source }),
+    let Some(bytes) = schema::read_if_present(&dir.join(TENANTS_FILE))? else {
+        return Ok(None);
     };
     // An unreadable record only costs the shortcut: it counts as many.
     Ok(Some(
@@ -141,16 +138,9 @@ fn read(dir: &Path) -> Result<Option<Written>> {
 
 /// Records `written` in `dir` atomically: a temporary file, synced, renamed.
 fn write(dir: &Path, written: &Written) -> Result<()> {
-    use std::io::Write;
     let json = serde_json::to_vec(written)
         .map_err(|e| StoreError::Backend(format!("cannot encode the tenants record: {e}")))?;
-    let tmp = dir.join(format!("{TENANTS_FILE}.tmp"));
-    let mut file = File::create(&tmp).map_err(io(&tmp))?;
-    file.write_all(&json).map_err(io(&tmp))?;
-    file.sync_all().map_err(io(&tmp))?;
-    let target = dir.join(TENANTS_FILE);
-    fs::rename(&tmp, &target).map_err(io(&target))?;
-    schema::sync_dir(dir)
+    schema::write_atomically(dir, TENANTS_FILE, &json)
 }
 
 #[cfg(test)]
