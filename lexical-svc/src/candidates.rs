@@ -7,7 +7,7 @@ use trine_core::Stage;
 use futures::future::try_join_all;
 use tracing::{Instrument, field};
 use trine_core::bm25::{self, Bm25Params, CorpusStats, TermCounts};
-use trine_core::model::{Filter, Memory, SparseVector, TermPoint};
+use trine_core::model::{Filter, MAX_FILTER_IDS, Memory, SparseVector, TermPage, TermPoint};
 use trine_core::terms::{self, terms};
 use trine_core::{ErrorKind, Fold, Verbatim, sparse};
 use trine_store::{Store, StoreError};
@@ -102,11 +102,12 @@ pub async fn candidates(
     }
 
     // The counts (N and one per term: exact, the large ones maybe from the
-    // count cache) run concurrently with each other, with the all-terms read
-    // and with the phrase read. Each stage is a span: `lexical.counts` (one
-    // `lexical.count` child per term, carrying its count and whether it was
-    // cached or kept by the store), `lexical.read` (the phrase and all-terms reads, then the
-    // per-term reads), `lexical.score`.
+    // count cache) run concurrently with each other and with the sources'
+    // phrase read; they plan the other reads ([`Plan`]). Each stage is a
+    // span: `lexical.counts` (one `lexical.count` child per term, carrying
+    // its count and whether it was cached or kept by the store),
+    // `lexical.read` (the phrase reads, the all-terms read where the plan
+    // has one, the per-term reads), `lexical.score`.
     let term_filters: Vec<Filter> = terms
         .iter()
         .map(|t| with_terms(filter, std::slice::from_ref(t)))
@@ -143,26 +144,21 @@ pub async fn candidates(
         Ok::<_, StoreError>((total, per_term, started.elapsed()))
     }
     .instrument(counts_span);
-    let all_terms = async {
-        let started = Instant::now();
-        let points = if terms.len() >= 2 {
-            store
-                .scroll_terms(&with_terms(filter, &terms), cap, None, sources)
-                .await?
-                .points
-        } else {
-            Vec::new()
-        };
-        tracing::Span::current().record("read", int(points.len()));
-        Ok::<_, StoreError>((points, started))
-    }
-    .instrument(tracing::info_span!(parent: &read_span, "lexical.read.all_terms", terms = int(terms.len()), read = field::Empty));
     // Beyond the ADR: the points holding the query as a phrase are read
     // first, so that the cap never drops a verbatim match (the all-terms set
-    // follows point-id order and can exceed the cap).
-    let phrase = async {
-        let memories = if terms.len() >= 2 {
-            phrase_reads(store, query, texts, filter, cap).await?
+    // follows point-id order and can exceed the cap). The sources' phrase
+    // read (a source holds the query without the text holding its terms)
+    // starts at once; the text's waits for the counts, since every text
+    // holding the phrase holds each of its terms ([`Plan`]).
+    let multi = terms.len() >= 2;
+    let read_started = Instant::now();
+    let in_sources = async {
+        let memories = if multi && texts.source_phrases {
+            let in_source = Filter {
+                source_phrase: Some(query.to_string()),
+                ..filter.clone()
+            };
+            store.scroll(&in_source, cap, None).await?.memories
         } else {
             Vec::new()
         };
@@ -170,67 +166,159 @@ pub async fn candidates(
         Ok::<_, StoreError>(memories)
     }
     .instrument(
-        tracing::info_span!(parent: &read_span, "lexical.read.phrase", read = field::Empty),
+        tracing::info_span!(parent: &read_span, "lexical.read.phrase.sources", read = field::Empty),
     );
-    // While room is left: each term's points, rarest first. These reads
-    // start as soon as the counts and the all-terms read are in, beside the
-    // phrase read (often the slowest of the three: two scrolls); they leave
-    // room for none of its holders, which go first in the merge below, and
-    // the merge keeps the first `cap` — the same points as reading the terms
-    // after the phrase read, at the cost of as many more points read as the
-    // phrase read finds outside the all-terms set.
     let rest = async {
-        let ((total, per_term, counts_took), (all_terms, read_started)) =
-            tokio::try_join!(counts, all_terms)?;
-        let mut seen: HashSet<Uuid> = HashSet::new();
-        let mut read: Vec<Read> = all_terms
-            .into_iter()
-            .map(Read::from)
-            .filter(|r| seen.insert(r.id))
-            .take(cap)
+        let (total, per_term, counts_took) = counts.await?;
+        // Each term's points, rarest first, while room is left.
+        let mut order: Vec<(usize, u64)> = per_term
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|&(_, count)| count > 0)
             .collect();
-        let mut order: Vec<(usize, u64)> = per_term.iter().copied().enumerate().collect();
         order.sort_by_key(|&(i, count)| (count, i));
-        for (i, count) in order {
-            if read.len() >= cap {
-                break;
-            }
-            if count == 0 {
-                continue;
-            }
-            let span = tracing::info_span!(parent: &read_span, "lexical.read.term", term = %terms[i], count = int(count), read = field::Empty);
-            let before = read.len();
-            async {
-                let mut offset = None;
-                while read.len() < cap {
+        let mut read = Reads::new(cap);
+        let mut order = order.into_iter();
+        let term = |(i, count): (usize, u64)| Term {
+            span: tracing::info_span!(parent: &read_span, "lexical.read.term", term = %terms[i], count = int(count), read = field::Empty),
+            filter: &term_filters[i],
+        };
+        // The plan's first read, and beside it the first page of the term
+        // read next: with room for everything the first read may leave, so
+        // that its new points are the ones read after it ([`read_term`]).
+        let plan = Plan::of(multi, &per_term, cap);
+        let (first, next) = match plan {
+            Plan::NoPhrase => (None, order.next().map(term)),
+            Plan::AllTerms => (None, order.next().map(term)),
+            Plan::RarestFirst => (order.next().map(term), order.next().map(term)),
+        };
+        let first_read = async {
+            match plan {
+                Plan::NoPhrase => Ok(None),
+                Plan::AllTerms => {
+                    let span = tracing::info_span!(parent: &read_span, "lexical.read.all_terms", terms = int(terms.len()), read = field::Empty);
                     let page = store
-                        .scroll_terms(&term_filters[i], cap - read.len(), offset, sources)
+                        .scroll_terms(&with_terms(filter, &terms), cap, None, sources)
+                        .instrument(span.clone())
                         .await?;
-                    read.extend(
-                        page.points
-                            .into_iter()
-                            .map(Read::from)
-                            .filter(|r| seen.insert(r.id)),
-                    );
-                    match page.next_offset {
-                        Some(next) => offset = Some(next),
-                        None => break,
-                    }
+                    span.record("read", int(page.points.len()));
+                    Ok(Some(page))
                 }
-                Ok::<_, StoreError>(())
+                Plan::RarestFirst => match &first {
+                    Some(t) => t.page(store, cap, None, sources).await.map(Some),
+                    None => Ok(None),
+                },
             }
-            .instrument(span.clone())
-            .await?;
-            span.record("read", int(read.len() - before));
+        };
+        let room = match (plan, &first) {
+            // The rarest term's count is what it leaves of the cap.
+            (Plan::RarestFirst, Some(_)) => {
+                let rarest = per_term.iter().copied().min().unwrap_or(0);
+                cap.saturating_sub(usize::try_from(rarest).unwrap_or(cap))
+                    .max(1)
+            }
+            _ => cap,
+        };
+        let next_page = async {
+            match &next {
+                Some(t) => t.page(store, room, None, sources).await.map(Some),
+                None => Ok(None),
+            }
+        };
+        let (first_page, next_page) = tokio::try_join!(first_read, next_page)?;
+        // What the text's phrase read is asked of.
+        let among: Among = match (plan, first_page) {
+            (Plan::NoPhrase, _) | (_, None) => Among::Nothing,
+            (Plan::AllTerms, Some(page)) => {
+                // Short of the cap, the read holds the whole all-terms set.
+                let complete = page.points.len() < cap;
+                read.extend(page.points.into_iter().map(Read::from));
+                if complete {
+                    Among::Ids(read.ids())
+                } else {
+                    Among::Everything
+                }
+            }
+            (Plan::RarestFirst, Some(page)) => {
+                let term = first.as_ref().map(|t| t.filter);
+                let complete = match term {
+                    Some(filter) => read_term(store, filter, sources, &mut read, page).await?,
+                    None => true,
+                };
+                if let Some(t) = &first {
+                    t.span.record("read", int(read.list.len()));
+                }
+                if complete {
+                    // Its points hold the all-terms set: those whose term
+                    // frequencies show every term, or that have none.
+                    Among::Ids(read.holding_every(&terms))
+                } else {
+                    // The count was stale (a write in between): ask the
+                    // whole index.
+                    Among::Everything
+                }
+            }
+        };
+        let in_texts = async {
+            let in_text = |ids| Filter {
+                phrase: Some(query.to_string()),
+                ids,
+                ..filter.clone()
+            };
+            let memories = match among {
+                Among::Nothing => Vec::new(),
+                Among::Ids(ids) if ids.is_empty() => Vec::new(),
+                Among::Ids(ids) if ids.len() <= MAX_FILTER_IDS => {
+                    store.scroll(&in_text(Some(ids)), cap, None).await?.memories
+                }
+                Among::Ids(_) | Among::Everything => {
+                    store.scroll(&in_text(None), cap, None).await?.memories
+                }
+            };
+            tracing::Span::current().record("read", int(memories.len()));
+            Ok::<_, StoreError>(memories)
         }
-        Ok::<_, StoreError>((total, per_term, counts_took, read_started, read))
+        .instrument(
+            tracing::info_span!(parent: &read_span, "lexical.read.phrase", read = field::Empty),
+        );
+        // The other terms' reads, beside the text's phrase read: they leave
+        // room for none of its holders, which go first in the merge below,
+        // and the merge keeps the first `cap` — the same points as reading
+        // the terms after the phrase read, at the cost of as many more points
+        // read as the phrase read finds outside the all-terms set.
+        let terms_read = async {
+            if let (Some(t), Some(page)) = (&next, next_page) {
+                let before = read.list.len();
+                read_term(store, t.filter, sources, &mut read, page)
+                    .instrument(t.span.clone())
+                    .await?;
+                t.span.record("read", int(read.list.len() - before));
+            }
+            for t in order.map(term) {
+                if read.full() {
+                    break;
+                }
+                let before = read.list.len();
+                let page = t.page(store, read.room(), None, sources).await?;
+                read_term(store, t.filter, sources, &mut read, page)
+                    .instrument(t.span.clone())
+                    .await?;
+                t.span.record("read", int(read.list.len() - before));
+            }
+            Ok::<_, StoreError>(read.list)
+        };
+        let (in_texts, read) = tokio::try_join!(in_texts, terms_read)?;
+        Ok::<_, StoreError>((total, per_term, counts_took, in_texts, read))
     };
-    let (phrase, (total, per_term, counts_took, read_started, rest)) =
-        tokio::try_join!(phrase, rest)?;
-    // The phrase holders first (read with their texts), then the rest.
+    let (in_sources, (total, per_term, counts_took, in_texts, rest)) =
+        tokio::try_join!(in_sources, rest)?;
+    // The phrase holders first (read with their texts; the text's, then the
+    // source's), then the rest.
     let mut seen: HashSet<Uuid> = HashSet::new();
-    let mut read: Vec<Read> = phrase
+    let mut read: Vec<Read> = in_texts
         .into_iter()
+        .chain(in_sources)
         .map(Read::from)
         .chain(rest)
         .filter(|r| seen.insert(r.id))
@@ -313,6 +401,148 @@ pub async fn candidates(
             (Stage::LexicalScore, score_took),
         ],
     })
+}
+
+/// How the text's phrase read is planned, from the counts: every text
+/// holding the phrase holds each term, so the holders are among the points
+/// holding every term (the all-terms set).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plan {
+    /// One term, or a term no point holds: no text holds the phrase.
+    NoPhrase,
+    /// The rarest term's points fit in the cap: they are read first, whole,
+    /// and hold the all-terms set, found from their term frequencies — the
+    /// all-terms read would bring nothing more, and the phrase read is asked
+    /// of those points alone. The points read are the same as reading the
+    /// all-terms set first: it lies within the rarest term's.
+    RarestFirst,
+    /// Every term is common: the all-terms read goes first (as the ADR
+    /// says), and the phrase read is asked of its points where it came back
+    /// short of the cap, of the whole index where it filled it.
+    AllTerms,
+}
+
+impl Plan {
+    fn of(multi: bool, per_term: &[u64], cap: usize) -> Self {
+        let rarest = per_term.iter().copied().min().unwrap_or(0);
+        if !multi || rarest == 0 {
+            Self::NoPhrase
+        } else if usize::try_from(rarest).is_ok_and(|n| n <= cap) {
+            Self::RarestFirst
+        } else {
+            Self::AllTerms
+        }
+    }
+}
+
+/// What the text's phrase read is asked of.
+enum Among {
+    Nothing,
+    Ids(Vec<Uuid>),
+    Everything,
+}
+
+/// The points read so far, each once, in the order read, at most `cap`.
+struct Reads {
+    cap: usize,
+    seen: HashSet<Uuid>,
+    list: Vec<Read>,
+}
+
+impl Reads {
+    fn new(cap: usize) -> Self {
+        Self {
+            cap,
+            seen: HashSet::new(),
+            list: Vec::new(),
+        }
+    }
+
+    fn full(&self) -> bool {
+        self.list.len() >= self.cap
+    }
+
+    fn room(&self) -> usize {
+        self.cap.saturating_sub(self.list.len())
+    }
+
+    fn extend(&mut self, reads: impl IntoIterator<Item = Read>) {
+        for r in reads {
+            if self.full() {
+                break;
+            }
+            if self.seen.insert(r.id) {
+                self.list.push(r);
+            }
+        }
+    }
+
+    fn ids(&self) -> Vec<Uuid> {
+        self.list.iter().map(|r| r.id).collect()
+    }
+
+    /// The points whose term frequencies show every one of `terms`, and
+    /// those read without them (they may hold every term).
+    fn holding_every(&self, terms: &[String]) -> Vec<Uuid> {
+        self.list
+            .iter()
+            .filter(|r| {
+                r.tf.as_ref()
+                    .is_none_or(|tf| TermCounts::of_sparse(terms, tf).tf.iter().all(|n| *n > 0))
+            })
+            .map(|r| r.id)
+            .collect()
+    }
+}
+
+/// One term's read: its span and its filter.
+struct Term<'a> {
+    span: tracing::Span,
+    filter: &'a Filter,
+}
+
+impl Term<'_> {
+    /// One page of the term's points, in point-id order from `offset`.
+    async fn page(
+        &self,
+        store: &dyn Store,
+        limit: usize,
+        offset: Option<Uuid>,
+        sources: bool,
+    ) -> Result<TermPage, StoreError> {
+        store
+            .scroll_terms(self.filter, limit, offset, sources)
+            .instrument(self.span.clone())
+            .await
+    }
+}
+
+/// Takes one term's points into `read`, from its first page (`page`) on in
+/// point-id order, until `read` is full; whether every point was read. The
+/// first page may have been read beside an earlier read, with room for what
+/// that read would leave: its new points are then the first of the term's
+/// not read before — the same points as reading it afterwards — and where
+/// they are too few, the next pages follow.
+async fn read_term(
+    store: &dyn Store,
+    filter: &Filter,
+    sources: bool,
+    read: &mut Reads,
+    page: TermPage,
+) -> Result<bool, StoreError> {
+    let mut page = page;
+    loop {
+        read.extend(page.points.into_iter().map(Read::from));
+        let Some(offset) = page.next_offset else {
+            return Ok(true);
+        };
+        if read.full() {
+            return Ok(false);
+        }
+        page = store
+            .scroll_terms(filter, read.room(), Some(offset), sources)
+            .await?;
+    }
 }
 
 /// The memories holding `query` as a phrase of tokens within `filter`: the
@@ -405,5 +635,52 @@ impl From<TermPoint> for Read {
             // tool's sparse vectors (fractional weights) send us to the text.
             tf: p.tf.filter(sparse::is_term_frequencies),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plan_follows_the_rarest_count() {
+        // (several terms, the counts, cap, plan)
+        let table: &[(bool, &[u64], usize, Plan)] = &[
+            (false, &[3], 256, Plan::NoPhrase),
+            (true, &[3, 0, 9], 256, Plan::NoPhrase),
+            (true, &[300, 256], 256, Plan::RarestFirst),
+            (true, &[1, 10_000], 256, Plan::RarestFirst),
+            (true, &[257, 10_000], 256, Plan::AllTerms),
+            (true, &[3, 9], 2, Plan::AllTerms),
+        ];
+        for (multi, counts, cap, want) in table {
+            assert_eq!(
+                Plan::of(*multi, counts, *cap),
+                *want,
+                "{counts:?} cap {cap}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_points_holding_every_term_include_those_without_frequencies() {
+        let terms = vec!["billing".to_string(), "retry".to_string()];
+        let point = |n: u128, text: Option<&str>| Read {
+            id: Uuid::from_u128(n),
+            source: None,
+            text: None,
+            tf: text.map(|t| sparse::encode_text(t, Fold::Ascii)),
+        };
+        let mut read = Reads::new(3);
+        read.extend([
+            point(1, Some("the billing retry")),
+            point(2, Some("billing alone")),
+            point(1, Some("read twice")),
+            point(3, None),
+            point(4, Some("past the cap: billing retry")),
+        ]);
+        assert!(read.full());
+        assert_eq!(read.ids(), [1, 2, 3].map(Uuid::from_u128));
+        assert_eq!(read.holding_every(&terms), [1, 3].map(Uuid::from_u128));
     }
 }

@@ -236,8 +236,13 @@ async fn the_cap_keeps_the_holders_then_the_rarest_terms_points_in_id_order() {
         fold: Fold::Ascii,
         source_phrases: true,
     };
-    // (cap, the ids listed)
-    let table: [(usize, &[u128]); 4] = [
+    // (cap, the ids listed). Where `billing` (3 points) exceeds the cap,
+    // the all-terms read goes first; where it fits, its points are read
+    // first and hold the all-terms set (20).
+    let table: [(usize, &[u128]); 5] = [
+        // The all-terms read fills the cap: the phrase read asks the whole
+        // index, and the text's holder comes first.
+        (1, &[20]),
         // The holders (20 by its text, 5 by its source) and nothing else.
         (2, &[20, 5]),
         // Then `billing`, the rarer term, in id order (20 is listed already).
@@ -275,4 +280,21 @@ async fn the_cap_keeps_the_holders_then_the_rarest_terms_points_in_id_order() {
             );
         }
     }
+
+    // A term no point holds: no text holds the phrase, and the other term's
+    // points are all read.
+    let found = candidates(
+        store.as_ref(),
+        &counter,
+        "billing nowhere",
+        texts,
+        &Filter::tenant(TENANT),
+        256,
+    )
+    .await
+    .unwrap();
+    let mut got: Vec<u128> = found.list.iter().map(|c| c.id.as_u128()).collect();
+    got.sort_unstable();
+    assert_eq!(got, [20, 31, 32]);
+    assert!(found.list.iter().all(|c| !c.verbatim));
 }

@@ -204,6 +204,7 @@ impl Frequencies {
             any_terms,
             phrase,
             source_phrase,
+            ids,
         } = filter;
         let plain = projects.is_empty()
             && kinds.is_empty()
@@ -213,6 +214,7 @@ impl Frequencies {
             && any_terms.is_none()
             && phrase.is_none()
             && source_phrase.is_none()
+            && ids.is_none()
             && all_terms.len() <= 1;
         if !plain {
             return None;

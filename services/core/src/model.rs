@@ -86,6 +86,10 @@ pub struct Filter {
     /// The source holds this phrase (the phrase index on the source's copy,
     /// on a collection that has one: [`CollectionInfo::source_phrases`]).
     pub source_phrase: Option<String>,
+    /// Only these points, of the tenant still (`None`: no condition; an
+    /// empty list matches nothing; at most [`MAX_FILTER_IDS`]): a check of
+    /// the other conditions on points already read.
+    pub ids: Option<Vec<Uuid>>,
 }
 
 impl Filter {
@@ -268,6 +272,10 @@ pub const MAX_METADATA_BYTES: usize = 1 << 16;
 
 /// Most projects or kinds one filter may name.
 pub const MAX_FILTER_VALUES: usize = 64;
+
+/// Most point ids one filter may name ([`Filter::ids`]): the largest
+/// lexical cap.
+pub const MAX_FILTER_IDS: usize = 4096;
 
 /// Refuses a tenant, project or kind (`field`) longer than [`MAX_LABEL_BYTES`].
 pub fn check_label(field: &str, value: &str) -> Result<(), String> {

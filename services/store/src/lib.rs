@@ -58,6 +58,20 @@ impl Counted {
     }
 }
 
+/// Refuses a filter naming more than [`MAX_FILTER_IDS`] points.
+fn check_ids(ids: &[Uuid]) -> Result<()> {
+    if ids.len() > MAX_FILTER_IDS {
+        return Err(StoreError::invalid(
+            "filter",
+            format!(
+                "ids names {} points, more than the {MAX_FILTER_IDS} allowed",
+                ids.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Points per write batch, for callers that stream many points.
 pub const UPSERT_BATCH: usize = 256;
 

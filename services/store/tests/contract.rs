@@ -15,8 +15,9 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use serde_json::json;
 use trine_store::{
-    CollectionSpec, EdgeStore, EmbedderId, Filter, Fold, Memory, NativeLexical, PayloadRead,
-    PayloadSchema, Point, Query, Scan, SparseVector, Store, StoreError, TextIndexInfo, TimeFormat,
+    CollectionSpec, EdgeStore, EmbedderId, Filter, Fold, MAX_FILTER_IDS, Memory, NativeLexical,
+    PayloadRead, PayloadSchema, Point, Query, Scan, SparseVector, Store, StoreError, TextIndexInfo,
+    TimeFormat,
 };
 use uuid::Uuid;
 
@@ -1592,10 +1593,52 @@ async fn term_gate_and_phrase_filters(store: &dyn Store) {
             },
             vec![fox, reversed],
         ),
+        (
+            "among some points",
+            Filter {
+                ids: Some(vec![fox, bear, Uuid::new_v4()]),
+                ..base.clone()
+            },
+            vec![fox, bear],
+        ),
+        (
+            "a phrase among some points",
+            Filter {
+                phrase: Some("brown fox".into()),
+                ids: Some(vec![reversed, bear]),
+                ..base.clone()
+            },
+            vec![],
+        ),
+        (
+            "among none",
+            Filter {
+                ids: Some(vec![]),
+                ..base.clone()
+            },
+            vec![],
+        ),
     ];
     for (name, filter, want) in table {
         assert_eq!(ids(store, &filter).await, set(&want), "filter: {name}");
     }
+    // Another tenant's point is not reached by naming it.
+    let other = put(store, vec![memory("terms-other", "the quick brown fox")]).await;
+    let among = Filter {
+        ids: Some(other.clone()),
+        ..base.clone()
+    };
+    assert!(
+        ids(store, &among).await.is_empty(),
+        "ids stay within the tenant"
+    );
+    // More ids than allowed are refused, not read.
+    let many = Filter {
+        ids: Some((0..=MAX_FILTER_IDS as u128).map(Uuid::from_u128).collect()),
+        ..base.clone()
+    };
+    let err = store.scroll(&many, 10, None).await.expect_err("refused");
+    assert!(err.to_string().contains("ids names"), "{err}");
 }
 
 async fn an_empty_gate_is_refused(store: &dyn Store) {

@@ -10,7 +10,7 @@ use qe::{
 };
 
 use crate::text_match::{self, Matching, TextCondition};
-use crate::{Filter, PayloadSchema, Result, StoreError, TimeBounds, TimeFormat};
+use crate::{Filter, PayloadSchema, Result, StoreError, TimeBounds, TimeFormat, check_ids};
 
 /// The Qdrant filter of a read. The tenant is required; an empty `any_terms`
 /// gate, an empty term or an empty phrase are refused rather than read as
@@ -75,6 +75,12 @@ pub(super) fn to_qdrant(filter: &Filter, layout: &PayloadSchema) -> Result<qe::F
             ));
         }
         must.extend(full_text(key, phrase, Matching::Phrase)?);
+    }
+    if let Some(ids) = &filter.ids {
+        check_ids(ids)?;
+        let ids: ahash::AHashSet<qe::PointId> =
+            ids.iter().copied().map(qe::PointId::Uuid).collect();
+        must.push(Condition::HasId(qe::HasIdCondition::from(ids)));
     }
     Ok(qe::Filter {
         must: Some(must),

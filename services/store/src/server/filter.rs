@@ -74,6 +74,10 @@ pub(super) fn qdrant_filter(f: &Filter, layout: &PayloadSchema) -> Result<q::Fil
         let phrase = non_blank("source phrase", phrase)?;
         must.extend(full_text(&layout.source_text, &phrase, Matching::Phrase));
     }
+    if let Some(ids) = &f.ids {
+        crate::check_ids(ids)?;
+        must.push(q::Condition::has_id(ids.iter().map(|id| id.to_string())));
+    }
     Ok(q::Filter::must(must))
 }
 
