@@ -227,6 +227,7 @@ def bench_section(work: Path) -> list[str]:
     runs = [(s, p) for s, p in runs if p.exists()]
     if not runs:
         return []
+    suffix = "-strategies" if (work / "commit-strategies.txt").exists() else ""
     out = [
         "## Latency at 385,000 memories: trine per strategy vs Qdrant's one-call hybrid",
         "",
@@ -234,7 +235,7 @@ def bench_section(work: Path) -> list[str]:
         "concurrency 1, hybrid, in-process mesh (four gRPC services on loopback); then the same",
         "queries, one Query API call each (embed + dense and lexical prefetches of 256 + RRF,",
         "the hits read with their memories — from commit 25f3e6d on, ids only before),",
-        "on the same collection in the same process. Milliseconds.",
+        "on the same collection in the same process. Milliseconds. " + runs_of(work, suffix),
         "",
         "| strategy | searches/s | p50 | p95 | p99 | counts share p50 / p95 | native | "
         "native searches/s | native p50 | native p95 | trine / native p50 |",

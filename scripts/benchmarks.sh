@@ -13,7 +13,7 @@
 #
 #     ./scripts/benchmarks.sh            # ~1.5 hours on 2 cores, most of it two index builds
 #     BENCH_ONLY=realtext ./scripts/benchmarks.sh   # the real-text runs alone, then the report
-#     BENCH_ONLY=strategies ./scripts/benchmarks.sh # each strategy at 385,000 at concurrency 16 alone, then the report
+#     BENCH_ONLY=strategies ./scripts/benchmarks.sh # each strategy at 385,000 at concurrency 1 and 16 alone, then the report
 #
 # Work files go to $BENCH_DIR (default ./bench-work); a corpus whose data
 # directory exists is not ingested again (delete it to measure the ingest).
@@ -34,7 +34,9 @@ only="${BENCH_ONLY:-}"
 # shellcheck source=lib/runs.sh
 source "$repo/scripts/lib/runs.sh"
 
-if [[ -z $only ]]; then # every run but the strategies under load and the real text
+if [[ -z $only ]]; then # every run but the strategies and the real text
+# The strategies' runs below are this run's: no label of an earlier one.
+rm -f "$work/commit-strategies.txt" "$work/profile-strategies.txt"
 big="$(corpus 400000)"
 adr="$(corpus 385000)"
 
@@ -58,15 +60,6 @@ at "$big" bench --queries "$big/bench-queries.jsonl" \
 # Quality at 385,000: every configuration, and Qdrant's native hybrid.
 at "$adr" eval --queries "$adr/queries.jsonl" --modes hybrid,semantic,lexical \
   --verbatim on,1,off --save "$work/eval.json" >/dev/null || true
-
-# Latency at 385,000: each strategy, then the same load on Qdrant native.
-for strategy in candidates bm25 sparse gate; do
-  native=bm25
-  [[ $strategy == sparse ]] && native=sparse
-  at "$adr" bench --queries "$adr/bench-queries.jsonl" --strategy "$strategy" \
-    --native "$native" --duration "$duration" --warmup 5s \
-    --save "$work/bench-$strategy.json" >/dev/null
-done
 
 # The counts on queries never seen before (385,000): 20,000 distinct searches,
 # each sent at most once (--no-repeat), at concurrency 1 and 16, with the
@@ -92,9 +85,17 @@ at "$adr" bench --queries "$adr/bench-queries.jsonl" --rate "${BENCH_RATE:-50}" 
 
 fi
 
-# Each strategy at 385,000 under load: concurrency 16, beside native.
+# Each strategy at 385,000: concurrency 1, then under load (16), each beside
+# the same load on Qdrant native.
 if [[ -z $only || $only == strategies ]]; then
 adr="$(corpus 385000)"
+for strategy in candidates bm25 sparse gate; do
+  native=bm25
+  [[ $strategy == sparse ]] && native=sparse
+  at "$adr" bench --queries "$adr/bench-queries.jsonl" --strategy "$strategy" \
+    --native "$native" --duration "$duration" --warmup 5s \
+    --save "$work/bench-$strategy.json" >/dev/null
+done
 for strategy in candidates bm25 sparse gate; do
   native=bm25
   [[ $strategy == sparse ]] && native=sparse
