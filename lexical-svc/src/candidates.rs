@@ -154,11 +154,10 @@ pub async fn candidates(
     let read_started = Instant::now();
     let in_sources = async {
         let memories = if multi && texts.source_phrases {
-            let in_source = Filter {
-                source_phrase: Some(query.to_string()),
-                ..filter.clone()
-            };
-            store.scroll(&in_source, cap, None).await?.memories
+            store
+                .scroll(&in_source(filter, query), cap, None)
+                .await?
+                .memories
         } else {
             Vec::new()
         };
@@ -181,6 +180,7 @@ pub async fn candidates(
         let mut read = Reads::new(cap);
         let mut order = order.into_iter();
         let term = |(i, count): (usize, u64)| Term {
+            count,
             span: tracing::info_span!(parent: &read_span, "lexical.read.term", term = %terms[i], count = int(count), read = field::Empty),
             filter: &term_filters[i],
         };
@@ -189,8 +189,7 @@ pub async fn candidates(
         // that its new points are the ones read after it ([`read_term`]).
         let plan = Plan::of(multi, &per_term, cap);
         let (first, next) = match plan {
-            Plan::NoPhrase => (None, order.next().map(term)),
-            Plan::AllTerms => (None, order.next().map(term)),
+            Plan::NoPhrase | Plan::AllTerms => (None, order.next().map(term)),
             Plan::RarestFirst => (order.next().map(term), order.next().map(term)),
         };
         let first_read = async {
@@ -211,15 +210,11 @@ pub async fn candidates(
                 },
             }
         };
-        let room = match (plan, &first) {
-            // The rarest term's count is what it leaves of the cap.
-            (Plan::RarestFirst, Some(_)) => {
-                let rarest = per_term.iter().copied().min().unwrap_or(0);
-                cap.saturating_sub(usize::try_from(rarest).unwrap_or(cap))
-                    .max(1)
-            }
-            _ => cap,
-        };
+        // The rarest term, read first, leaves the cap less its count.
+        let room = first.as_ref().map_or(cap, |t| {
+            cap.saturating_sub(usize::try_from(t.count).unwrap_or(cap))
+                .max(1)
+        });
         let next_page = async {
             match &next {
                 Some(t) => t.page(store, room, None, sources).await.map(Some),
@@ -228,9 +223,8 @@ pub async fn candidates(
         };
         let (first_page, next_page) = tokio::try_join!(first_read, next_page)?;
         // What the text's phrase read is asked of.
-        let among: Among = match (plan, first_page) {
-            (Plan::NoPhrase, _) | (_, None) => Among::Nothing,
-            (Plan::AllTerms, Some(page)) => {
+        let among: Among = match (plan, first_page, &first) {
+            (Plan::AllTerms, Some(page), _) => {
                 // Short of the cap, the read holds the whole all-terms set.
                 let complete = page.points.len() < cap;
                 read.extend(page.points.into_iter().map(Read::from));
@@ -240,15 +234,9 @@ pub async fn candidates(
                     Among::Everything
                 }
             }
-            (Plan::RarestFirst, Some(page)) => {
-                let term = first.as_ref().map(|t| t.filter);
-                let complete = match term {
-                    Some(filter) => read_term(store, filter, sources, &mut read, page).await?,
-                    None => true,
-                };
-                if let Some(t) = &first {
-                    t.span.record("read", int(read.list.len()));
-                }
+            (Plan::RarestFirst, Some(page), Some(t)) => {
+                let complete = read_term(store, t.filter, sources, &mut read, page).await?;
+                t.span.record("read", int(read.list.len()));
                 if complete {
                     // Its points hold the all-terms set: those whose term
                     // frequencies show every term, or that have none.
@@ -259,21 +247,24 @@ pub async fn candidates(
                     Among::Everything
                 }
             }
+            _ => Among::Nothing,
         };
         let in_texts = async {
-            let in_text = |ids| Filter {
-                phrase: Some(query.to_string()),
+            let phrase_among = |ids| Filter {
                 ids,
-                ..filter.clone()
+                ..in_text(filter, query)
             };
             let memories = match among {
                 Among::Nothing => Vec::new(),
                 Among::Ids(ids) if ids.is_empty() => Vec::new(),
                 Among::Ids(ids) if ids.len() <= MAX_FILTER_IDS => {
-                    store.scroll(&in_text(Some(ids)), cap, None).await?.memories
+                    store
+                        .scroll(&phrase_among(Some(ids)), cap, None)
+                        .await?
+                        .memories
                 }
                 Among::Ids(_) | Among::Everything => {
-                    store.scroll(&in_text(None), cap, None).await?.memories
+                    store.scroll(&phrase_among(None), cap, None).await?.memories
                 }
             };
             tracing::Span::current().record("read", int(memories.len()));
@@ -495,8 +486,9 @@ impl Reads {
     }
 }
 
-/// One term's read: its span and its filter.
+/// One term's read: its count, its span and its filter.
 struct Term<'a> {
+    count: u64,
     span: tracing::Span,
     filter: &'a Filter,
 }
@@ -557,17 +549,11 @@ pub(crate) async fn phrase_reads(
     filter: &Filter,
     cap: usize,
 ) -> Result<Vec<Memory>, StoreError> {
-    let in_text = Filter {
-        phrase: Some(query.to_string()),
-        ..filter.clone()
-    };
+    let in_text = in_text(filter, query);
     if !texts.source_phrases {
         return Ok(store.scroll(&in_text, cap, None).await?.memories);
     }
-    let in_source = Filter {
-        source_phrase: Some(query.to_string()),
-        ..filter.clone()
-    };
+    let in_source = in_source(filter, query);
     let (text, source) = tokio::try_join!(
         store.scroll(&in_text, cap, None),
         store.scroll(&in_source, cap, None)
@@ -580,6 +566,22 @@ pub(crate) async fn phrase_reads(
         .filter(|m| seen.insert(m.id))
         .take(cap)
         .collect())
+}
+
+/// `filter`, and the text holds `query` as a phrase.
+fn in_text(filter: &Filter, query: &str) -> Filter {
+    Filter {
+        phrase: Some(query.to_string()),
+        ..filter.clone()
+    }
+}
+
+/// `filter`, and the source holds `query` as a phrase.
+fn in_source(filter: &Filter, query: &str) -> Filter {
+    Filter {
+        source_phrase: Some(query.to_string()),
+        ..filter.clone()
+    }
 }
 
 /// The average length in tokens of the texts read: BM25's `avgdl`, estimated
