@@ -95,6 +95,12 @@ pub struct Args {
     /// Also write the JSON object to this file
     #[arg(long)]
     pub save: Option<PathBuf>,
+    /// Also write each query's two channel lists under each of
+    /// `--strategies` to this file, one JSON object a line (`qid`, `kind`,
+    /// `query`, `gold`, `strategy`, `reference`, `lexical`: [[id, score,
+    /// verbatim]], `semantic`: [[id, cosine]]), for studying fusions offline
+    #[arg(long)]
+    pub lists: Option<PathBuf>,
 }
 
 /// How one configuration answers a query.
@@ -470,6 +476,9 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         lexical_lists: HashMap::new(),
         semantic_lists: HashMap::new(),
     };
+    if let Some(path) = &args.lists {
+        write_lists(&mut targets, &queries, &args.strategies, path).await?;
+    }
     let mut reports = Vec::new();
     for configuration in &configurations {
         eprintln!("eval: {} …", configuration.name);
@@ -491,6 +500,50 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// One query's channel lists under one strategy (`--lists`).
+#[derive(Serialize)]
+struct ListsLine<'a> {
+    qid: &'a str,
+    kind: Option<&'a str>,
+    query: &'a str,
+    gold: &'a [String],
+    strategy: &'a str,
+    reference: f64,
+    lexical: Vec<(&'a str, f64, bool)>,
+    semantic: Vec<(&'a str, f64)>,
+}
+
+/// Writes every query's channel lists under each strategy, one line each.
+async fn write_lists(
+    targets: &mut Targets,
+    queries: &[Query],
+    strategies: &[String],
+    path: &std::path::Path,
+) -> Result<(), String> {
+    let mut out = String::new();
+    for query in queries {
+        for strategy in strategies {
+            let (lexical, reference, semantic) = targets.lists(query, strategy).await?;
+            let line = ListsLine {
+                qid: &query.qid,
+                kind: query.kind.as_deref(),
+                query: &query.query,
+                gold: &query.gold,
+                strategy,
+                reference,
+                lexical: lexical
+                    .iter()
+                    .map(|c| (c.id.as_str(), c.score, c.verbatim))
+                    .collect(),
+                semantic: semantic.iter().map(|n| (n.id.as_str(), n.score)).collect(),
+            };
+            out.push_str(&serde_json::to_string(&line).map_err(|e| e.to_string())?);
+            out.push('\n');
+        }
+    }
+    std::fs::write(path, out).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// The arguments of `trine eval --queries q.jsonl LINE` (the tests').

@@ -40,11 +40,17 @@ fn generated_corpus_evaluated_under_every_configuration() {
         .arg(corpus.join("memories.jsonl"))
         .args(["--batch", "1000"]));
 
+    let lists = dir.path().join("lists.jsonl");
+    let saved = dir.path().join("report.json");
     let out = run(trine(&data)
         .arg("eval")
         .arg("--queries")
         .arg(corpus.join("queries.jsonl"))
         .args(["--modes", "hybrid,semantic,lexical", "--json"])
+        .arg("--lists")
+        .arg(&lists)
+        .arg("--save")
+        .arg(&saved)
         .args([
             "--fusion",
             "default",
@@ -98,6 +104,33 @@ fn generated_corpus_evaluated_under_every_configuration() {
             "{strategy}"
         );
     }
+    // `--lists` wrote each query's two channel lists under each strategy, and
+    // the offline mirror of the fusion (scripts/fusion-study.py) ranks every
+    // query's gold from them exactly as the default fusion did.
+    let written = std::fs::read_to_string(&lists).unwrap();
+    let queries = report["queries"].as_u64().unwrap() as usize;
+    assert_eq!(
+        written.lines().count(),
+        queries * 4,
+        "a line per query and strategy"
+    );
+    let line: serde_json::Value = serde_json::from_str(written.lines().next().unwrap()).unwrap();
+    assert_eq!(line["qid"], "q01");
+    assert_eq!(line["strategy"], "candidates");
+    assert!(!line["lexical"].as_array().unwrap().is_empty(), "{line}");
+    assert!(!line["semantic"].as_array().unwrap().is_empty(), "{line}");
+    let study = trine_testkit::workspace_dir().join("scripts/fusion-study.py");
+    let out = run(Command::new("python3")
+        .arg(study)
+        .args(["check", "--embedder", "hash", "--lists"])
+        .arg(&lists)
+        .arg("--report")
+        .arg(&saved));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(&format!("{queries} of {queries} queries ranked")),
+        "{said}"
+    );
     // Each hybrid configuration is compared with the better single channel.
     let compared = report["against_better"].as_array().unwrap();
     assert!(

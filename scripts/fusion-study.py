@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""Study fusions offline over the channel lists `trine eval --lists` wrote.
+
+    trine eval --queries Q --modes hybrid,semantic,lexical --strategies candidates,bm25,sparse \\
+        --native bm25,sparse --k 8 --lists L.jsonl --save R.json
+    python3 scripts/fusion-study.py check --lists L.jsonl --report R.json --embedder minilm
+    python3 scripts/fusion-study.py grid --embedder static --split tune \\
+        --set chat=L1.jsonl:R1.json:Q1.jsonl --set fr=L2.jsonl:R2.json:Q2.jsonl
+
+`fuse` mirrors services/core/src/fusion.rs (score, rrf; the verbatim tier; the per-embedder
+defaults of `Settings::for_embedder`), so that a grid of fusions can be tried on every
+development set in seconds instead of one `trine eval --fusion` run each. `check` proves the
+mirror: the default fusion of the lists must rank every query's gold exactly as the report's
+`hybrid/candidates` run did (the test command runs it). `grid` scores each fusion on each set and
+kind of one half: MRR and success@8 against the better single channel (every kind) and against
+the better of Qdrant's one-call hybrids (question kinds), and prints the fusions by their worst
+margin. What it finds is confirmed with `trine eval` itself before it becomes a default.
+"""
+
+from __future__ import annotations
+
+import argparse, json, math, re, sys
+from collections import defaultdict
+
+STOP_WORDS = set("a an and are as at be but by for if in into is it no not of on or such that the "
+                 "their then there these they this to was will with".split())
+QUESTION_KINDS = {"question", "semantic", "multi-hop", "temporal", "commonsense"}
+K = 8
+DEFAULTS = {  # Settings::for_embedder
+    "minilm": dict(method="score", norm="absolute", wl=1.0, ws=4.0, floor=0.2, power=2.0, adaptive=0.0),
+    "static": dict(method="score", norm="z_score", wl=1.0, ws=2.0, floor=0.2, power=1.0, adaptive=1.0),
+}
+DEFAULTS["hash"] = DEFAULTS["minilm"]
+
+
+def terms(query: str) -> list[str]:
+    out: list[str] = []
+    for piece in "".join(c if c.isalnum() else " " for c in query.lower()).split():
+        if piece not in STOP_WORDS and piece not in out:
+            out.append(piece)
+    return out
+
+
+def shaped(query: str) -> bool:
+    for token in query.split():
+        letters, digits = any(c.isalpha() for c in token), any(c.isnumeric() for c in token)
+        runs = [r for r in "".join(c if c.isalnum() else " " for c in token).split()]
+        if (letters and digits) or len(runs) >= 2:
+            return True
+    return False
+
+
+def normalise(scores: list[float], how: str, floor: float, ceiling: float) -> tuple[list[float], float]:
+    if not scores:
+        return [], 0.0
+    top, low = max(scores), min(scores)
+    if how in ("absolute", "fixed_floor"):
+        t = ceiling if how == "absolute" and ceiling > floor else top
+        return [max(0.0, (s - floor) / (t - floor)) if t > floor else 0.0 for s in scores], 0.0
+    if how == "min_max":
+        return [(s - low) / (top - low) if top > low else 1.0 for s in scores], 0.0
+    mean = sum(scores) / len(scores)
+    std = math.sqrt(sum((s - mean) ** 2 for s in scores) / len(scores))
+    values = [(s - mean) / std if std > 0 else 0.0 for s in scores]
+    return values, min(values)
+
+
+def confidence(scores: list[float], floor: float) -> float:
+    if len(scores) < 2 or scores[0] <= floor:
+        return 0.0
+    return min(1.0, max(0.0, (scores[0] - scores[min(len(scores), 10) - 1]) / (scores[0] - floor)))
+
+
+def dedup(entries):
+    seen, out = set(), []
+    for e in entries:
+        if e[0] not in seen:
+            seen.add(e[0])
+            out.append(e)
+    return out
+
+
+def fuse(row: dict, cfg: dict) -> list[str]:
+    """The ids in fused order (tier first), as fusion.rs ranks them."""
+    lexical, semantic = dedup(row["lexical"]), dedup(row["semantic"])
+    wl, ws = cfg["wl"], cfg["ws"]
+    if cfg.get("adaptive", 0) > 0:
+        wl *= (0.05 + confidence([s for _, s, _ in lexical], 0.0)) ** cfg["adaptive"]
+        ws *= (0.05 + confidence([s for _, s in semantic], cfg["floor"])) ** cfg["adaptive"]
+    score: dict[str, float] = defaultdict(float)
+    if cfg["method"] == "rrf":
+        for n, e in enumerate(lexical):
+            score[e[0]] += wl / (cfg["k"] + n + 1)
+        for n, e in enumerate(semantic):
+            score[e[0]] += ws / (cfg["k"] + n + 1)
+    else:
+        lv, la = normalise([s for _, s, _ in lexical], cfg["norm"], 0.0, row["reference"])
+        p = cfg.get("power", 1.0)
+        if p != 1.0:
+            lv, la = [math.copysign(abs(v) ** p, v) for v in lv], math.copysign(abs(la) ** p, la)
+        sv, sa = normalise([s for _, s in semantic], cfg["norm"], cfg["floor"], 1.0)
+        total = (wl if lexical else 0.0) + (ws if semantic else 0.0) or 1.0
+        for (i, _, _), v in zip(lexical, lv):
+            score[i] += wl * v / total
+        for (i, _), v in zip(semantic, sv):
+            score[i] += ws * v / total
+        in_l, in_s = {e[0] for e in lexical}, {e[0] for e in semantic}
+        for i in list(score):
+            if la and lexical and i not in in_l:
+                score[i] += wl * la / total
+            if sa and semantic and i not in in_s:
+                score[i] += ws * sa / total
+    verbatim, n_terms, query = [e[0] for e in lexical if e[2]], len(terms(row["query"])), row["query"]
+    tier = bool(verbatim) and n_terms > 0 and (
+        (shaped(query) and len(verbatim) <= 3) if n_terms == 1 else (shaped(query) or len(verbatim) <= 3))
+    first = set(verbatim) if tier else set()
+    return sorted(score, key=lambda i: (i not in first, -score[i], i))
+
+
+def rank(ids: list[str], gold: list[str]) -> int | None:
+    g = set(gold)
+    return next((n for n, i in enumerate(ids[:100], 1) if i in g), None)
+
+
+def measure(ranks: list[int | None]) -> tuple[float, float]:
+    n = len(ranks) or 1
+    return sum(1 / r for r in ranks if r) / n, sum(1 for r in ranks if r and r <= K) / n
+
+
+def read_lists(path: str, strategy: str = "candidates") -> list[dict]:
+    with open(path, encoding="utf-8") as f:
+        return [r for r in map(json.loads, f) if r["strategy"] == strategy]
+
+
+def report_ranks(path: str) -> dict[str, dict[str, int | None]]:
+    with open(path, encoding="utf-8") as f:
+        report = json.load(f)
+    return {c["name"]: {q["qid"]: min((r for r in q["ranks"] if r), default=None) for q in c["queries"]}
+            for c in report["configurations"]}
+
+
+def check(args) -> int:
+    rows, ranks = read_lists(args.lists), report_ranks(args.report)["hybrid/candidates"]
+    wrong = [(r["qid"], rank(fuse(r, DEFAULTS[args.embedder]), r["gold"]), ranks[r["qid"]])
+             for r in rows if rank(fuse(r, DEFAULTS[args.embedder]), r["gold"]) != ranks[r["qid"]]]
+    for qid, mine, theirs in wrong[:10]:
+        print(f"{qid}: the mirror ranks its gold {mine}, trine {theirs}", file=sys.stderr)
+    print(f"check: {len(rows) - len(wrong)} of {len(rows)} queries ranked as trine's default fusion")
+    return 1 if wrong or not rows else 0
+
+
+def grid_configs():
+    for k in (10, 20, 40, 60):
+        for ws in (0.5, 1, 1.5, 2):
+            yield dict(method="rrf", k=k, wl=1.0, ws=ws)
+    for norm in ("z_score", "min_max", "absolute"):
+        for ws in (0.5, 1, 1.5, 2, 4):
+            for power in (1, 1.5, 2):
+                for adaptive in (0, 0.5, 1, 2):
+                    yield dict(method="score", norm=norm, wl=1.0, ws=ws, power=power, adaptive=adaptive,
+                               floor=0.2)
+
+
+def grid(args) -> int:
+    sets = []
+    for spec in args.set:
+        name, paths = spec.split("=", 1)
+        lists, report, queries = paths.split(":")
+        with open(queries, encoding="utf-8") as f:
+            split = {q["qid"]: q.get("split") for q in map(json.loads, f)}
+        rows = [r for r in read_lists(lists) if not args.split or split.get(r["qid"]) == args.split]
+        base = report_ranks(report)
+        kinds = defaultdict(list)
+        for r in rows:
+            kinds[r["kind"]].append(r)
+        refs = {}
+        for kind, rs in kinds.items():
+            single = max(measure([rank([e[0] for e in r[ch]], r["gold"]) for r in rs])[0]
+                         for ch in ("lexical", "semantic"))
+            native = max(measure([base[n].get(r["qid"]) for r in rs])[0]
+                         for n in ("qdrant-native/bm25", "qdrant-native/sparse") if n in base)
+            refs[kind] = (single, native, measure([base["hybrid/candidates"].get(r["qid"]) for r in rs])[0])
+        sets.append((name, kinds, refs))
+
+    def score(cfg):
+        rows = []
+        for name, kinds, refs in sets:
+            for kind, rs in sorted(kinds.items()):
+                mrr, s8 = measure([rank(fuse(r, cfg), r["gold"]) for r in rs])
+                single, native, default = refs[kind]
+                bar = max(single, native) if kind in QUESTION_KINDS else single
+                rows.append((name, kind, len(rs), mrr, s8, single, native, default, mrr - bar))
+        return min(r[-1] for r in rows), rows
+
+    scored = sorted(((*score(cfg), cfg) for cfg in [DEFAULTS[args.embedder], *grid_configs()]),
+                    key=lambda x: -x[0])
+    print(f"worst margin (MRR against the better single channel; on question kinds the better "
+          f"native too), {args.split or 'all'} queries:")
+    for worst, _, cfg in scored[: args.top]:
+        print(f"  {worst:+.3f}  {json.dumps(cfg)}")
+    for title, (worst, rows, cfg) in (("best", scored[0]),
+                                      ("default", next(s for s in scored if s[2] is DEFAULTS[args.embedder]))):
+        print(f"\n{title}: {json.dumps(cfg)} (worst {worst:+.3f})")
+        print(f"  {'set':8} {'kind':12} {'n':>4}  {'MRR':>6} {'s@8':>6}  {'single':>6} {'native':>6} "
+              f"{'default':>7}  margin")
+        for name, kind, n, mrr, s8, single, native, default, margin in rows:
+            print(f"  {name:8} {kind:12} {n:4}  {mrr:6.3f} {s8:6.3f}  {single:6.3f} {native:6.3f} "
+                  f"{default:7.3f}  {margin:+.3f}")
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("check", help="the mirror ranks as trine's default fusion did")
+    c.add_argument("--lists", required=True)
+    c.add_argument("--report", required=True, help="trine eval --save of the same run")
+    c.add_argument("--embedder", choices=sorted(DEFAULTS), required=True)
+    g = sub.add_parser("grid", help="fusions by their worst margin over sets and kinds")
+    g.add_argument("--set", action="append", required=True, help="NAME=LISTS:REPORT:QUERIES")
+    g.add_argument("--embedder", choices=sorted(DEFAULTS), required=True)
+    g.add_argument("--split", choices=("tune", "held"))
+    g.add_argument("--top", type=int, default=10)
+    args = ap.parse_args()
+    return check(args) if args.command == "check" else grid(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
