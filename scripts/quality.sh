@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Regenerates docs/quality.md: every development set's held-back half under
+# `trine eval` with both embedders — trine's hybrid under each lexical
+# strategy, RRF at k = 60 of the same lists, each single channel, and
+# Qdrant's one-call hybrids (dense + bm25, dense + sparse) on the same
+# collection — rendered by scripts/quality-report.py.
+#
+#     ./scripts/quality.sh       # QUALITY_SETS, QUALITY_EMBEDDERS to narrow it
+#
+# Sets (in $QUALITY_DIR/devset, default ./quality-work): small and medium
+# (make-devset.py: English Debian descriptions, Python docstrings,
+# changelogs), fr and de (make-langset.py: Debian's own translations), chat
+# (make-convset.py: REALTALK's chats, made only when $REALTALK names a copy
+# of its data/ folder; skipped otherwise, and the report says so). A set's
+# data directory, once ingested, is reused; a run's report is redone each
+# time. MiniLM ingests at ~8 long texts/s on 2 cores: the first full run
+# takes about two hours. Not part of the test command.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+work="${QUALITY_DIR:-$repo/quality-work}"
+runs=-quality
+# shellcheck source=lib/runs.sh
+source "$repo/scripts/lib/runs.sh"
+sets="${QUALITY_SETS:-small medium fr de chat}"
+embedders="${QUALITY_EMBEDDERS:-minilm static}"
+
+devset="$work/devset"
+[[ -f "$devset/medium/queries.jsonl" ]] ||
+  python3 scripts/make-devset.py --out "$devset" --tiers small,medium >&2
+[[ -f "$devset/de/queries.jsonl" ]] || python3 scripts/make-langset.py --out "$devset" >&2
+if [[ ! -f "$devset/chat/queries.jsonl" && -n "${REALTALK:-}" ]]; then
+  python3 scripts/make-convset.py --realtalk "$REALTALK" --out "$devset" >&2
+fi
+
+for set in $sets; do
+  if [[ ! -f "$devset/$set/queries.jsonl" ]]; then
+    echo "quality: no $set set (chat needs REALTALK=DIR): skipped" >&2
+    continue
+  fi
+  for embedder in $embedders; do
+    data="$work/data-$set-$embedder"
+    if [[ ! -d "$data" ]]; then
+      echo "quality: ingesting $set with $embedder …" >&2
+      "$trine" --log error --data "$data" --embedder "$embedder" --models "$models" \
+        ingest "$devset/$set/memories.jsonl" --batch 256 >"$work/$set-$embedder.ingest.txt" 2>&1
+    fi
+    echo "quality: evaluating $set with $embedder …" >&2
+    "$trine" --log error --data "$data" --embedder "$embedder" --models "$models" \
+      eval --queries "$devset/$set/queries.jsonl" --split held \
+      --modes hybrid,semantic,lexical --strategies candidates,bm25,sparse --verbatim on \
+      --native bm25,sparse --k 8 --fusion rrf/k=60/w=1:1:0 \
+      --lists "$work/lists-$set-$embedder.jsonl" \
+      --save "$work/eval-$set-$embedder.json" >"$work/eval-$set-$embedder.txt"
+    wc -l <"$devset/$set/memories.jsonl" >"$work/$set.size"
+  done
+done
+
+python3 scripts/quality-report.py "$work" >docs/quality.md
+echo "wrote docs/quality.md" >&2
