@@ -27,8 +27,10 @@ STOP_WORDS = set("a an and are as at be but by for if in into is it no not of on
 QUESTION_KINDS = {"question", "semantic", "multi-hop", "temporal", "commonsense"}
 K = 8
 DEFAULTS = {  # Settings::for_embedder
-    "minilm": dict(method="score", norm="absolute", wl=1.0, ws=4.0, floor=0.2, power=2.0, adaptive=0.0),
-    "static": dict(method="score", norm="z_score", wl=1.0, ws=2.0, floor=0.2, power=1.0, adaptive=1.0),
+    "minilm": dict(method="score", norm="absolute", wl=1.0, ws=2.0, floor=0.2, power=2.0, adaptive=0.0,
+                   confidence=1.5),
+    "static": dict(method="score", norm="z_score", wl=1.0, ws=2.0, floor=0.2, power=1.0, adaptive=1.0,
+                   confidence=0.0),
 }
 DEFAULTS["hash"] = DEFAULTS["minilm"]
 
@@ -84,9 +86,12 @@ def fuse(row: dict, cfg: dict) -> list[str]:
     """The ids in fused order (tier first), as fusion.rs ranks them."""
     lexical, semantic = dedup(row["lexical"]), dedup(row["semantic"])
     wl, ws = cfg["wl"], cfg["ws"]
+    semantic_confidence = confidence([s for _, s in semantic], cfg.get("floor", 0.2))
     if cfg.get("adaptive", 0) > 0:
         wl *= (0.05 + confidence([s for _, s, _ in lexical], 0.0)) ** cfg["adaptive"]
-        ws *= (0.05 + confidence([s for _, s in semantic], cfg["floor"])) ** cfg["adaptive"]
+        ws *= (0.05 + semantic_confidence) ** cfg["adaptive"]
+    if cfg.get("confidence", 0) > 0:  # semantic trust, CONFIDENCE_PIVOT 0.5
+        ws *= (semantic_confidence / 0.5) ** cfg["confidence"]
     score: dict[str, float] = defaultdict(float)
     if cfg["method"] == "rrf":
         for n, e in enumerate(lexical):
@@ -157,8 +162,9 @@ def grid_configs():
         for ws in (0.5, 1, 1.5, 2, 4):
             for power in (1, 1.5, 2):
                 for adaptive in (0, 0.5, 1, 2):
-                    yield dict(method="score", norm=norm, wl=1.0, ws=ws, power=power, adaptive=adaptive,
-                               floor=0.2)
+                    for trust in (0, 1, 1.5, 2):
+                        yield dict(method="score", norm=norm, wl=1.0, ws=ws, power=power, adaptive=adaptive,
+                                   floor=0.2, confidence=trust)
 
 
 def grid(args) -> int:

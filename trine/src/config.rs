@@ -272,6 +272,8 @@ pub struct FusionSection {
     pub adaptive: Option<f64>,
     /// Score fusion raises each normalised lexical score to this power (1: linear).
     pub lexical_power: Option<f64>,
+    /// The semantic weight times (its list's confidence / 0.5)^this (0: off).
+    pub semantic_confidence: Option<f64>,
     pub lexical_weight: Option<f64>,
     pub semantic_weight: Option<f64>,
     /// The verbatim list's vote (0: the tier alone).
@@ -314,6 +316,15 @@ impl FusionSection {
                 trine_core::fusion::MAX_ADAPTIVE
             )));
         }
+        let semantic_confidence = self.semantic_confidence.unwrap_or(base.semantic_confidence);
+        if !(semantic_confidence.is_finite()
+            && (0.0..=trine_core::fusion::MAX_ADAPTIVE).contains(&semantic_confidence))
+        {
+            return Err(invalid(&format!(
+                "semantic_confidence must be 0 (off) to {}",
+                trine_core::fusion::MAX_ADAPTIVE
+            )));
+        }
         let lexical_power = self.lexical_power.unwrap_or(base.lexical_power);
         if !(lexical_power.is_finite()
             && lexical_power > 0.0
@@ -340,6 +351,7 @@ impl FusionSection {
             tier_max: self.tier_max.unwrap_or(base.tier_max),
             adaptive,
             lexical_power,
+            semantic_confidence,
         })
     }
 }

@@ -214,6 +214,7 @@ pub fn fusion_to_wire(s: &Settings) -> (v1::ListWeights, v1::FusionOptions) {
             adaptive: Some(s.adaptive),
             semantic_floor: Some(s.semantic_floor),
             lexical_power: Some(s.lexical_power),
+            semantic_confidence: Some(s.semantic_confidence),
         },
     )
 }
@@ -311,6 +312,15 @@ pub fn fusion_from_wire(
             ));
         }
         s.lexical_power = power;
+    }
+    if let Some(gamma) = o.semantic_confidence {
+        if !(gamma.is_finite() && (0.0..=fusion::MAX_ADAPTIVE).contains(&gamma)) {
+            return Err(format!(
+                "fusion.semantic_confidence is {gamma}: give 0 (off) to {}",
+                fusion::MAX_ADAPTIVE
+            ));
+        }
+        s.semantic_confidence = gamma;
     }
     Ok(s)
 }
@@ -533,6 +543,8 @@ mod tests {
         assert_eq!(with(|_| {}).unwrap(), base, "zero values keep the defaults");
         let got = with(|o| o.lexical_power = Some(3.0)).unwrap();
         assert_eq!(got.lexical_power, 3.0);
+        let got = with(|o| o.semantic_confidence = Some(0.0)).unwrap();
+        assert_eq!(got.semantic_confidence, 0.0);
         assert_eq!(with(|o| o.adaptive = Some(1.5)).unwrap().adaptive, 1.5);
         assert_eq!(with(|o| o.tier_max = Some(7)).unwrap().tier_max, 7);
         // (options, what the message names)
@@ -542,6 +554,14 @@ mod tests {
             (|o| o.lexical_power = Some(-1.0), "lexical_power"),
             (|o| o.lexical_power = Some(f64::NAN), "lexical_power"),
             (|o| o.lexical_power = Some(9.0), "lexical_power"),
+            (
+                |o| o.semantic_confidence = Some(-1.0),
+                "semantic_confidence",
+            ),
+            (
+                |o| o.semantic_confidence = Some(f64::INFINITY),
+                "semantic_confidence",
+            ),
             (|o| o.adaptive = Some(-0.5), "adaptive"),
             (|o| o.rrf_k = -1.0, "rrf_k"),
             (|o| o.semantic_floor = Some(1.0), "semantic_floor"),

@@ -27,6 +27,12 @@
 //!   multiplied by `(ε + confidence)^β`, where a list's confidence is the gap
 //!   between its first and tenth score over the first score's distance to
 //!   the floor — a list whose top stands out is trusted more.
+//! - **Semantic trust** (`semantic_confidence` = γ > 0): the semantic weight
+//!   alone is multiplied by `(confidence / 0.5)^γ`. A dense list whose first
+//!   stands out (a question in the embedder's language, about text like its
+//!   training text) keeps or gains its weight; a flat one (another language,
+//!   short chat messages all about equally near) loses it to the lexical
+//!   channel.
 //!
 //! Ties break by point id. Every hit carries, for every list that holds it,
 //! its rank, raw score and normalised score (the explain).
@@ -183,6 +189,10 @@ pub struct Weights {
 /// The largest per-query weighting strength a search may ask for.
 pub const MAX_ADAPTIVE: f64 = 8.0;
 
+/// The semantic confidence at which `semantic_confidence` leaves the
+/// semantic weight as configured.
+pub const CONFIDENCE_PIVOT: f64 = 0.5;
+
 /// The largest lexical power a search may ask for.
 pub const MAX_LEXICAL_POWER: f64 = 8.0;
 
@@ -207,6 +217,9 @@ pub struct Settings {
     /// (sign kept): above 1, a candidate matching a small share of the
     /// query's terms counts for less than its share; 1: linear.
     pub lexical_power: f64,
+    /// Strength γ of semantic trust: the semantic weight times
+    /// `(confidence / CONFIDENCE_PIVOT)^γ`; 0: off.
+    pub semantic_confidence: f64,
 }
 
 impl Settings {
@@ -218,6 +231,7 @@ impl Settings {
             rrf_k: k,
             weights,
             tier: false,
+            semantic_confidence: 0.0,
             ..Self::default()
         }
     }
@@ -233,7 +247,7 @@ impl Default for Settings {
             normalization: Normalization::Absolute,
             weights: Weights {
                 lexical: 1.0,
-                semantic: 4.0,
+                semantic: 2.0,
                 verbatim: 0.0,
             },
             semantic_floor: 0.2,
@@ -241,6 +255,7 @@ impl Default for Settings {
             tier_max: 3,
             adaptive: 0.0,
             lexical_power: 2.0,
+            semantic_confidence: 1.5,
         }
     }
 }
@@ -250,11 +265,14 @@ impl Settings {
     /// `absolute` normalisation scales cosine from a floor measured on
     /// MiniLM, the default embedder, and squares the lexical share (a
     /// question's common words matched in a memory count for little beside
-    /// its meaning); on the `static` embedder (a weaker
-    /// semantic channel with another cosine scale) z-scores with per-query
-    /// weighting rank ordinary questions best, and `absolute` falls below RRF
-    /// (docs/fusion.md: tuned on one half of each development
-    /// tier, reported on the other).
+    /// its meaning); semantic trust (γ 1.5 at weight 2) gives the dense list
+    /// its weight where its first stands out and hands the lead to the
+    /// lexical list where it is flat (French text, short chat messages). On
+    /// the `static` embedder (a weaker semantic channel with another cosine
+    /// scale) z-scores with per-query weighting of both channels rank
+    /// ordinary questions best. Chosen on the tune halves of five
+    /// development sets (`scripts/fusion-study.py`), reported on the
+    /// held-back halves in docs/quality.md.
     pub fn for_embedder(embedder: &str) -> Self {
         match embedder {
             "static" => Self {
@@ -266,6 +284,7 @@ impl Settings {
                 },
                 adaptive: 1.0,
                 lexical_power: 1.0,
+                semantic_confidence: 0.0,
                 ..Self::default()
             },
             _ => Self::default(),
@@ -448,19 +467,26 @@ pub fn confidence(scores: &[f64], floor: f64) -> f64 {
 /// The effective lexical and semantic weights of one query.
 fn channel_weights(lists: &Lists<'_>, settings: &Settings) -> (f64, f64) {
     let Weights {
-        lexical, semantic, ..
+        mut lexical,
+        mut semantic,
+        ..
     } = settings.weights;
-    if settings.adaptive <= 0.0 {
+    if settings.adaptive <= 0.0 && settings.semantic_confidence <= 0.0 {
         return (lexical, semantic);
     }
     const EPSILON: f64 = 0.05;
     let lexical_scores: Vec<f64> = lists.lexical.iter().map(|c| c.score).collect();
     let semantic_scores: Vec<f64> = lists.semantic.iter().map(|(_, s)| *s).collect();
-    let boost = |c: f64| (EPSILON + c).powf(settings.adaptive);
-    (
-        lexical * boost(confidence(&lexical_scores, 0.0)),
-        semantic * boost(confidence(&semantic_scores, settings.semantic_floor)),
-    )
+    let semantic_confidence = confidence(&semantic_scores, settings.semantic_floor);
+    if settings.adaptive > 0.0 {
+        let boost = |c: f64| (EPSILON + c).powf(settings.adaptive);
+        lexical *= boost(confidence(&lexical_scores, 0.0));
+        semantic *= boost(semantic_confidence);
+    }
+    if settings.semantic_confidence > 0.0 {
+        semantic *= (semantic_confidence / CONFIDENCE_PIVOT).powf(settings.semantic_confidence);
+    }
+    (lexical, semantic)
 }
 
 /// One list with its weight and its normalised values.
@@ -675,6 +701,7 @@ mod tests {
             semantic_floor: 0.0,
             tier: false,
             lexical_power: 1.0,
+            semantic_confidence: 0.0,
             ..Settings::default()
         }
     }
@@ -906,12 +933,77 @@ mod tests {
             semantic: &s,
             lexical_reference: 10.0,
         };
-        let linear = Settings {
-            lexical_power: 1.0,
+        // The lexical power alone (this short list's confidence is not the
+        // real one's: semantic trust off).
+        let squared = Settings {
+            semantic_confidence: 0.0,
             ..Settings::default()
         };
+        let linear = Settings {
+            lexical_power: 1.0,
+            ..squared
+        };
         assert_eq!(order(&fuse(&lists, &linear, 10)), [1, 2, 9]);
-        assert_eq!(order(&fuse(&lists, &Settings::default(), 10)), [1, 9, 2]);
+        assert_eq!(order(&fuse(&lists, &squared, 10)), [1, 9, 2]);
+    }
+
+    /// Semantic trust: the semantic weight times (confidence / 0.5)^γ, the
+    /// lexical weight as configured.
+    #[test]
+    fn semantic_trust_follows_the_dense_lists_confidence() {
+        // (semantic scores best first, γ, the semantic weight it leaves of 2)
+        let table: &[(&[f64], f64, f64)] = &[
+            // First 0.7, tenth 0.45 over floor 0.2: confidence 0.5, the pivot.
+            (
+                &[0.7, 0.6, 0.6, 0.55, 0.5, 0.5, 0.5, 0.5, 0.5, 0.45],
+                1.5,
+                2.0,
+            ),
+            // Confidence 1 (tenth at the floor): 2 · 2^1.5.
+            (
+                &[0.7, 0.6, 0.5, 0.4, 0.3, 0.3, 0.3, 0.3, 0.3, 0.2],
+                1.5,
+                2.0 * 2f64.powf(1.5),
+            ),
+            // Flat (chat messages all about as near): confidence 0.125.
+            (
+                &[0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.55],
+                1.5,
+                2.0 * 0.25f64.powf(1.5),
+            ),
+            // One neighbour: no confidence, no semantic vote.
+            (&[0.9], 1.5, 0.0),
+            // Off: the weight as given.
+            (
+                &[0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.55],
+                0.0,
+                2.0,
+            ),
+        ];
+        for (scores, gamma, want) in table {
+            let semantic: Vec<(Uuid, f64)> = scores
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (id(i as u128 + 1), *s))
+                .collect();
+            let lexical = lex(&[(1, 3.0, false)]);
+            let lists = Lists {
+                query: "what did kate cook",
+                lexical: &lexical,
+                semantic: &semantic,
+                lexical_reference: 6.0,
+            };
+            let settings = Settings {
+                semantic_confidence: *gamma,
+                ..Settings::default()
+            };
+            let (l, s) = channel_weights(&lists, &settings);
+            assert!((l - 1.0).abs() < 1e-12, "{scores:?}: lexical {l}");
+            assert!(
+                (s - want).abs() < 1e-9,
+                "{scores:?} γ {gamma}: semantic {s}, want {want}"
+            );
+        }
     }
 
     #[test]
@@ -980,7 +1072,8 @@ mod tests {
         // Only the row first in lexical and second in semantic stays above it.
         assert_eq!(pos(&score, 1), 1, "{:?}", order(&score));
         // trine's default (BM25 over its full-match score, cosine from 0.2,
-        // the semantic channel weighted 4) puts it first.
+        // the semantic channel weighted 2 and trusted more for a first that
+        // stands out as this one does) puts it first.
         let default = run(
             "how billing retries",
             &lexical,
@@ -1068,6 +1161,7 @@ mod tests {
                 semantic: 1.0,
                 verbatim: 2.0,
             },
+            semantic_confidence: 0.0,
             ..s
         };
         let hits = run("lisbon", &[(3, 2.0, true)], &[(3, 0.9)], &rrf);

@@ -74,6 +74,7 @@ pub(super) fn parse_fusion(
             "adaptive" => options.adaptive = Some(number()?),
             "floor" => options.semantic_floor = Some(number()?),
             "power" => options.lexical_power = Some(number()?),
+            "confidence" => options.semantic_confidence = Some(number()?),
             "w" => {
                 let parts: Vec<f64> = value
                     .split(':')
@@ -91,7 +92,7 @@ pub(super) fn parse_fusion(
             }
             other => {
                 return Err(bad(format!(
-                    "unknown key {other:?}: use k, norm, tier, tier_max, adaptive, floor, power or w"
+                    "unknown key {other:?}: use k, norm, tier, tier_max, adaptive, floor, power, confidence or w"
                 )));
             }
         }
