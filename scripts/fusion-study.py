@@ -90,7 +90,7 @@ def fuse(row: dict, cfg: dict) -> list[str]:
     if cfg.get("adaptive", 0) > 0:
         wl *= (0.05 + confidence([s for _, s, _ in lexical], 0.0)) ** cfg["adaptive"]
         ws *= (0.05 + semantic_confidence) ** cfg["adaptive"]
-    if cfg.get("confidence", 0) > 0:  # semantic trust, CONFIDENCE_PIVOT 0.5
+    if cfg.get("confidence", 0) > 0 and cfg["method"] == "score":  # semantic trust, pivot 0.5
         ws *= (semantic_confidence / 0.5) ** cfg["confidence"]
     score: dict[str, float] = defaultdict(float)
     if cfg["method"] == "rrf":

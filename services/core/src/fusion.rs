@@ -27,8 +27,8 @@
 //!   multiplied by `(ε + confidence)^β`, where a list's confidence is the gap
 //!   between its first and tenth score over the first score's distance to
 //!   the floor — a list whose top stands out is trusted more.
-//! - **Semantic trust** (`semantic_confidence` = γ > 0): the semantic weight
-//!   alone is multiplied by `(confidence / 0.5)^γ`. A dense list whose first
+//! - **Semantic trust** (`semantic_confidence` = γ > 0, score fusion): the
+//!   semantic weight alone is multiplied by `(confidence / 0.5)^γ`. A dense list whose first
 //!   stands out (a question in the embedder's language, about text like its
 //!   training text) keeps or gains its weight; a flat one (another language,
 //!   short chat messages all about equally near) loses it to the lexical
@@ -217,8 +217,9 @@ pub struct Settings {
     /// (sign kept): above 1, a candidate matching a small share of the
     /// query's terms counts for less than its share; 1: linear.
     pub lexical_power: f64,
-    /// Strength γ of semantic trust: the semantic weight times
-    /// `(confidence / CONFIDENCE_PIVOT)^γ`; 0: off.
+    /// Strength γ of semantic trust in score fusion: the semantic weight
+    /// times `(confidence / CONFIDENCE_PIVOT)^γ`; 0: off. RRF and DBSF keep
+    /// their weights as given.
     pub semantic_confidence: f64,
 }
 
@@ -471,7 +472,9 @@ fn channel_weights(lists: &Lists<'_>, settings: &Settings) -> (f64, f64) {
         mut semantic,
         ..
     } = settings.weights;
-    if settings.adaptive <= 0.0 && settings.semantic_confidence <= 0.0 {
+    if settings.adaptive <= 0.0
+        && (settings.semantic_confidence <= 0.0 || settings.method != Method::Score)
+    {
         return (lexical, semantic);
     }
     const EPSILON: f64 = 0.05;
@@ -483,7 +486,7 @@ fn channel_weights(lists: &Lists<'_>, settings: &Settings) -> (f64, f64) {
         lexical *= boost(confidence(&lexical_scores, 0.0));
         semantic *= boost(semantic_confidence);
     }
-    if settings.semantic_confidence > 0.0 {
+    if settings.semantic_confidence > 0.0 && settings.method == Method::Score {
         semantic *= (semantic_confidence / CONFIDENCE_PIVOT).powf(settings.semantic_confidence);
     }
     (lexical, semantic)
@@ -1004,6 +1007,19 @@ mod tests {
                 "{scores:?} γ {gamma}: semantic {s}, want {want}"
             );
         }
+        // RRF keeps the weights it is given (the ADR's arithmetic).
+        let flat: Vec<(Uuid, f64)> = (1..=10).map(|i| (id(i), 0.6)).collect();
+        let rrf = Settings {
+            method: Method::Rrf,
+            ..Settings::default()
+        };
+        let lists = Lists {
+            query: "what did kate cook",
+            lexical: &[],
+            semantic: &flat,
+            lexical_reference: 0.0,
+        };
+        assert_eq!(channel_weights(&lists, &rrf), (1.0, 2.0));
     }
 
     #[test]

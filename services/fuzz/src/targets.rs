@@ -229,6 +229,7 @@ fn options(g: &mut Gen) -> v1::FusionOptions {
         adaptive: g.chance(2).then(|| g.f64()),
         semantic_floor: g.chance(2).then(|| g.f64()),
         lexical_power: g.chance(2).then(|| g.f64()),
+        semantic_confidence: g.chance(2).then(|| g.f64()),
     }
 }
 
