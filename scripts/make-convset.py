@@ -24,7 +24,7 @@ Standard library only; one `random.Random(11)`: byte-identical output for the sa
 
 from __future__ import annotations
 
-import argparse, glob, hashlib, importlib.util, json, os, random, re, sys, uuid
+import argparse, hashlib, importlib.util, json, os, random, re, sys, uuid
 from collections import Counter
 from datetime import datetime, timezone
 
@@ -142,18 +142,13 @@ def build(folder: str) -> tuple[list[dict], list[dict]]:
     for n, (tenant, kind, q, gold) in enumerate(queries, 1):
         out_q.append({"qid": f"c-q{n:04d}", "query": q, "tenant": tenant,
                       "gold": [ids[offset[tenant] + g] for g in gold], "kind": kind})
-    for kind in KINDS:
-        of_kind = sorted((q for q in out_q if q["kind"] == kind),
-                         key=lambda q: hashlib.sha256(q["qid"].encode()).hexdigest())
-        for n, q in enumerate(of_kind):
-            q["split"] = "tune" if n < len(of_kind) // 2 else "held"
+    devset.split_halves(out_q, KINDS)
     return mems, out_q
 
 
 def check(folder: str) -> list[str]:
     try:
-        mems = devset.read_jsonl(os.path.join(folder, "memories.jsonl"))
-        queries = devset.read_jsonl(os.path.join(folder, "queries.jsonl"))
+        mems, queries = devset.read_set(folder)
     except (OSError, ValueError) as e:
         return [f"cannot read: {e}"]
     errors = []
@@ -168,11 +163,7 @@ def check(folder: str) -> list[str]:
             mine = [m["id"] for m in mems if m["tenant"] == q["tenant"]]
             if [mine[i] for i in held.holders(q["query"])] != q["gold"]:
                 errors.append(f"{q['qid']}: {q['query']!r} is not held by its one gold message")
-    for kind in KINDS:
-        split = Counter(q["split"] for q in queries if q["kind"] == kind)
-        if set(split) - {"tune", "held"} or abs(split["tune"] - split["held"]) > 1:
-            errors.append(f"{kind}: splits not balanced: {dict(split)}")
-    return errors
+    return errors + devset.split_errors(queries, KINDS)
 
 
 def main() -> int:

@@ -141,10 +141,12 @@ def memory(project: str, source: str, text: str, **extra) -> dict:
 
 # --- Sources -----------------------------------------------------------------------------------
 
-def debian_memories() -> list[dict]:
-    """One memory per package long description; `synopsis` is its question."""
+def translations(lang: str) -> list[tuple[str, str, str]]:
+    """(package, synopsis, long description) from apt's Translation-LANG lists, sorted by
+    package; descriptions under 120 characters, or whose text another package shares, left out."""
     stanzas: dict[str, tuple[str, str]] = {}
-    for path in sorted(glob.glob("/var/lib/apt/lists/*_i18n_Translation-en*")):
+    field = f"Description-{lang}: "
+    for path in sorted(glob.glob(f"/var/lib/apt/lists/*_i18n_Translation-{lang}*")):
         if not os.path.isfile(path):
             continue
         raw = subprocess.run(["/usr/lib/apt/apt-helper", "cat-file", path],
@@ -155,8 +157,8 @@ def debian_memories() -> list[dict]:
             for line in stanza.split("\n"):
                 if line.startswith("Package: "):
                     pkg, in_desc = line[9:].strip(), False
-                elif line.startswith("Description-en: "):
-                    synopsis, in_desc = line[16:].strip(), True
+                elif line.startswith(field):
+                    synopsis, in_desc = line[len(field):].strip(), True
                 elif in_desc and line.strip() == ".":  # a paragraph break
                     paras.append([])
                 elif in_desc and line.startswith(" "):
@@ -167,9 +169,14 @@ def debian_memories() -> list[dict]:
             if pkg and synopsis and pkg not in stanzas:
                 stanzas[pkg] = (synopsis, body)
     bodies = Counter(fold(body) for _, body in stanzas.values())
-    return [memory("debian", pkg, f"{pkg}: {body}", synopsis=synopsis)
-            for pkg, (synopsis, body) in sorted(stanzas.items())
+    return [(pkg, synopsis, body) for pkg, (synopsis, body) in sorted(stanzas.items())
             if len(body) >= 120 and bodies[fold(body)] == 1]
+
+
+def debian_memories() -> list[dict]:
+    """One memory per package long description; `synopsis` is its question."""
+    return [memory("debian", pkg, f"{pkg}: {body}", synopsis=synopsis)
+            for pkg, synopsis, body in translations("en")]
 
 
 def stdlib_files() -> list[tuple[str, str]]:
@@ -628,12 +635,33 @@ def build_tier(tier: str, pool: dict, cands: dict) -> tuple[list[dict], list[dic
     prefix = tier[0]
     out_q = [{"qid": f"{prefix}-q{n:04d}", "query": q, "tenant": tier, "gold": [ids_of[g] for g in gold],
               "kind": kind} for n, (kind, q, gold) in enumerate(queries, 1)]
-    for kind in QUERY_KINDS:  # half tune, half held, by a hash of the qid
-        of_kind = sorted((q for q in out_q if q["kind"] == kind),
+    split_halves(out_q, QUERY_KINDS)
+    return out_mems, out_q
+
+
+def split_halves(queries: list[dict], kinds) -> None:
+    """Each kind half `tune`, half `held`, by a hash of the qid."""
+    for kind in kinds:
+        of_kind = sorted((q for q in queries if q["kind"] == kind),
                          key=lambda q: hashlib.sha256(q["qid"].encode()).hexdigest())
         for n, q in enumerate(of_kind):
             q["split"] = "tune" if n < len(of_kind) // 2 else "held"
-    return out_mems, out_q
+
+
+def split_errors(queries: list[dict], kinds) -> list[str]:
+    """What is wrong with the halves of each kind."""
+    errors = []
+    for kind in kinds:
+        split = Counter(q["split"] for q in queries if q["kind"] == kind)
+        if set(split) - {"tune", "held"} or abs(split["tune"] - split["held"]) > 1:
+            errors.append(f"{kind}: splits not balanced: {dict(split)}")
+    return errors
+
+
+def read_set(folder: str) -> tuple[list[dict], list[dict]]:
+    """A set's memories and queries; OSError or ValueError when they cannot be read."""
+    return (read_jsonl(os.path.join(folder, "memories.jsonl")),
+            read_jsonl(os.path.join(folder, "queries.jsonl")))
 
 
 # --- Output, check, summary --------------------------------------------------------------------
@@ -651,8 +679,7 @@ def read_jsonl(path: str) -> list[dict]:
 
 def check(folder: str) -> tuple[list[str], list[dict], list[dict]]:
     try:
-        mems = read_jsonl(os.path.join(folder, "memories.jsonl"))
-        queries = read_jsonl(os.path.join(folder, "queries.jsonl"))
+        mems, queries = read_set(folder)
     except (OSError, ValueError) as e:
         return [f"cannot read: {e}"], [], []
     errors, index = [], Verbatim(mems)
@@ -679,11 +706,7 @@ def check(folder: str) -> tuple[list[str], list[dict], list[dict]]:
             errors.append(f"{q['qid']}: gold of {q['query']!r} is not the set of memories holding it")
         if q["kind"] == "phrase" and len(gold) != 1:
             errors.append(f"{q['qid']}: a phrase must have one gold memory")
-    for kind in QUERY_KINDS:
-        split = Counter(q["split"] for q in queries if q["kind"] == kind)
-        if set(split) - {"tune", "held"} or abs(split["tune"] - split["held"]) > 1:
-            errors.append(f"{kind}: splits not balanced: {dict(split)}")
-    return errors, mems, queries
+    return errors + split_errors(queries, QUERY_KINDS), mems, queries
 
 
 def summary(tier: str, mems: list[dict], queries: list[dict]) -> str:

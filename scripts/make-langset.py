@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Write the non-English development tiers: Debian's own French and German package descriptions.
 
-    apt-get update -o Acquire::Languages=en,fr,de    # once: the translated descriptions
+    apt-get update -o Acquire::Languages=en,fr,de    # the translated descriptions (a later
+                                                      # plain `apt-get update` drops them)
     python3 scripts/make-langset.py --out devset      # devset/{fr,de}/*.jsonl
     python3 scripts/make-langset.py --out devset --check
 
@@ -17,7 +18,7 @@ Each kind split half `tune`, half `held` by a hash of the qid. Standard library 
 
 from __future__ import annotations
 
-import argparse, glob, hashlib, importlib.util, os, random, subprocess, sys, uuid
+import argparse, importlib.util, os, random, sys, uuid
 from collections import Counter
 
 _spec = importlib.util.spec_from_file_location(
@@ -34,40 +35,9 @@ KINDS = ("question", "phrase")
 SIZE = dict(memories=8000, q=300, p=100)
 
 
-def descriptions(lang: str) -> list[tuple[str, str, str]]:
-    """(package, synopsis, long description) of every package translated into `lang`."""
-    out: dict[str, tuple[str, str]] = {}
-    field = f"Description-{lang}: "
-    for path in sorted(glob.glob(f"/var/lib/apt/lists/*_i18n_Translation-{lang}*")):
-        if not os.path.isfile(path):
-            continue
-        raw = subprocess.run(["/usr/lib/apt/apt-helper", "cat-file", path],
-                             capture_output=True, check=True).stdout.decode("utf-8", "replace")
-        for stanza in raw.split("\n\n"):
-            pkg = synopsis = None
-            paras, in_desc = [[]], False
-            for line in stanza.split("\n"):
-                if line.startswith("Package: "):
-                    pkg, in_desc = line[9:].strip(), False
-                elif line.startswith(field):
-                    synopsis, in_desc = line[len(field):].strip(), True
-                elif in_desc and line.strip() == ".":
-                    paras.append([])
-                elif in_desc and line.startswith(" "):
-                    paras[-1].append(line.strip())
-                else:
-                    in_desc = False
-            body = "\n\n".join("\n".join(p) for p in paras if p)
-            if pkg and synopsis and pkg not in out:
-                out[pkg] = (synopsis, body)
-    bodies = Counter(fold(body) for _, body in out.values())
-    return [(pkg, syn, body) for pkg, (syn, body) in sorted(out.items())
-            if len(body) >= 120 and bodies[fold(body)] == 1]
-
-
 def build(lang: str) -> tuple[list[dict], list[dict]]:
     rng = random.Random(11)
-    every = descriptions(lang)
+    every = devset.translations(lang)
     if not every:
         sys.exit(f"no {LANGUAGES[lang]} descriptions: run "
                  f"`apt-get update -o Acquire::Languages=en,fr,de` first")
@@ -109,18 +79,13 @@ def build(lang: str) -> tuple[list[dict], list[dict]]:
                  "project": f"debian-{lang}", "kind": "description"} for n, m in enumerate(mems)]
     out_q = [{"qid": f"{lang}-q{n:04d}", "query": q, "tenant": lang, "gold": [ids[g] for g in gold],
               "kind": kind} for n, (kind, q, gold) in enumerate(queries, 1)]
-    for kind in KINDS:  # half tune, half held, by a hash of the qid
-        of_kind = sorted((q for q in out_q if q["kind"] == kind),
-                         key=lambda q: hashlib.sha256(q["qid"].encode()).hexdigest())
-        for n, q in enumerate(of_kind):
-            q["split"] = "tune" if n < len(of_kind) // 2 else "held"
+    devset.split_halves(out_q, KINDS)
     return out_mems, out_q
 
 
 def check(folder: str) -> list[str]:
     try:
-        mems = devset.read_jsonl(os.path.join(folder, "memories.jsonl"))
-        queries = devset.read_jsonl(os.path.join(folder, "queries.jsonl"))
+        mems, queries = devset.read_set(folder)
     except (OSError, ValueError) as e:
         return [f"cannot read: {e}"]
     errors, index = [], Verbatim(mems)
@@ -139,11 +104,7 @@ def check(folder: str) -> list[str]:
                 errors.append(f"{q['qid']}: question {q['query']!r} is verbatim in its gold")
         elif index.holders(q["query"]) != gold or len(gold) != 1:
             errors.append(f"{q['qid']}: {q['query']!r} is not held verbatim by its one gold memory")
-    for kind in KINDS:
-        split = Counter(q["split"] for q in queries if q["kind"] == kind)
-        if set(split) - {"tune", "held"} or abs(split["tune"] - split["held"]) > 1:
-            errors.append(f"{kind}: splits not balanced: {dict(split)}")
-    return errors
+    return errors + devset.split_errors(queries, KINDS)
 
 
 def main() -> int:
