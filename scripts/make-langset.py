@@ -5,6 +5,7 @@
                                                       # plain `apt-get update` drops them)
     python3 scripts/make-langset.py --out devset      # devset/{fr,de}/*.jsonl
     python3 scripts/make-langset.py --out devset --check
+    python3 scripts/make-langset.py --out samples --small   # samples/devset-{fr,de}-small, the tests' slice
 
 Each tier is one tenant of package descriptions in one language, as Debian's translators wrote
 them (apt's Translation-fr and Translation-de lists; the packages' English descriptions are not
@@ -33,9 +34,10 @@ KINDS = ("question", "phrase")
 # memories per tier (a sample of the language's descriptions, so that MiniLM ingests it in
 # minutes), questions, phrases
 SIZE = dict(memories=8000, q=300, p=100)
+SMALL = dict(memories=400, q=40, p=20)  # the slice the test command runs
 
 
-def build(lang: str) -> tuple[list[dict], list[dict]]:
+def build(lang: str, size: dict) -> tuple[list[dict], list[dict]]:
     rng = random.Random(11)
     every = devset.translations(lang)
     if not every:
@@ -46,9 +48,9 @@ def build(lang: str) -> tuple[list[dict], list[dict]]:
     askable = [i for i, (pkg, syn, body) in enumerate(every)
                if len(words(syn)) >= 3 and synopses[fold(syn)] == 1
                and fold(syn) not in fold(f"{pkg}: {body}") and fold(syn) not in fold(f"debian-{lang}/{pkg}")]
-    asked = rng.sample(askable, min(SIZE["q"], len(askable)))
+    asked = rng.sample(askable, min(size["q"], len(askable)))
     rest = sorted(set(range(len(every))) - set(asked))
-    taken = sorted(set(asked) | set(rng.sample(rest, max(0, min(len(rest), SIZE["memories"] - len(asked))))))
+    taken = sorted(set(asked) | set(rng.sample(rest, max(0, min(len(rest), size["memories"] - len(asked))))))
     mems = [{"text": f"{every[i][0]}: {every[i][2]}", "source": f"debian-{lang}/{every[i][0]}"} for i in taken]
     pos = {i: n for n, i in enumerate(taken)}
     queries = [("question", every[i][1], [pos[i]]) for i in asked]
@@ -68,7 +70,7 @@ def build(lang: str) -> tuple[list[dict], list[dict]]:
                 return span, [n]
         return None
     for n in rng.sample(range(len(mems)), len(mems)):
-        if sum(1 for q in queries if q[0] == "phrase") == SIZE["p"]:
+        if sum(1 for q in queries if q[0] == "phrase") == size["p"]:
             break
         got = phrase(n)
         if got:
@@ -112,15 +114,17 @@ def main() -> int:
     ap.add_argument("--out", default="devset", help="output folder (default devset/): OUT/fr, OUT/de")
     ap.add_argument("--tiers", default="fr,de", help="comma-separated languages (fr, de)")
     ap.add_argument("--check", action="store_true", help="only re-read the outputs and check them")
+    ap.add_argument("--small", action="store_true",
+                    help=f"a slice ({SMALL['memories']} memories) into OUT/devset-LANG-small")
     args = ap.parse_args()
     langs = [t for t in args.tiers.split(",") if t]
     if any(t not in LANGUAGES for t in langs):
         ap.error(f"tiers are {', '.join(LANGUAGES)}")
     failed = False
     for lang in langs:
-        folder = os.path.join(args.out, lang)
+        folder = os.path.join(args.out, f"devset-{lang}-small" if args.small else lang)
         if not args.check:
-            mems, queries = build(lang)
+            mems, queries = build(lang, SMALL if args.small else SIZE)
             os.makedirs(folder, exist_ok=True)
             devset.write_jsonl(os.path.join(folder, "memories.jsonl"), mems)
             devset.write_jsonl(os.path.join(folder, "queries.jsonl"), queries)

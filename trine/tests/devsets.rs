@@ -1,0 +1,88 @@
+//! A slice of each shippable development set (`samples/devset-small`:
+//! English real text; `samples/devset-fr-small`, `samples/devset-de-small`:
+//! Debian's French and German descriptions) through `trine eval` as
+//! scripts/quality.sh runs it: every configuration answers every held-back
+//! query, each kind is reported, and the offline mirror of the fusion
+//! (scripts/fusion-study.py) ranks every query as trine did. No figure is
+//! asserted: docs/quality.md reports them. The conversational tier is not
+//! shipped (its source states no licence).
+#![allow(clippy::unwrap_used)] // test helpers fail loudly
+
+use std::path::Path;
+use std::process::Command;
+
+fn run(cmd: &mut Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn slice_evaluated(name: &str, kinds: &[&str]) {
+    let set = trine_testkit::workspace_dir().join("samples").join(name);
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let trine = |data: &Path| trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), data);
+    run(trine(&data).arg("ingest").arg(set.join("memories.jsonl")));
+    let (lists, saved) = (dir.path().join("lists.jsonl"), dir.path().join("r.json"));
+    let out = run(trine(&data)
+        .arg("eval")
+        .arg("--queries")
+        .arg(set.join("queries.jsonl"))
+        .args(["--split", "held", "--modes", "hybrid,semantic,lexical"])
+        .args(["--strategies", "candidates", "--native", "bm25,sparse"])
+        .args(["--k", "8", "--fusion", "rrf/k=60/w=1:1:0", "--json"])
+        .arg("--lists")
+        .arg(&lists)
+        .arg("--save")
+        .arg(&saved));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let held = std::fs::read_to_string(set.join("queries.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("\"split\": \"held\""))
+        .count();
+    assert_eq!(report["queries"].as_u64().unwrap() as usize, held);
+    for c in report["configurations"].as_array().unwrap() {
+        assert!(c["error"].is_null(), "{name}: {c:#}");
+        for kind in kinds {
+            assert!(
+                c["by_kind"][kind]["queries"].as_u64().unwrap() > 0,
+                "{name}: {kind} in {c:#}"
+            );
+        }
+    }
+    let study = trine_testkit::workspace_dir().join("scripts/fusion-study.py");
+    let out = run(Command::new("python3")
+        .arg(study)
+        .args(["check", "--embedder", "hash", "--lists"])
+        .arg(&lists)
+        .arg("--report")
+        .arg(&saved));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(&format!("{held} of {held} queries ranked")),
+        "{name}: {said}"
+    );
+}
+
+#[test]
+fn english_slice() {
+    slice_evaluated(
+        "devset-small",
+        &["question", "title", "identifier", "phrase"],
+    );
+}
+
+#[test]
+fn french_slice() {
+    slice_evaluated("devset-fr-small", &["question", "phrase"]);
+}
+
+#[test]
+fn german_slice() {
+    slice_evaluated("devset-de-small", &["question", "phrase"]);
+}
