@@ -68,8 +68,8 @@ pub struct Args {
     /// lists of a query (read once per query and strategy, then fused as
     /// fusion-svc would): METHOD[/KEY=VALUE...] with METHOD rrf, score, dbsf
     /// or default (the configured `[fusion]`), KEYs k, norm (fixed_floor,
-    /// min_max, z_score), tier (on, off), tier_max, adaptive, floor, power, confidence (semantic_confidence), w
-    /// (LEXICAL:SEMANTIC:VERBATIM). Repeatable; e.g. --fusion rrf/k=60/w=1:1:2
+    /// min_max, z_score), tier (on, off), tier_max, adaptive, floor, power,
+    /// confidence (semantic_confidence), w (LEXICAL:SEMANTIC:VERBATIM). Repeatable; e.g. --fusion rrf/k=60/w=1:1:2
     /// --fusion score/norm=min_max/w=1:2:0
     #[arg(long)]
     pub fusion: Vec<String>,

@@ -28,11 +28,11 @@
 //!   between its first and tenth score over the first score's distance to
 //!   the floor — a list whose top stands out is trusted more.
 //! - **Semantic trust** (`semantic_confidence` = γ > 0, score fusion): the
-//!   semantic weight alone is multiplied by `(confidence / 0.5)^γ`. A dense list whose first
-//!   stands out (a question in the embedder's language, about text like its
-//!   training text) keeps or gains its weight; a flat one (another language,
-//!   short chat messages all about equally near) loses it to the lexical
-//!   channel.
+//!   semantic weight alone is multiplied by `(confidence / 0.5)^γ`. A dense
+//!   list whose first stands out (a question in the embedder's language,
+//!   about text like its training text) keeps or gains its weight; a flat
+//!   one (another language, short chat messages all about equally near)
+//!   loses it to the lexical channel.
 //!
 //! Ties break by point id. Every hit carries, for every list that holds it,
 //! its rank, raw score and normalised score (the explain).
