@@ -127,9 +127,15 @@ def rank(ids: list[str], gold: list[str]) -> int | None:
     return next((n for n, i in enumerate(ids[:100], 1) if i in g), None)
 
 
-def measure(ranks: list[int | None]) -> tuple[float, float]:
+def measure(ranks: list[int | None], k: int = K) -> tuple[float, float]:
+    """MRR and success@k of each query's first gold rank (None: not found)."""
     n = len(ranks) or 1
-    return sum(1 / r for r in ranks if r) / n, sum(1 for r in ranks if r and r <= K) / n
+    return sum(1 / r for r in ranks if r) / n, sum(1 for r in ranks if r and r <= k) / n
+
+
+def first_rank(ranks: list) -> int | None:
+    """A report's gold ranks of one query → the first (None: none found)."""
+    return min((r for r in ranks if r), default=None)
 
 
 def read_lists(path: str, strategy: str = "candidates") -> list[dict]:
@@ -140,14 +146,14 @@ def read_lists(path: str, strategy: str = "candidates") -> list[dict]:
 def report_ranks(path: str) -> dict[str, dict[str, int | None]]:
     with open(path, encoding="utf-8") as f:
         report = json.load(f)
-    return {c["name"]: {q["qid"]: min((r for r in q["ranks"] if r), default=None) for q in c["queries"]}
+    return {c["name"]: {q["qid"]: first_rank(q["ranks"]) for q in c["queries"]}
             for c in report["configurations"]}
 
 
 def check(args) -> int:
     rows, ranks = read_lists(args.lists), report_ranks(args.report)["hybrid/candidates"]
-    wrong = [(r["qid"], rank(fuse(r, DEFAULTS[args.embedder]), r["gold"]), ranks[r["qid"]])
-             for r in rows if rank(fuse(r, DEFAULTS[args.embedder]), r["gold"]) != ranks[r["qid"]]]
+    mirrored = ((r["qid"], rank(fuse(r, DEFAULTS[args.embedder]), r["gold"])) for r in rows)
+    wrong = [(qid, mine, ranks[qid]) for qid, mine in mirrored if mine != ranks[qid]]
     for qid, mine, theirs in wrong[:10]:
         print(f"{qid}: the mirror ranks its gold {mine}, trine {theirs}", file=sys.stderr)
     print(f"check: {len(rows) - len(wrong)} of {len(rows)} queries ranked as trine's default fusion")

@@ -107,12 +107,10 @@ def conversation(path: str, n: int, rng: random.Random) -> tuple[list[dict], lis
     for i in rng.sample(range(len(mems)), len(mems)):
         if phrases == PHRASES:
             break
-        ws = words(mems[i]["text"].split(": ", 1)[1])
-        k = rng.randint(5, 7)
-        if len(ws) < k:
+        drawn = devset.random_span(rng, words(mems[i]["text"].split(": ", 1)[1]))
+        if drawn is None:
             continue
-        start = rng.randrange(len(ws) - k + 1)
-        span = " ".join(ws[start: start + k])
+        span = " ".join(drawn)
         if len(terms(span)) >= 3 and fold(span) not in used and index.holders(span) == [i]:
             used.add(fold(span))
             queries.append(("phrase", span, [i]))
@@ -151,10 +149,8 @@ def check(folder: str) -> list[str]:
         mems, queries = devset.read_set(folder)
     except (OSError, ValueError) as e:
         return [f"cannot read: {e}"]
-    errors = []
+    errors = devset.duplicate_errors(mems, queries)
     tenant_of = {m["id"]: m["tenant"] for m in mems}
-    if len(tenant_of) != len(mems) or len({q["qid"] for q in queries}) != len(queries):
-        errors.append("duplicate memory ids or qids")
     for q in queries:
         if not q["gold"] or any(tenant_of.get(g) != q["tenant"] for g in q["gold"]):
             errors.append(f"{q['qid']}: gold missing from its conversation")

@@ -572,6 +572,15 @@ def choose_memories(tier: str, pool: dict, rng: random.Random, questions: list) 
     return sorted(chosen.values(), key=lambda m: order[id(m)])
 
 
+def random_span(rng: random.Random, ws: list[str]) -> list[str] | None:
+    """Five to seven consecutive words at a random place (None when fewer): a phrase's draw."""
+    n = rng.randint(5, 7)
+    if len(ws) < n:
+        return None
+    start = rng.randrange(len(ws) - n + 1)
+    return ws[start: start + n]
+
+
 def pick(rng, candidates, n, make):
     """Up to n queries from shuffled candidates; make(c) returns (query, gold indices) or None."""
     out = []
@@ -614,11 +623,9 @@ def build_tier(tier: str, pool: dict, cands: dict) -> tuple[list[dict], list[dic
     def phrase(i, letters):
         ws = words(mems[i]["text"])
         for _ in range(10):
-            n = rng.randint(5, 7)
-            if len(ws) < n:
+            span = random_span(rng, ws)
+            if span is None:
                 return None
-            start = rng.randrange(len(ws) - n + 1)
-            span = ws[start: start + n]
             if (not letters or all(w.isalpha() for w in span)) and len(terms(" ".join(span))) >= 3:
                 got = exact(" ".join(span), one=i)
                 if got:
@@ -646,6 +653,13 @@ def split_halves(queries: list[dict], kinds) -> None:
                          key=lambda q: hashlib.sha256(q["qid"].encode()).hexdigest())
         for n, q in enumerate(of_kind):
             q["split"] = "tune" if n < len(of_kind) // 2 else "held"
+
+
+def duplicate_errors(mems: list[dict], queries: list[dict]) -> list[str]:
+    """A memory id or a qid that occurs twice."""
+    if len({m["id"] for m in mems}) != len(mems) or len({q["qid"] for q in queries}) != len(queries):
+        return ["duplicate memory ids or qids"]
+    return []
 
 
 def split_errors(queries: list[dict], kinds) -> list[str]:
@@ -682,11 +696,9 @@ def check(folder: str) -> tuple[list[str], list[dict], list[dict]]:
         mems, queries = read_set(folder)
     except (OSError, ValueError) as e:
         return [f"cannot read: {e}"], [], []
-    errors, index = [], Verbatim(mems)
+    errors, index = duplicate_errors(mems, queries), Verbatim(mems)
     pos = {m["id"]: i for i, m in enumerate(mems)}
     tenants = {m["tenant"] for m in mems} | {q["tenant"] for q in queries}
-    if len(pos) != len(mems) or len({q["qid"] for q in queries}) != len(queries):
-        errors.append("duplicate memory ids or qids")
     if len(tenants) != 1:
         errors.append(f"more than one tenant: {sorted(tenants)}")
     for m in mems:

@@ -59,22 +59,23 @@ def build(lang: str, size: dict) -> tuple[list[dict], list[dict]]:
     def phrase(n: int):
         ws = words(mems[n]["text"])
         for _ in range(10):
-            k = rng.randint(5, 7)
-            if len(ws) < k:
+            drawn = devset.random_span(rng, ws)
+            if drawn is None:
                 return None
-            start = rng.randrange(len(ws) - k + 1)
-            span = " ".join(ws[start: start + k])
-            if all(any(c.isalpha() for c in w) for w in ws[start: start + k]) \
+            span = " ".join(drawn)
+            if all(any(c.isalpha() for c in w) for w in drawn) \
                     and len(terms(span)) >= 3 and fold(span) not in used and index.holders(span) == [n]:
                 used.add(fold(span))
                 return span, [n]
         return None
+    phrases = 0
     for n in rng.sample(range(len(mems)), len(mems)):
-        if sum(1 for q in queries if q[0] == "phrase") == size["p"]:
+        if phrases == size["p"]:
             break
         got = phrase(n)
         if got:
             queries.append(("phrase", *got))
+            phrases += 1
 
     ids = [str(uuid.uuid5(NAMESPACE, f"{lang}/{m['source']}")) for m in mems]
     out_mems = [{"id": ids[n], "text": m["text"], "source": m["source"], "tenant": lang,
@@ -90,10 +91,8 @@ def check(folder: str) -> list[str]:
         mems, queries = devset.read_set(folder)
     except (OSError, ValueError) as e:
         return [f"cannot read: {e}"]
-    errors, index = [], Verbatim(mems)
+    errors, index = devset.duplicate_errors(mems, queries), Verbatim(mems)
     pos = {m["id"]: n for n, m in enumerate(mems)}
-    if len(pos) != len(mems) or len({q["qid"] for q in queries}) != len(queries):
-        errors.append("duplicate memory ids or qids")
     if len({m["tenant"] for m in mems} | {q["tenant"] for q in queries}) != 1:
         errors.append("more than one tenant")
     for q in queries:

@@ -11,8 +11,13 @@ channel. Standard library only.
 
 from __future__ import annotations
 
-import json, random, sys
+import importlib.util, json, random, sys
 from pathlib import Path
+
+_spec = importlib.util.spec_from_file_location("fusion_study", Path(__file__).with_name("fusion-study.py"))
+study = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(study)  # type: ignore[union-attr]
+first, measures, QUESTION_KINDS = study.first_rank, study.measure, study.QUESTION_KINDS
 
 SETS = [
     ("small", "English real text, small (`make-devset.py`)"),
@@ -36,16 +41,6 @@ NAMES = {
     "qdrant-native/sparse": "Qdrant one call, dense + sparse",
 }
 NATIVE = ("qdrant-native/bm25", "qdrant-native/sparse")
-QUESTION_KINDS = {"question", "multi-hop", "temporal", "commonsense"}
-
-
-def first(ranks: list) -> int | None:
-    return min((r for r in ranks if r), default=None)
-
-
-def measures(ranks: list[int | None], k: int) -> tuple[float, float]:
-    n = len(ranks) or 1
-    return sum(1 / r for r in ranks if r) / n, sum(1 for r in ranks if r and r <= k) / n
 
 
 def paired(a: list, b: list, k: int) -> list[tuple[float, float, float]]:

@@ -55,18 +55,7 @@ fn slice_evaluated(name: &str, kinds: &[&str]) {
             );
         }
     }
-    let study = trine_testkit::workspace_dir().join("scripts/fusion-study.py");
-    let out = run(Command::new("python3")
-        .arg(study)
-        .args(["check", "--embedder", "hash", "--lists"])
-        .arg(&lists)
-        .arg("--report")
-        .arg(&saved));
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        said.contains(&format!("{held} of {held} queries ranked")),
-        "{name}: {said}"
-    );
+    trine_testkit::assert_fusion_mirror_agrees(&lists, &saved, held);
 }
 
 #[test]

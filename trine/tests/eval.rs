@@ -119,18 +119,7 @@ fn generated_corpus_evaluated_under_every_configuration() {
     assert_eq!(line["strategy"], "candidates");
     assert!(!line["lexical"].as_array().unwrap().is_empty(), "{line}");
     assert!(!line["semantic"].as_array().unwrap().is_empty(), "{line}");
-    let study = trine_testkit::workspace_dir().join("scripts/fusion-study.py");
-    let out = run(Command::new("python3")
-        .arg(study)
-        .args(["check", "--embedder", "hash", "--lists"])
-        .arg(&lists)
-        .arg("--report")
-        .arg(&saved));
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        said.contains(&format!("{queries} of {queries} queries ranked")),
-        "{said}"
-    );
+    trine_testkit::assert_fusion_mirror_agrees(&lists, &saved, queries);
     // Each hybrid configuration is compared with the better single channel.
     let compared = report["against_better"].as_array().unwrap();
     assert!(

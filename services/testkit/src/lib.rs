@@ -35,6 +35,30 @@ pub fn trine_command(bin: &str) -> Command {
     cmd
 }
 
+/// The offline mirror of the fusion (`scripts/fusion-study.py check`, the
+/// hash embedder's defaults) over a `trine eval --lists` dump and the same
+/// run's `--save` report: it must rank the gold of all `queries` queries as
+/// trine's default fusion did.
+///
+/// # Panics
+/// When python3 cannot run the script, or the mirror disagrees.
+pub fn assert_fusion_mirror_agrees(lists: &Path, report: &Path, queries: usize) {
+    let out = Command::new("python3")
+        .arg(workspace_dir().join("scripts/fusion-study.py"))
+        .args(["check", "--embedder", "hash", "--lists"])
+        .arg(lists)
+        .arg("--report")
+        .arg(report)
+        .output()
+        .expect("run python3 scripts/fusion-study.py");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && said.contains(&format!("{queries} of {queries} queries ranked")),
+        "fusion-study check: {said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// A running `trine serve` child process, killed (SIGKILL) and reaped when
 /// dropped, so that a failing test leaves nothing behind.
 pub struct Served {
