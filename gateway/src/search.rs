@@ -185,7 +185,7 @@ impl Searcher {
             tenant = query.filter.tenant.as_str(),
             mode = query.mode.name(),
             strategy = field::Empty,
-            terms = int(trine_core::terms(&query.text, trine_core::Fold::Case).len()),
+            terms = int(trine_core::terms(&query.text, trine_core::Fold::CASE).len()),
             limit = int(query.limit),
             lexical = field::Empty,
             semantic = field::Empty,
@@ -351,7 +351,7 @@ impl Searcher {
             check_budget(
                 share,
                 took,
-                trine_core::terms(&query.text, trine_core::Fold::Case).len(),
+                trine_core::terms(&query.text, trine_core::Fold::CASE).len(),
                 &query.filter.tenant,
             );
         }

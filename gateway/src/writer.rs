@@ -139,6 +139,8 @@ pub struct Writer {
     stripes: Arc<Vec<tokio::sync::Mutex<()>>>,
     /// Tenants' quotas of memories, when set.
     quotas: Option<Arc<crate::quota::Quotas>>,
+    /// How a collection this writer creates normalises tokens.
+    new_fold: Fold,
 }
 
 /// How long the collection's fold is trusted before it is read again: an
@@ -154,6 +156,17 @@ impl Writer {
             fold: Arc::new(Mutex::new(None)),
             stripes: Arc::new((0..STRIPES).map(|_| tokio::sync::Mutex::new(())).collect()),
             quotas: None,
+            new_fold: Fold::default(),
+        }
+    }
+
+    /// Creates a missing collection with a text index that stems in
+    /// `stemmer`'s language (none: no stemming). An existing collection keeps
+    /// its index: `trine text-index --stemmer` changes it.
+    pub fn with_stemmer(self, stemmer: Option<trine_core::Language>) -> Self {
+        Self {
+            new_fold: Fold::default().with_stemmer(stemmer),
+            ..self
         }
     }
 
@@ -176,6 +189,7 @@ impl Writer {
                 name: self.embedder.name().to_string(),
                 dim: self.embedder.dim(),
             },
+            fold: self.new_fold,
         }
     }
 
@@ -208,7 +222,7 @@ impl Writer {
             .info()
             .await?
             .and_then(|info| info.text_index)
-            .map_or(Fold::default(), |t| Fold::of_index(t.ascii_folding));
+            .map_or(Fold::default(), |t| t.fold());
         if let Ok(mut slot) = self.fold.lock() {
             *slot = Some((Instant::now(), fold));
         }

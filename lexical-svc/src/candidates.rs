@@ -240,7 +240,7 @@ pub async fn candidates(
                 if complete {
                     // Its points hold the all-terms set: those whose term
                     // frequencies show every term, or that have none.
-                    Among::Ids(read.holding_every(&terms))
+                    Among::Ids(read.holding_every(&terms, fold))
                 } else {
                     // The count was stale (a write in between): ask the
                     // whole index.
@@ -474,12 +474,16 @@ impl Reads {
 
     /// The points whose term frequencies show every one of `terms`, and
     /// those read without them (they may hold every term).
-    fn holding_every(&self, terms: &[String]) -> Vec<Uuid> {
+    fn holding_every(&self, terms: &[String], fold: Fold) -> Vec<Uuid> {
         self.list
             .iter()
             .filter(|r| {
-                r.tf.as_ref()
-                    .is_none_or(|tf| TermCounts::of_sparse(terms, tf).tf.iter().all(|n| *n > 0))
+                r.tf.as_ref().is_none_or(|tf| {
+                    TermCounts::of_sparse(terms, tf, fold)
+                        .tf
+                        .iter()
+                        .all(|n| *n > 0)
+                })
             })
             .map(|r| r.id)
             .collect()
@@ -610,7 +614,7 @@ impl Read {
     fn counts(&self, terms: &[String], fold: Fold) -> TermCounts {
         match (&self.text, &self.tf) {
             (Some(text), _) => TermCounts::of_text(terms, text, fold),
-            (None, Some(tf)) => TermCounts::of_sparse(terms, tf),
+            (None, Some(tf)) => TermCounts::of_sparse(terms, tf, fold),
             (None, None) => TermCounts::of_text(terms, "", fold),
         }
     }
@@ -671,7 +675,7 @@ mod tests {
             id: Uuid::from_u128(n),
             source: None,
             text: None,
-            tf: text.map(|t| sparse::encode_text(t, Fold::Ascii)),
+            tf: text.map(|t| sparse::encode_text(t, Fold::ASCII)),
         };
         let mut read = Reads::new(3);
         read.extend([
@@ -683,6 +687,9 @@ mod tests {
         ]);
         assert!(read.full());
         assert_eq!(read.ids(), [1, 2, 3].map(Uuid::from_u128));
-        assert_eq!(read.holding_every(&terms), [1, 3].map(Uuid::from_u128));
+        assert_eq!(
+            read.holding_every(&terms, Fold::CASE),
+            [1, 3].map(Uuid::from_u128)
+        );
     }
 }

@@ -53,7 +53,7 @@ pub struct Probe {
 pub fn fold(info: &CollectionInfo) -> Fold {
     info.text_index
         .as_ref()
-        .map_or(Fold::default(), |t| Fold::of_index(t.ascii_folding))
+        .map_or(Fold::default(), |t| t.fold())
 }
 
 /// The readiness of every strategy but `auto`, and the collection's fold,
@@ -174,6 +174,7 @@ mod tests {
                 lowercase: true,
                 phrase_matching: true,
                 ascii_folding: false,
+                stemmer: None,
                 scoring,
             }),
             source_phrases: false,

@@ -169,7 +169,7 @@ impl Lexical for LexicalService {
         check_query_bytes(&request.query, MAX_QUERY_BYTES).map_err(invalid)?;
         tracing::Span::current().record(
             "terms",
-            trine_telemetry::int(trine_core::terms(&request.query, Fold::Case).len()),
+            trine_telemetry::int(trine_core::terms(&request.query, Fold::CASE).len()),
         );
         let requested = if request.strategy.is_empty() {
             self.config.strategy

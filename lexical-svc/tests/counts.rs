@@ -41,6 +41,7 @@ async fn collection(dir: &std::path::Path) -> Arc<dyn Store> {
             name: "counts-test".into(),
             dim: 4,
         },
+        fold: trine_store::Fold::default(),
     };
     store.ensure_collection(&spec).await.unwrap();
     store

@@ -96,6 +96,7 @@ async fn new_collection() -> (tempfile::TempDir, Arc<dyn Store>, CollectionInfo)
             name: "none".into(),
             dim: 4,
         },
+        fold: Fold::default(),
     };
     let info = store.ensure_collection(&spec).await.unwrap();
     (dir, store, info)
@@ -117,7 +118,7 @@ async fn scores_from_sparse_encodings_equal_scores_from_texts() {
             },
             dense: vec![1.0, 0.0, 0.0, 0.0],
             sparse: match encoding {
-                Encoding::Trine => Some(sparse::encode_text(text, Fold::Ascii)),
+                Encoding::Trine => Some(sparse::encode_text(text, Fold::ASCII)),
                 Encoding::None => None,
                 Encoding::Foreign => Some(SparseVector {
                     indices: vec![sparse::token_id("billing"), 7],
@@ -135,7 +136,7 @@ async fn scores_from_sparse_encodings_equal_scores_from_texts() {
     let filter = Filter::tenant(TENANT);
 
     let read = Texts {
-        fold: Fold::Ascii,
+        fold: Fold::ASCII,
         source_phrases: false,
     };
     let phrased = Texts {
@@ -170,18 +171,18 @@ async fn scores_from_sparse_encodings_equal_scores_from_texts() {
         }
         assert!(!found.list.is_empty(), "{query:?} finds something");
         // The same figures from the texts themselves.
-        let terms = terms(query, Fold::Ascii);
+        let terms = terms(query, Fold::ASCII);
         let counts: Vec<TermCounts> = found
             .list
             .iter()
-            .map(|c| TermCounts::of_text(&terms, &texts[&c.id].text, Fold::Ascii))
+            .map(|c| TermCounts::of_text(&terms, &texts[&c.id].text, Fold::ASCII))
             .collect();
         let stats = CorpusStats {
             n: found.total,
             avg_len: counts.iter().map(|c| c.len).sum::<usize>() as f64 / counts.len() as f64,
             df: found.term_counts.iter().cloned().collect(),
         };
-        let verbatim = Verbatim::new(query, Fold::Ascii);
+        let verbatim = Verbatim::new(query, Fold::ASCII);
         for (c, counts) in found.list.iter().zip(&counts) {
             let memory = &texts[&c.id];
             let want = bm25::score_counts(&terms, counts, &stats, Bm25Params::default());
@@ -227,13 +228,13 @@ async fn the_cap_keeps_the_holders_then_the_rarest_terms_points_in_id_order() {
                 ..Memory::new(Uuid::from_u128(*id), TENANT, text.as_str())
             },
             dense: vec![1.0, 0.0, 0.0, 0.0],
-            sparse: Some(sparse::encode_text(text, Fold::Ascii)),
+            sparse: Some(sparse::encode_text(text, Fold::ASCII)),
         })
         .collect();
     store.upsert(points).await.unwrap();
     let counter = Counter::new(store.clone(), CountCacheConfig::default());
     let texts = Texts {
-        fold: Fold::Ascii,
+        fold: Fold::ASCII,
         source_phrases: true,
     };
     // (cap, the ids listed). Where `billing` (3 points) exceeds the cap,

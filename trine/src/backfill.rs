@@ -62,7 +62,7 @@ pub async fn collection_fold(store: &dyn Store) -> Result<Fold, StoreError> {
         .info()
         .await?
         .and_then(|info| info.text_index)
-        .map_or(Fold::default(), |t| Fold::of_index(t.ascii_folding)))
+        .map_or(Fold::default(), |t| t.fold()))
 }
 
 /// One pass of sparse encoding over the points of `scope`.

@@ -234,6 +234,10 @@ pub struct LexicalSection {
     /// weighted by them; false: never built, counts are made in the store
     /// and `sparse` queries take Qdrant's IDF pass.
     pub count_statistics: bool,
+    /// The Snowball stemmer's language (`english`, `fr`, ...) of the text
+    /// index of a collection trine creates; unset: no stemming. An existing
+    /// collection keeps its index (`trine text-index --stemmer` changes it).
+    pub stemmer: Option<trine_core::Language>,
 }
 
 impl Default for LexicalSection {
@@ -245,6 +249,7 @@ impl Default for LexicalSection {
             count_cache_secs: cache.ttl.as_secs(),
             count_cache_min: cache.min_count,
             count_statistics: true,
+            stemmer: None,
         }
     }
 }
@@ -604,6 +609,7 @@ impl Config {
             min_count: self.lexical.count_cache_min,
         };
         mesh.lexical.count_statistics = self.lexical.count_statistics;
+        mesh.stemmer = self.lexical.stemmer;
         // Validated at load.
         if let Ok(strategy) = trine_core::Strategy::parse(&self.lexical.strategy) {
             mesh.lexical.strategy = strategy;
@@ -729,6 +735,20 @@ mod tests {
         assert!(mesh.lexical.count_cache.ttl.is_zero());
         assert_eq!(mesh.lexical.count_cache.min_count, 5);
         assert!(!mesh.lexical.count_statistics);
+    }
+
+    #[test]
+    fn the_stemmer_of_new_collections_is_a_known_language() {
+        assert_eq!(
+            Config::load(&Overrides::default()).unwrap().mesh().stemmer,
+            None
+        );
+        let (_dir, o) = overrides_with_file("[lexical]\nstemmer = \"fr\"\n");
+        let mesh = Config::load(&o).unwrap().mesh();
+        assert_eq!(mesh.stemmer, Some(trine_core::Language::French));
+        let (_dir, o) = overrides_with_file("[lexical]\nstemmer = \"klingon\"\n");
+        let err = Config::load(&o).expect_err("unknown language").to_string();
+        assert!(err.contains("unknown stemmer language `klingon`"), "{err}");
     }
 
     #[test]

@@ -226,9 +226,14 @@ fn render(r: &Report) -> String {
         s += &format!("sparse      {sparse}\n");
         if let Some(t) = &info.text_index {
             s += &format!(
-                "text index  tokenizer {}, lowercase {}, ascii folding {}, phrase {}, bm25 \
-                 scoring {}\n",
-                t.tokenizer, t.lowercase, t.ascii_folding, t.phrase_matching, t.scoring
+                "text index  tokenizer {}, lowercase {}, ascii folding {}, stemmer {}, phrase {}, \
+                 bm25 scoring {}\n",
+                t.tokenizer,
+                t.lowercase,
+                t.ascii_folding,
+                t.stemmer.map_or("none", |l| l.name()),
+                t.phrase_matching,
+                t.scoring
             );
             if info.backend == "edge" && t.scoring {
                 let stats = match info.one_tenant {

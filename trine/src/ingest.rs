@@ -128,7 +128,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         None => {
             let embedder = load_embedder(config).await?;
             let store = open_store(config).await?;
-            let writer = Writer::new(store.clone(), embedder);
+            let writer = Writer::new(store.clone(), embedder).with_stemmer(config.lexical.stemmer);
             writer.prepare().await?;
             (Sink::Store(writer), Some(store))
         }

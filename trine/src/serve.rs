@@ -252,6 +252,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     // The whole mesh makes the collection ready before it serves.
     if let (Role::All, Some(store), Some(embedder)) = (role, &deps.store, &deps.embedder) {
         Writer::new(store.clone(), embedder.clone())
+            .with_stemmer(config.lexical.stemmer)
             .prepare()
             .await?;
     }

@@ -138,7 +138,7 @@ fn lists(hit: &v1::Hit) -> Vec<&str> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn adr_0172_validation() {
     let mut f = fixture().await;
-    let terms = trine_core::terms(TITLE, trine_core::Fold::Ascii);
+    let terms = trine_core::terms(TITLE, trine_core::Fold::ASCII);
 
     // The old order: the first `cap` points holding any term, in point-id order.
     let old = f
@@ -313,7 +313,7 @@ async fn verbatim_rules_and_the_tenant_boundary() {
         &no_cache(f.store.clone()),
         TITLE,
         trine_lexical::Texts {
-            fold: trine_core::Fold::Ascii,
+            fold: trine_core::Fold::ASCII,
             source_phrases: true,
         },
         &Filter::tenant("acme"),

@@ -172,6 +172,7 @@ async fn write_without_sparse(data: &Path, n: u32) {
             name: embedder.name().into(),
             dim: embedder.dim(),
         },
+        fold: Fold::default(),
     };
     store.ensure_collection(&spec).await.unwrap();
     let points: Vec<Point> = (0..n)
@@ -319,6 +320,94 @@ fn hit_ids(answer: &serde_json::Value) -> Vec<String> {
 /// verbatim check match across diacritics. Never silently: doctor advises it,
 /// and a new collection folds from the start.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_collection_stems_once_upgraded_and_stops_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    {
+        let store: Arc<dyn Store> = Arc::new(EdgeStore::open(&data, "memories").unwrap());
+        let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(HashEmbedder::DEFAULT_DIM));
+        let writer = trine_gateway::Writer::new(store.clone(), embedder);
+        writer.prepare().await.unwrap();
+        let info = store.info().await.unwrap().unwrap();
+        assert_eq!(
+            info.text_index.unwrap().stemmer,
+            None,
+            "trine's default stems not"
+        );
+        let memories = memories()
+            .into_iter()
+            .map(|r| Memory {
+                source: r.source,
+                ..Memory::new(r.id.parse().unwrap(), r.tenant, r.text)
+            })
+            .collect();
+        writer.write(memories).await.unwrap();
+    }
+    // The tickets say `Ticket`, `logged`, `deploy`.
+    let inflected = "tickets logging deployed";
+    let finds_nothing = |data: &Path| {
+        for strategy in ["candidates", "bm25", "sparse"] {
+            let answer = search_json(data, "lexical", strategy, inflected);
+            assert!(
+                hit_ids(&answer).is_empty(),
+                "{strategy}: unstemmed: {answer}"
+            );
+        }
+    };
+    finds_nothing(&data);
+
+    let (ok, stdout, stderr) = trine(&data, &["text-index", "--stemmer", "en"]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("rebuilt the full-text index")
+            && stdout.contains("english stemming")
+            && stdout.contains("re-encoded the sparse vectors of 31 of 31 point(s);"),
+        "every point re-encoded: {stdout}"
+    );
+    let (_, report, _) = trine(&data, &["doctor"]);
+    assert!(report.contains("english"), "{report}");
+    for strategy in ["candidates", "bm25", "sparse"] {
+        let answer = search_json(&data, "lexical", strategy, inflected);
+        let hits = hit_ids(&answer);
+        assert!(
+            !hits.is_empty() && !hits.contains(&MEETING.to_string()),
+            "{strategy}: stemmed, the tickets answer: {answer}"
+        );
+        // The title keeps its verbatim tier.
+        let answer = search_json(&data, "hybrid", strategy, TITLE);
+        let first = &answer["hits"][0];
+        assert_eq!(first["id"], MEETING, "{strategy}: {answer}");
+        assert!(
+            first["matched_by"]
+                .as_array()
+                .unwrap()
+                .contains(&serde_json::json!("verbatim")),
+            "{strategy}: {answer}"
+        );
+    }
+
+    let (ok, stdout, stderr) = trine(&data, &["text-index", "--stemmer", "none"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("rebuilt the full-text index"), "{stdout}");
+    finds_nothing(&data);
+
+    // A collection made with a stemmer configured stems from the start.
+    let fresh = dir.path().join("fresh");
+    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(&fresh, "memories").unwrap());
+    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(HashEmbedder::DEFAULT_DIM));
+    trine_gateway::Writer::new(store.clone(), embedder)
+        .with_stemmer(Some(trine_core::Language::French))
+        .prepare()
+        .await
+        .unwrap();
+    let info = store.info().await.unwrap().unwrap();
+    assert_eq!(
+        info.text_index.unwrap().stemmer,
+        Some(trine_core::Language::French)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_old_collection_folds_diacritics_once_upgraded() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
@@ -333,7 +422,7 @@ async fn an_old_collection_folds_diacritics_once_upgraded() {
             "a new collection folds"
         );
         // As a collection made before folding was.
-        assert!(store.create_text_index(Fold::Case).await.unwrap());
+        assert!(store.create_text_index(Fold::CASE).await.unwrap());
         let memories = memories()
             .into_iter()
             .map(|r| Memory {

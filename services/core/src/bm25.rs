@@ -58,6 +58,11 @@ pub fn reference(terms: &[String], stats: &CorpusStats) -> f64 {
         .sum()
 }
 
+/// Query terms as the index holds them: stemmed where it stems.
+fn stems(terms: &[String], fold: Fold) -> Vec<String> {
+    terms.iter().map(|t| fold.stem(t.clone())).collect()
+}
+
 /// What BM25 reads of one text: each query term's frequency (in query-term
 /// order) and the text's length in tokens.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,11 +74,12 @@ pub struct TermCounts {
 impl TermCounts {
     /// The counts of a text, its tokens folded as the terms were (`fold`).
     pub fn of_text(terms: &[String], text: &str, fold: Fold) -> Self {
+        let keys = stems(terms, fold);
         let mut tf = vec![0u32; terms.len()];
         let mut len = 0usize;
         for token in tokens(text, fold) {
             len += 1;
-            if let Some(i) = terms.iter().position(|t| *t == token) {
+            if let Some(i) = keys.iter().position(|t| *t == token) {
                 tf[i] += 1;
             }
         }
@@ -83,7 +89,7 @@ impl TermCounts {
     /// The counts of a text from its sparse encoding ([`crate::sparse`]:
     /// term frequencies by token id): the same as [`TermCounts::of_text`]
     /// of the text it encodes, unless two of its tokens share a CRC-32.
-    pub fn of_sparse(terms: &[String], sparse: &SparseVector) -> Self {
+    pub fn of_sparse(terms: &[String], sparse: &SparseVector, fold: Fold) -> Self {
         let at = |id: u32| {
             sparse
                 .indices
@@ -98,7 +104,7 @@ impl TermCounts {
                 0
             }
         };
-        let tf = terms
+        let tf = stems(terms, fold)
             .iter()
             .map(|t| u32::try_from(count(at(token_id(t)))).unwrap_or(u32::MAX))
             .collect();
@@ -166,7 +172,7 @@ mod tests {
         let full = score(
             &terms,
             "billing retry w x",
-            Fold::Case,
+            Fold::CASE,
             &s,
             Bm25Params::default(),
         );
@@ -183,7 +189,7 @@ mod tests {
     }
 
     fn terms(q: &str) -> Vec<String> {
-        crate::terms(q, Fold::Case)
+        crate::terms(q, Fold::CASE)
     }
 
     #[test]
@@ -208,7 +214,7 @@ mod tests {
         let s = stats(100, 4.0, &[("rare", 1), ("common", 90)]);
         let p = Bm25Params::default();
         // One occurrence of "rare" in a text of average length: idf * (k1 + 1) / (1 + k1).
-        let one = score(&terms("rare"), "rare words here now", Fold::Case, &s, p);
+        let one = score(&terms("rare"), "rare words here now", Fold::CASE, &s, p);
         assert!((one - idf(100, 1)).abs() < 1e-9, "{one}");
         let table: &[(&str, &str, &str)] = &[
             // (query, better text, worse text)
@@ -218,13 +224,13 @@ mod tests {
         ];
         for (q, better, worse) in table {
             let (b, w) = (
-                score(&terms(q), better, Fold::Case, &s, p),
-                score(&terms(q), worse, Fold::Case, &s, p),
+                score(&terms(q), better, Fold::CASE, &s, p),
+                score(&terms(q), worse, Fold::CASE, &s, p),
             );
             assert!(b > w, "{q:?}: {better:?} {b} <= {worse:?} {w}");
         }
         assert_eq!(
-            score(&terms("absent"), "rare common", Fold::Case, &s, p),
+            score(&terms("absent"), "rare common", Fold::CASE, &s, p),
             0.0
         );
     }
@@ -235,35 +241,40 @@ mod tests {
             (
                 "billing retry",
                 "Billing retry: the billing job retries, billing again.",
-                Fold::Case,
+                Fold::CASE,
             ),
             (
                 "Meeting 2026-11-11 09:58",
                 "Meeting 2026-11-11 09:58\nBună ziua",
-                Fold::Ascii,
+                Fold::ASCII,
             ),
             (
                 "sedinta de lucru",
                 "o ședința de lucru, ședința",
-                Fold::Ascii,
+                Fold::ASCII,
             ),
-            ("absent words", "nothing of them here", Fold::Case),
-            ("x", "", Fold::Case),
+            ("absent words", "nothing of them here", Fold::CASE),
+            ("x", "", Fold::CASE),
+            (
+                "meetings retried",
+                "The meeting was retried; meetings retry.",
+                Fold::ASCII.with_stemmer(Some(crate::Language::English)),
+            ),
         ];
         for (query, text, fold) in table {
             let terms = crate::terms(query, *fold);
             let from_text = TermCounts::of_text(&terms, text, *fold);
             let sparse = crate::sparse::encode_text(text, *fold);
             assert_eq!(
-                TermCounts::of_sparse(&terms, &sparse),
+                TermCounts::of_sparse(&terms, &sparse, *fold),
                 from_text,
                 "{query:?} in {text:?}"
             );
         }
         let counts = TermCounts::of_text(
-            &crate::terms("billing retry", Fold::Case),
+            &crate::terms("billing retry", Fold::CASE),
             "billing billing retry x",
-            Fold::Case,
+            Fold::CASE,
         );
         assert_eq!(
             counts,
@@ -278,9 +289,9 @@ mod tests {
     fn a_folded_term_counts_in_a_text_with_diacritics() {
         let s = stats(100, 4.0, &[("sedinta", 1)]);
         let p = Bm25Params::default();
-        let q = crate::terms("sedinta", Fold::Ascii);
+        let q = crate::terms("sedinta", Fold::ASCII);
         let text = "notes of the ședința today";
-        assert!(score(&q, text, Fold::Ascii, &s, p) > 0.0, "folded text");
-        assert_eq!(score(&q, text, Fold::Case, &s, p), 0.0, "unfolded text");
+        assert!(score(&q, text, Fold::ASCII, &s, p) > 0.0, "folded text");
+        assert_eq!(score(&q, text, Fold::CASE, &s, p), 0.0, "unfolded text");
     }
 }

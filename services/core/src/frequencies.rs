@@ -25,7 +25,7 @@ use std::collections::HashMap;
 
 use crate::fold::Fold;
 use crate::model::{Filter, Memory, SparseVector};
-use crate::terms::{is_stop_word, tokens};
+use crate::terms::{content_tokens, is_stop_word, tokens};
 
 /// One tenant's statistics.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -81,10 +81,10 @@ pub struct Frequencies {
     tenants: HashMap<String, Tenant>,
 }
 
-/// The distinct non-stop-word tokens of a text, as the index folds them
+/// The distinct non-stop-word tokens of a text, as the index holds them
 /// (sorted: a text's few hundred tokens dedupe faster so than hashed).
 fn distinct(text: &str, fold: Fold) -> Vec<String> {
-    let mut tokens: Vec<String> = tokens(text, fold).filter(|t| !is_stop_word(t)).collect();
+    let mut tokens: Vec<String> = content_tokens(text, fold).collect();
     tokens.sort_unstable();
     tokens.dedup();
     tokens
@@ -226,14 +226,16 @@ impl Frequencies {
         let Some(term) = all_terms.first() else {
             return Some(stats.map_or(0, |t| t.points));
         };
-        let mut pieces = tokens(term, self.fold);
+        // A term is a word as the index folds it, before stemming.
+        let mut pieces = tokens(term, self.fold.with_stemmer(None));
         match (pieces.next(), pieces.next()) {
             (Some(token), None) if token == *term && !is_stop_word(&token) => {}
             _ => return None,
         }
+        let key = self.fold.stem(term.clone());
         Some(
             stats
-                .and_then(|t| t.df.get(term.as_str()))
+                .and_then(|t| t.df.get(key.as_str()))
                 .copied()
                 .unwrap_or(0),
         )
@@ -283,7 +285,7 @@ mod tests {
 
     #[test]
     fn counts_follow_the_tenants_texts() {
-        let mut f = Frequencies::new(Fold::Ascii);
+        let mut f = Frequencies::new(Fold::ASCII);
         let kept = [
             memory("acme", "Meeting 2026-11-11 09:58"),
             memory("acme", "meeting notes: the MEETING ran long"),
@@ -390,12 +392,12 @@ mod tests {
         for m in &kept {
             f.remove(&m.clone().into());
         }
-        assert_eq!(f, Frequencies::new(Fold::Ascii));
+        assert_eq!(f, Frequencies::new(Fold::ASCII));
     }
 
     #[test]
     fn a_validity_bound_in_the_tenant_leaves_validity_views_to_the_store() {
-        let mut f = Frequencies::new(Fold::Case);
+        let mut f = Frequencies::new(Fold::CASE);
         let open = memory("acme", "release notes");
         let bounded = Memory {
             valid_until: now(),
@@ -422,8 +424,8 @@ mod tests {
 
     #[test]
     fn the_fold_is_the_indexs() {
-        let mut case = Frequencies::new(Fold::Case);
-        let mut ascii = Frequencies::new(Fold::Ascii);
+        let mut case = Frequencies::new(Fold::CASE);
+        let mut ascii = Frequencies::new(Fold::ASCII);
         for f in [&mut case, &mut ascii] {
             f.add(&memory("acme", "Ședință").into());
         }
@@ -462,7 +464,7 @@ mod tests {
 
     #[test]
     fn queries_are_weighted_by_the_tenants_sparse_points() {
-        let mut f = Frequencies::new(Fold::Case);
+        let mut f = Frequencies::new(Fold::CASE);
         let docs = [
             // acme: 3 points with a vector (one empty), 1 without.
             Document {
@@ -507,6 +509,6 @@ mod tests {
         for d in &docs {
             f.remove(d);
         }
-        assert_eq!(f, Frequencies::new(Fold::Case));
+        assert_eq!(f, Frequencies::new(Fold::CASE));
     }
 }

@@ -346,7 +346,7 @@ pub enum TierReason {
 /// term only when it is both (a common shaped word such as `ipv6` ranks by
 /// fusion, as every single term does).
 pub fn tier_rule(query: &str, verbatim: usize, settings: &Settings) -> Option<TierReason> {
-    let terms = crate::terms(query, crate::Fold::Case).len();
+    let terms = crate::terms(query, crate::Fold::CASE).len();
     if !settings.tier || verbatim == 0 || terms == 0 {
         None
     } else if terms == 1 {
@@ -523,7 +523,7 @@ pub fn fuse(lists: &Lists<'_>, settings: &Settings, limit: usize) -> Vec<Fused> 
         .collect();
     // A single term has no verbatim list (the ADR: the lexical list already is
     // that term), except as the tier of an identifier; it never votes.
-    let two_terms = crate::terms(lists.query, crate::Fold::Case).len() >= 2;
+    let two_terms = crate::terms(lists.query, crate::Fold::CASE).len() >= 2;
     let identifier = !two_terms
         && tier_rule(lists.query, holding.len(), settings) == Some(TierReason::Identifier);
     let verbatim = if two_terms || identifier {

@@ -29,8 +29,11 @@ pub fn salient_tokens(query: &str, fold: Fold) -> Vec<String> {
             out.push(t);
         }
     };
+    // Words as the index folds them, before stemming: the index stems what
+    // a filter gives it.
+    let words = fold.with_stemmer(None);
     for word in query.split_whitespace().filter(|w| is_technical(w)) {
-        tokens(word, fold)
+        tokens(word, words)
             .filter(|t| !is_stop_word(t))
             .for_each(&mut push);
     }
@@ -70,7 +73,7 @@ mod tests {
             ("   ", &[]),
         ];
         for (query, want) in table {
-            assert_eq!(salient_tokens(query, Fold::Case), *want, "{query:?}");
+            assert_eq!(salient_tokens(query, Fold::CASE), *want, "{query:?}");
         }
     }
 
@@ -78,7 +81,7 @@ mod tests {
     fn gates_are_bounded() {
         let long: Vec<String> = (0..40).map(|i| format!("word{i}x")).collect();
         assert_eq!(
-            salient_tokens(&long.join(" "), Fold::Ascii).len(),
+            salient_tokens(&long.join(" "), Fold::ASCII).len(),
             MAX_GATE_TOKENS
         );
     }

@@ -20,7 +20,7 @@ pub mod terms;
 pub mod verbatim;
 
 pub use error::{ErrorKind, Kinded};
-pub use fold::Fold;
+pub use fold::{Fold, Language};
 pub use frequencies::{Document, Frequencies};
 pub use stage::Stage;
 pub use strategy::{Mode, Strategy};

@@ -161,6 +161,9 @@ pub struct EmbedderId {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CollectionSpec {
     pub embedder: EmbedderId,
+    /// How a new collection's full-text index normalises tokens (an
+    /// existing collection keeps its own: `trine text-index` changes it).
+    pub fold: crate::Fold,
 }
 
 /// A payload index as the store reports it.
@@ -179,8 +182,17 @@ pub struct TextIndexInfo {
     pub phrase_matching: bool,
     /// Tokens are folded to ASCII before lowercasing ([`crate::Fold`]).
     pub ascii_folding: bool,
+    /// The Snowball stemmer's language, where tokens are stemmed.
+    pub stemmer: Option<crate::Language>,
     /// BM25 scoring is enabled (needed by `Query.text`).
     pub scoring: bool,
+}
+
+impl TextIndexInfo {
+    /// How the index normalises a token.
+    pub fn fold(&self) -> crate::Fold {
+        crate::Fold::of_index(self.ascii_folding, self.stemmer)
+    }
 }
 
 /// What `trine doctor` reports of a collection.

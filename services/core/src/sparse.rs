@@ -43,8 +43,8 @@ pub fn is_term_frequencies(v: &SparseVector) -> bool {
 pub fn encode_query(query: &str, fold: Fold) -> SparseVector {
     to_vector(
         terms(query, fold)
-            .iter()
-            .map(|t| (token_id(t), 1.0))
+            .into_iter()
+            .map(|t| (token_id(&fold.stem(t)), 1.0))
             .collect(),
     )
 }
@@ -55,7 +55,7 @@ mod tests {
 
     #[test]
     fn texts_encode_term_frequencies() {
-        let v = encode_text("Meeting 2026-11-11 09:58", Fold::Case);
+        let v = encode_text("Meeting 2026-11-11 09:58", Fold::CASE);
         let id11 = token_id("11");
         let at = v.indices.iter().position(|i| *i == id11).unwrap();
         assert_eq!(v.values[at], 2.0, "11 occurs twice");
@@ -72,7 +72,7 @@ mod tests {
             indices: (0..values.len() as u32).collect(),
             values: values.to_vec(),
         };
-        assert!(is_term_frequencies(&encode_text("a b a c", Fold::Case)));
+        assert!(is_term_frequencies(&encode_text("a b a c", Fold::CASE)));
         assert!(is_term_frequencies(&v(&[])));
         assert!(!is_term_frequencies(&v(&[1.0, 0.37])), "a learned weight");
         assert!(!is_term_frequencies(&v(&[0.0])));
@@ -88,7 +88,7 @@ mod tests {
             ("the of", 0),
         ];
         for (query, dims) in table {
-            let v = encode_query(query, Fold::Case);
+            let v = encode_query(query, Fold::CASE);
             assert_eq!(v.indices.len(), *dims, "{query:?}");
             assert!(v.values.iter().all(|w| *w == 1.0));
         }
@@ -97,12 +97,12 @@ mod tests {
     #[test]
     fn ids_are_crc32_of_the_lowercased_token() {
         assert_eq!(
-            encode_query("MEETING", Fold::Case).indices,
+            encode_query("MEETING", Fold::CASE).indices,
             vec![token_id("meeting")]
         );
         assert_eq!(
-            encode_query("ȘEDINȚĂ", Fold::Ascii).indices,
-            encode_text("sedinta", Fold::Ascii).indices,
+            encode_query("ȘEDINȚĂ", Fold::ASCII).indices,
+            encode_text("sedinta", Fold::ASCII).indices,
             "a folded query meets a folded text"
         );
         assert_eq!(

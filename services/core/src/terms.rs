@@ -20,12 +20,26 @@ pub const STOP_WORDS: &[&str] = &[
 ];
 
 /// The tokens of a text as the full-text index sees them: split on every
-/// non-alphanumeric character, each piece folded as the index folds,
-/// empty pieces dropped. Repeats kept.
+/// non-alphanumeric character, each piece folded as the index folds and
+/// stemmed where it stems, empty pieces dropped. Repeats kept.
 pub fn tokens(text: &str, fold: Fold) -> impl Iterator<Item = String> + '_ {
+    pieces(text).map(move |piece| fold.apply(piece))
+}
+
+/// The tokens of a text that are not stop words, as the index holds them:
+/// a stop word is judged after folding and before stemming, as the index
+/// judges it. Repeats kept.
+pub fn content_tokens(text: &str, fold: Fold) -> impl Iterator<Item = String> + '_ {
+    pieces(text)
+        .map(move |piece| fold.normalize(piece))
+        .filter(|word| !is_stop_word(word))
+        .map(move |word| fold.stem(word))
+}
+
+/// The non-empty pieces of a text split on every non-alphanumeric character.
+fn pieces(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|piece| !piece.is_empty())
-        .map(move |piece| fold.apply(piece))
 }
 
 /// Whether a token is a stop word.
@@ -33,14 +47,19 @@ pub fn is_stop_word(token: &str) -> bool {
     STOP_WORDS.contains(&token)
 }
 
-/// The terms of a query: its tokens without stop words, first occurrences
-/// only, in query order.
+/// The terms of a query: its words as the index folds them, without stop
+/// words, in query order, first occurrences only — one word per stem where
+/// the index stems (`meetings meeting` is the term `meetings`). A term is
+/// what a `MatchText` filter is given: the index stems it as it stemmed the
+/// texts (a stem is not always its own stem, so a stem would not do); where
+/// trine compares a term with a text's tokens it stems it first
+/// ([`Fold::stem`]).
 pub fn terms(query: &str, fold: Fold) -> Vec<String> {
     let mut seen: HashSet<String> = HashSet::new();
     let mut out: Vec<String> = Vec::new();
-    for token in tokens(query, fold) {
-        if !is_stop_word(&token) && seen.insert(token.clone()) {
-            out.push(token);
+    for word in pieces(query).map(|piece| fold.normalize(piece)) {
+        if !is_stop_word(&word) && seen.insert(fold.stem(word.clone())) {
+            out.push(word);
         }
     }
     out
@@ -76,7 +95,7 @@ mod tests {
     use super::*;
 
     fn check(query: &str, expected: &[&str]) {
-        assert_eq!(terms(query, Fold::Case), expected, "terms of {query:?}");
+        assert_eq!(terms(query, Fold::CASE), expected, "terms of {query:?}");
     }
 
     #[test]
@@ -132,7 +151,7 @@ mod tests {
 
     #[test]
     fn tokens_keep_stop_words_and_repeats() {
-        let got: Vec<String> = tokens("The cat, the HAT", Fold::Case).collect();
+        let got: Vec<String> = tokens("The cat, the HAT", Fold::CASE).collect();
         assert_eq!(got, ["the", "cat", "the", "hat"]);
     }
 
@@ -152,10 +171,33 @@ mod tests {
         ];
         for (query, want) in table {
             assert_eq!(
-                terms(query, Fold::Ascii),
+                terms(query, Fold::ASCII),
                 *want,
                 "folded terms of {query:?}"
             );
         }
+    }
+
+    #[test]
+    fn stemmed_terms_meet_across_inflections() {
+        let english = Fold::ASCII.with_stemmer(Some(crate::Language::English));
+        let table: &[(&str, &[&str])] = &[
+            // One word per stem, as written (folded): the index stems it.
+            ("meetings meeting MEET", &["meetings"]),
+            (
+                "Meeting 2026-11-11 09:58",
+                &["meeting", "2026", "11", "09", "58"],
+            ),
+            // Stop words are judged before stemming, as the index judges them.
+            ("the theirs", &["theirs"]),
+            ("retried billing retries", &["retried", "billing"]),
+        ];
+        for (query, want) in table {
+            assert_eq!(terms(query, english), *want, "stemmed terms of {query:?}");
+        }
+        let content: Vec<String> = content_tokens("The meetings of it", english).collect();
+        assert_eq!(content, ["meet"]);
+        let all: Vec<String> = tokens("The meetings", english).collect();
+        assert_eq!(all, ["the", "meet"]);
     }
 }

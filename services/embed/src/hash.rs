@@ -25,7 +25,7 @@ impl HashEmbedder {
     /// The vector of one text; a text without tokens gets the first basis vector.
     pub fn embed_one(&self, text: &str) -> Vec<f32> {
         let mut v = vec![0.0f32; self.dim];
-        for token in trine_core::tokens(text, trine_core::Fold::Case) {
+        for token in trine_core::tokens(text, trine_core::Fold::CASE) {
             let h = fnv1a64(token.as_bytes());
             // Low bits pick the dimension, the top bit the sign.
             let slot = (h % self.dim as u64) as usize;

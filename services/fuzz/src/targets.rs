@@ -33,7 +33,7 @@ fn query(g: &mut Gen) -> String {
 pub fn terms(g: &mut Gen) -> Case {
     let q = query(g);
     let text = g.text(256);
-    for fold in [Fold::Case, Fold::Ascii] {
+    for fold in [Fold::CASE, Fold::ASCII] {
         let ts = trine_core::terms(&q, fold);
         check(!ts.iter().any(|t| t.is_empty()), || {
             format!("an empty term of {q:?}")

@@ -41,4 +41,6 @@ pub struct MeshConfig {
     pub keys: Option<Arc<trine_gateway::auth::Keys>>,
     /// Tenants' request rates and memories held; `None`: no limits.
     pub quotas: Option<Arc<trine_gateway::quota::Quotas>>,
+    /// The stemmer of a collection the gateway creates; `None`: none.
+    pub stemmer: Option<trine_store::Language>,
 }

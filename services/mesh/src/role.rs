@@ -161,7 +161,7 @@ pub fn gateway_service(
     store: Arc<dyn Store>,
     config: &MeshConfig,
 ) -> MemoryService {
-    let writer = Writer::new(store.clone(), writes);
+    let writer = Writer::new(store.clone(), writes).with_stemmer(config.stemmer);
     let mut service =
         MemoryService::new(writer).with_search(Searcher::new(peers, store, config.search.clone()));
     if let Some(keys) = config.keys.clone() {

@@ -253,7 +253,7 @@ fn create_shard(dir: &Path, spec: &CollectionSpec, layout: &PayloadSchema) -> Re
     }
     {
         let shard = qe::EdgeShard::new(&tmp, schema::new_config(spec)).map_err(backend)?;
-        for (key, params) in schema::payload_indexes(layout) {
+        for (key, params) in schema::payload_indexes(layout, spec.fold) {
             shard
                 .update(schema::create_index(key, params)?)
                 .map_err(backend)?;
@@ -303,7 +303,7 @@ impl Store for EdgeStore {
             let writing = open.kept.writing();
             let info = open.shard.info().map_err(backend)?;
             let present = schema::text_index_info(&info, &open.schema);
-            if present.is_some_and(|t| t.ascii_folding == fold.ascii_folding()) {
+            if present.is_some_and(|t| t.fold() == fold) {
                 return Ok(false);
             }
             // Statistics made under the old index are dropped, whatever
@@ -602,6 +602,7 @@ mod tests {
                 name: "e".into(),
                 dim,
             },
+            fold: Fold::default(),
         }
     }
 
@@ -712,7 +713,7 @@ mod tests {
         // Every third point is written without its sparse vector, to be
         // back-filled later.
         let point = |memory: Memory, i: usize| Point {
-            sparse: (!i.is_multiple_of(3)).then(|| encode_text(&memory.text, Fold::Case)),
+            sparse: (!i.is_multiple_of(3)).then(|| encode_text(&memory.text, Fold::CASE)),
             memory,
             dense: vec![1.0, 0.0, 0.0, 0.0],
         };
@@ -732,7 +733,7 @@ mod tests {
                 .step_by(3)
                 .take(20)
                 .filter(|(i, _)| i.is_multiple_of(3))
-                .map(|(_, m)| (m.id, encode_text(&m.text, Fold::Case)))
+                .map(|(_, m)| (m.id, encode_text(&m.text, Fold::CASE)))
                 .collect::<Vec<_>>()
         };
 
@@ -779,7 +780,7 @@ mod tests {
             let qfilter = filter::to_qdrant(&filter, &open.schema).expect("filter");
             let corpus = filter::tenant_only(&filter, &open.schema).expect("corpus");
             for query in queries {
-                let vector = encode_query(query, Fold::Case);
+                let vector = encode_query(query, Fold::CASE);
                 let idf = open
                     .query(
                         rank::nearest(
@@ -868,14 +869,14 @@ mod tests {
         let store = EdgeStore::open(data.path(), "old").expect("open");
         store.ensure_collection(&spec(4)).await.expect("adopted");
         store
-            .create_text_index(Fold::Case)
+            .create_text_index(Fold::CASE)
             .await
             .expect("text index");
         let points = (0..20)
             .map(|i| {
                 let memory = Memory::new(Uuid::new_v4(), "acme", format!("alpha item{i}"));
                 Point {
-                    sparse: Some(trine_core::sparse::encode_text(&memory.text, Fold::Case)),
+                    sparse: Some(trine_core::sparse::encode_text(&memory.text, Fold::CASE)),
                     memory,
                     dense: vec![1.0, 0.0, 0.0, 0.0],
                 }
@@ -891,7 +892,7 @@ mod tests {
         }
         let open = store.inner.opened().expect("open");
         assert!(!open.sparse_tf);
-        let vector = trine_core::sparse::encode_query("alpha item3", Fold::Case);
+        let vector = trine_core::sparse::encode_query("alpha item3", Fold::CASE);
         let corpus = filter::tenant_only(&Filter::tenant("acme"), &open.schema).expect("corpus");
         let (query, params) = rank::sparse_query(
             &open,
@@ -926,7 +927,7 @@ mod tests {
         let store = EdgeStore::open(data.path(), "sole").expect("open");
         store.ensure_collection(&spec(4)).await.expect("ensure");
         store
-            .create_text_index(Fold::Case)
+            .create_text_index(Fold::CASE)
             .await
             .expect("text index");
         let words = ["alpha", "beta", "gamma", "delta"];
@@ -1038,11 +1039,11 @@ mod tests {
         );
 
         assert!(
-            store.create_text_index(Fold::Case).await.expect("create"),
+            store.create_text_index(Fold::CASE).await.expect("create"),
             "created"
         );
         assert!(
-            !store.create_text_index(Fold::Case).await.expect("again"),
+            !store.create_text_index(Fold::CASE).await.expect("again"),
             "present"
         );
         let info = store.info().await.expect("info").expect("exists");
@@ -1050,7 +1051,7 @@ mod tests {
         assert!(text.scoring && text.phrase_matching, "{text:?}");
         assert!(!text.ascii_folding, "{text:?}");
         assert!(
-            store.create_text_index(Fold::Ascii).await.expect("upgrade"),
+            store.create_text_index(Fold::ASCII).await.expect("upgrade"),
             "rebuilt with folding"
         );
         let info = store.info().await.expect("info").expect("exists");

@@ -27,7 +27,7 @@ pub use model::*;
 pub use payload::{FieldIndex, PayloadSchema, TimeBounds, TimeFormat};
 pub use query::{NativeLexical, Query, Ranking};
 pub use server::{Layout, ReadConsistency, ServerStore};
-pub use trine_core::Fold;
+pub use trine_core::{Fold, Language};
 
 /// Which points an administrative [`Store::scan`] reads, over every tenant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

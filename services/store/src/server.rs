@@ -147,7 +147,7 @@ impl Store for ServerStore {
             // one has points without the copy it indexes.
             let now_or_never = index != FieldIndex::Phrase || created;
             if now_or_never && !info.payload_schema.contains_key(field) {
-                self.create_index(field, index, Fold::default()).await?;
+                self.create_index(field, index, spec.fold).await?;
             }
         }
         self.dense_dim.store(spec.embedder.dim, Ordering::Relaxed);
@@ -192,8 +192,7 @@ impl Store for ServerStore {
                     ),
                 ));
             }
-            let folds = text_index_of(&info, &self.schema).is_some_and(|t| t.ascii_folding);
-            if folds == fold.ascii_folding() {
+            if text_index_of(&info, &self.schema).is_some_and(|t| t.fold() == fold) {
                 return Ok(false);
             }
         }

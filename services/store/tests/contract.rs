@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use serde_json::json;
 use trine_store::{
-    CollectionSpec, EdgeStore, EmbedderId, Filter, Fold, MAX_FILTER_IDS, Memory, NativeLexical,
-    PayloadRead, PayloadSchema, Point, Query, Scan, SparseVector, Store, StoreError, TextIndexInfo,
-    TimeFormat,
+    CollectionSpec, EdgeStore, EmbedderId, Filter, Fold, Language, MAX_FILTER_IDS, Memory,
+    NativeLexical, PayloadRead, PayloadSchema, Point, Query, Scan, SparseVector, Store, StoreError,
+    TextIndexInfo, TimeFormat,
 };
 use uuid::Uuid;
 
@@ -121,6 +121,7 @@ async fn run_contract(store: Arc<dyn Store>, layout: &PayloadSchema) {
     term_gate_and_phrase_filters(store).await;
     an_empty_gate_is_refused(store).await;
     bad_queries_are_refused_alike(store).await;
+    stemmed_terms_meet_their_inflections(store).await;
     optimize_keeps_every_answer(store).await;
 }
 
@@ -136,6 +137,7 @@ fn embedder() -> EmbedderId {
 fn spec() -> CollectionSpec {
     CollectionSpec {
         embedder: embedder(),
+        fold: Fold::default(),
     }
 }
 
@@ -313,6 +315,7 @@ async fn ensure_is_idempotent_and_refuses_another_embedder(
         let err = store
             .ensure_collection(&CollectionSpec {
                 embedder: other.clone(),
+                fold: Fold::default(),
             })
             .await
             .expect_err("another embedder is refused");
@@ -352,6 +355,7 @@ async fn text_index_reports_phrase_and_scoring(store: &dyn Store) {
         lowercase: true,
         phrase_matching: true,
         ascii_folding: true,
+        stemmer: None,
         // Asked for at creation; kept where the engine has it.
         scoring: info.engine.text_scoring,
     };
@@ -361,7 +365,7 @@ async fn text_index_reports_phrase_and_scoring(store: &dyn Store) {
         "the text index as created"
     );
     let created = store
-        .create_text_index(Fold::Ascii)
+        .create_text_index(Fold::ASCII)
         .await
         .expect("create_text_index");
     assert!(
@@ -372,7 +376,7 @@ async fn text_index_reports_phrase_and_scoring(store: &dyn Store) {
     assert_eq!(after.text_index, info.text_index, "the index is unchanged");
 
     // Another fold rebuilds the index in place, and back.
-    for (fold, folds) in [(Fold::Case, false), (Fold::Ascii, true)] {
+    for (fold, folds) in [(Fold::CASE, false), (Fold::ASCII, true)] {
         assert!(
             store.create_text_index(fold).await.expect("rebuild"),
             "{fold:?}: rebuilt"
@@ -382,11 +386,103 @@ async fn text_index_reports_phrase_and_scoring(store: &dyn Store) {
             got.text_index,
             Some(TextIndexInfo {
                 ascii_folding: folds,
+                stemmer: None,
                 ..want.clone()
             }),
             "{fold:?}"
         );
     }
+}
+
+/// With a Snowball stemmer, a word's term finds exactly the texts whose
+/// word has its stem, and counts them: trine's stemmer is the index's, in
+/// each language, words whose stem stems again otherwise (`accidentally` →
+/// `accident` → `accid`) among them. The index goes back to trine's default
+/// after.
+async fn stemmed_terms_meet_their_inflections(store: &dyn Store) {
+    let rows: &[(Language, &[&str])] = &[
+        (
+            Language::English,
+            &[
+                "meeting",
+                "meetings",
+                "meet",
+                "accidentally",
+                "accident",
+                "analyses",
+                "analysing",
+                "browse",
+                "browsing",
+                "agree",
+                "agreed",
+            ],
+        ),
+        (
+            Language::French,
+            &[
+                "développement",
+                "développements",
+                "abréviations",
+                "abréviation",
+                "accélération",
+                "accélérer",
+                "activée",
+                "activité",
+            ],
+        ),
+        (
+            Language::German,
+            &[
+                "Änderung",
+                "Änderungen",
+                "Bibliothek",
+                "Bibliotheken",
+                "basierend",
+                "basierenden",
+                "Anforderungen",
+            ],
+        ),
+        (
+            Language::Romanian,
+            &["ședință", "ședința", "ședințele", "ședinței", "sedinta"],
+        ),
+    ];
+    for (language, words) in rows {
+        let fold = Fold::ASCII.with_stemmer(Some(*language));
+        assert!(
+            store.create_text_index(fold).await.expect("rebuild"),
+            "{language}"
+        );
+        let info = store.info().await.expect("info").expect("exists");
+        assert_eq!(
+            info.text_index.map(|t| t.fold()),
+            Some(fold),
+            "the index stems in {language}"
+        );
+        let tenant = format!("stems-{language}");
+        let written = put(store, words.iter().map(|w| memory(&tenant, w)).collect()).await;
+        for word in *words {
+            let terms = trine_core::terms(word, fold);
+            assert_eq!(terms.len(), 1, "{word:?}: {terms:?}");
+            let want: BTreeSet<Uuid> = words
+                .iter()
+                .zip(&written)
+                .filter(|(other, _)| fold.apply(other) == fold.apply(word))
+                .map(|(_, id)| *id)
+                .collect();
+            let filter = Filter {
+                all_terms: terms,
+                ..Filter::tenant(&tenant)
+            };
+            assert_eq!(ids(store, &filter).await, want, "{language}: {word:?}");
+            assert_eq!(
+                count(store, &filter).await,
+                want.len() as u64,
+                "{language}: count of {word:?}"
+            );
+        }
+    }
+    assert!(store.create_text_index(Fold::ASCII).await.expect("back"));
 }
 
 async fn every_field_round_trips(store: &dyn Store) {
@@ -984,7 +1080,7 @@ async fn native_hybrid_fuses_dense_and_lexical_with_qdrant_rrf(store: &dyn Store
     let point = |text: &str, dense: Vec<f32>, tenant: &str| Point {
         memory: memory(tenant, text),
         dense,
-        sparse: Some(trine_core::sparse::encode_text(text, Fold::Ascii)),
+        sparse: Some(trine_core::sparse::encode_text(text, Fold::ASCII)),
     };
     let both = point("quasar quasar notes", axis(1), t);
     let near = point(
@@ -1018,7 +1114,7 @@ async fn native_hybrid_fuses_dense_and_lexical_with_qdrant_rrf(store: &dyn Store
         );
     }
     let bm25 = scoring.then(|| NativeLexical::Bm25("quasar".into()));
-    let sparse = NativeLexical::Sparse(trine_core::sparse::encode_query("quasar", Fold::Ascii));
+    let sparse = NativeLexical::Sparse(trine_core::sparse::encode_query("quasar", Fold::ASCII));
     for lexical in bm25.into_iter().chain([sparse]) {
         let hits = store
             .query(Query::native_hybrid(
@@ -1212,7 +1308,7 @@ async fn term_scroll_reads_the_sparse_encoding_and_source_only(store: &dyn Store
     let t = "term-scroll";
     let text = "billing retry billing";
     let encoded = Point {
-        sparse: Some(trine_core::sparse::encode_text(text, Fold::Ascii)),
+        sparse: Some(trine_core::sparse::encode_text(text, Fold::ASCII)),
         ..point(Memory {
             source: Some("git/billing.md".into()),
             ..memory(t, text)
@@ -2008,6 +2104,7 @@ async fn edge_optimize_keeps_reads_and_writes_working() {
             name: "minilm-sized".into(),
             dim: BIG_DIM,
         },
+        fold: Fold::default(),
     };
     store.ensure_collection(&spec).await.expect("ensure");
     let n = 8_000;

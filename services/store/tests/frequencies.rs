@@ -23,6 +23,7 @@ fn spec() -> CollectionSpec {
             name: "frequencies-test".into(),
             dim: 4,
         },
+        fold: Fold::default(),
     }
 }
 
@@ -203,7 +204,7 @@ async fn kept_counts_are_the_stores_counts_through_every_write() {
 
     // The text index folded otherwise: the old statistics are dropped, and
     // the new ones fold as the new index does.
-    assert!(store.create_text_index(Fold::Case).await.unwrap());
+    assert!(store.create_text_index(Fold::CASE).await.unwrap());
     assert_eq!(store.counted(&term("acme", "sedinta")), Counted::Later);
     ready(store.as_ref()).await;
     assert_eq!(store.counted(&term("acme", "ședință")), Counted::Exact(1));

@@ -63,7 +63,7 @@ async fn terms_and_the_text_index_split_alike() {
     let ids = store_texts(&store, &texts).await;
 
     for ((text, want_terms, foreign), id) in TABLE.iter().zip(&ids) {
-        let terms = trine_core::terms(text, Fold::Ascii);
+        let terms = trine_core::terms(text, Fold::ASCII);
         assert_eq!(terms, *want_terms, "terms of {text:?}");
 
         for term in &terms {
@@ -94,7 +94,7 @@ async fn terms_and_the_text_index_split_alike() {
             "all terms of {text:?} find it, and only it"
         );
 
-        let phrase = trine_core::tokens(text, Fold::Ascii)
+        let phrase = trine_core::tokens(text, Fold::ASCII)
             .collect::<Vec<_>>()
             .join(" ");
         let found = matching(
@@ -177,12 +177,12 @@ async fn ascii_folding_agrees_with_the_index_character_by_character() {
     let chars = folding_candidates();
     texts.extend(chars.iter().map(char::to_string));
     let ids = store_texts(&store, &texts).await;
-    let folded: Vec<String> = texts.iter().map(|t| Fold::Ascii.apply(t)).collect();
+    let folded: Vec<String> = texts.iter().map(|t| Fold::ASCII.apply(t)).collect();
 
     let mut disagree = Vec::new();
     for c in &chars {
         let token = c.to_string();
-        let mine = Fold::Ascii.apply(&token);
+        let mine = Fold::ASCII.apply(&token);
         let want: BTreeSet<Uuid> = folded
             .iter()
             .zip(&ids)
@@ -222,6 +222,7 @@ async fn collection(dir: &std::path::Path) -> Arc<EdgeStore> {
             name: "none".into(),
             dim: 4,
         },
+        fold: Fold::default(),
     };
     store.ensure_collection(&spec).await.expect("ensure");
     store

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use super::SPARSE_TF_VECTOR;
 use super::filter::path;
 use crate::{
-    CollectionSpec, DENSE_VECTOR, EmbedderId, FieldIndex, Fold, PayloadIndex, PayloadSchema,
-    Result, SPARSE_VECTOR, StoreError, TextIndexInfo, TimeFormat,
+    CollectionSpec, DENSE_VECTOR, EmbedderId, FieldIndex, Fold, Language, PayloadIndex,
+    PayloadSchema, Result, SPARSE_VECTOR, StoreError, TextIndexInfo, TimeFormat,
 };
 
 /// The file recording which embedder wrote a collection.
@@ -189,12 +189,38 @@ fn cores() -> usize {
 /// tokenizer (the split of `trine_core::terms`), folded as `fold` says,
 /// with phrase matching.
 fn word_index(fold: Fold) -> qe::TextIndexParamsBuilder {
-    qe::TextIndexParamsBuilder::new()
+    let builder = qe::TextIndexParamsBuilder::new()
         .tokenizer(qe::TokenizerType::Word)
         .lowercase(true)
         .ascii_folding(fold.ascii_folding())
         .phrase_matching(true)
-        .enable_hnsw(false)
+        .enable_hnsw(false);
+    match fold.stemmer() {
+        None => builder,
+        Some(language) => builder.stemmer(stemmer(language)),
+    }
+}
+
+/// Qdrant's Snowball stemmer for `language`.
+fn stemmer(language: Language) -> qe::StemmingAlgorithm {
+    let language = language
+        .name()
+        .parse::<qe::SnowballLanguage>()
+        .unwrap_or(qe::SnowballLanguage::English);
+    qe::StemmingAlgorithm::Snowball(qe::SnowballParams {
+        r#type: qe::Snowball::Snowball,
+        language,
+    })
+}
+
+/// The language of an index's stemmer, where it stems in one trine knows.
+fn stemmer_language(params: &qe::TextIndexParams) -> Option<Language> {
+    match params.stemmer.as_ref()? {
+        qe::StemmingAlgorithm::Snowball(p) => {
+            format!("{:?}", p.language).to_lowercase().parse().ok()
+        }
+        qe::StemmingAlgorithm::Disabled(_) => None,
+    }
 }
 
 /// The full-text index on the text: [`word_index`] with BM25 scoring.
@@ -212,22 +238,25 @@ pub(super) fn phrase_index(fold: Fold) -> qe::PayloadSchemaParams {
 }
 
 /// Every payload index of a trine collection, the text index first, on the
-/// keys of `layout`; times get a datetime index, or a float index when they
-/// are Unix numbers.
-pub(super) fn payload_indexes(layout: &PayloadSchema) -> Vec<(&str, qe::PayloadSchemaParams)> {
+/// keys of `layout`, the text folded as `fold` says; times get a datetime
+/// index, or a float index when they are Unix numbers.
+pub(super) fn payload_indexes(
+    layout: &PayloadSchema,
+    fold: Fold,
+) -> Vec<(&str, qe::PayloadSchemaParams)> {
     layout
         .indexes()
         .into_iter()
-        .map(|(key, index)| (key, index_params(index, layout.time_format)))
+        .map(|(key, index)| (key, index_params(index, layout.time_format, fold)))
         .collect()
 }
 
 /// Qdrant Edge's parameters of one index; text and time indexes build no
 /// extra HNSW links (DESIGN.md §8).
-fn index_params(index: FieldIndex, format: TimeFormat) -> qe::PayloadSchemaParams {
+fn index_params(index: FieldIndex, format: TimeFormat, fold: Fold) -> qe::PayloadSchemaParams {
     match index {
-        FieldIndex::Text => text_index(Fold::default()),
-        FieldIndex::Phrase => phrase_index(Fold::default()),
+        FieldIndex::Text => text_index(fold),
+        FieldIndex::Phrase => phrase_index(fold),
         FieldIndex::Tenant | FieldIndex::Keyword => {
             qe::PayloadSchemaParams::Keyword(qe::KeywordIndexParamsBuilder::new().build())
         }
@@ -305,6 +334,7 @@ pub(super) fn text_index_info(
         lowercase: params.lowercase.unwrap_or(true),
         phrase_matching: params.phrase_matching.unwrap_or(false),
         ascii_folding: params.ascii_folding.unwrap_or(false),
+        stemmer: stemmer_language(&params),
         scoring: params.scoring.is_some(),
     })
 }
@@ -321,10 +351,11 @@ pub(super) fn trines_text_index(info: &qe::ShardInfo, layout: &PayloadSchema) ->
         .payload_schema
         .iter()
         .find(|(field, _)| field.to_string() == layout.text)?;
-    let params = index.params.as_ref()?;
-    [Fold::Ascii, Fold::Case]
-        .into_iter()
-        .find(|fold| *params == text_index(*fold))
+    let Some(qe::PayloadSchemaParams::Text(text)) = index.params.as_ref() else {
+        return None;
+    };
+    let fold = Fold::of_index(text.ascii_folding.unwrap_or(false), stemmer_language(text));
+    (*index.params.as_ref()? == text_index(fold)).then_some(fold)
 }
 
 #[cfg(test)]
@@ -372,7 +403,10 @@ mod tests {
     #[test]
     fn every_trine_field_is_indexed() {
         let trine = PayloadSchema::default();
-        let fields: Vec<&str> = payload_indexes(&trine).iter().map(|(f, _)| *f).collect();
+        let fields: Vec<&str> = payload_indexes(&trine, Fold::default())
+            .iter()
+            .map(|(f, _)| *f)
+            .collect();
         assert_eq!(
             fields,
             [

@@ -1,6 +1,7 @@
 //! The collection: the request that creates it, its payload indexes, the embedder in its metadata, and what `info` reports of it.
 
 use super::*;
+use crate::Language;
 
 /// The request that creates a trine collection: the named dense and sparse
 /// (IDF) vectors, the embedder in the metadata, the cluster layout.
@@ -51,6 +52,10 @@ pub(super) fn index_params(
                 .ascii_folding(fold.ascii_folding())
                 .phrase_matching(true)
                 .enable_hnsw(false);
+            let words = match fold.stemmer() {
+                Some(language) => words.snowball_stemmer(language.name().to_string()),
+                None => words,
+            };
             let words = if index == FieldIndex::Text {
                 words.bm25_scoring()
             } else {
@@ -188,8 +193,18 @@ fn text_index_on(info: &q::CollectionInfo, key: &str) -> Option<TextIndexInfo> {
         lowercase: params.lowercase.unwrap_or(true),
         phrase_matching: params.phrase_matching.unwrap_or(false),
         ascii_folding: params.ascii_folding.unwrap_or(false),
+        stemmer: stemmer_language(params),
         scoring: params.scoring.is_some(),
     })
+}
+
+/// The language of an index's Snowball stemmer, where it stems in one trine
+/// knows.
+fn stemmer_language(params: &q::TextIndexParams) -> Option<Language> {
+    match params.stemmer.as_ref()?.stemming_params.as_ref()? {
+        q::stemming_algorithm::StemmingParams::Snowball(p) => p.language.parse().ok(),
+        q::stemming_algorithm::StemmingParams::Disabled(_) => None,
+    }
 }
 
 pub(super) fn tokenizer_name(tokenizer: i32) -> &'static str {
@@ -265,6 +280,7 @@ mod tests {
                 name: "m".into(),
                 dim: 4,
             },
+            fold: Fold::default(),
         };
         let plain = create_request("c", &spec, Layout::default()).build();
         assert_eq!((plain.shard_number, plain.replication_factor), (None, None));
@@ -294,7 +310,7 @@ mod tests {
     fn index_kinds() {
         use q::payload_index_params::IndexParams as P;
         let rfc = TimeFormat::Rfc3339;
-        let (ty, params) = index_params(FieldIndex::Text, rfc, Fold::Ascii);
+        let (ty, params) = index_params(FieldIndex::Text, rfc, Fold::ASCII);
         assert_eq!(ty, q::FieldType::Text);
         let P::TextIndexParams(p) = params else {
             panic!("text index expected")
@@ -306,7 +322,7 @@ mod tests {
             Some(q::TextScoringType::Bm25 as i32)
         );
 
-        let keyword = |index| match index_params(index, rfc, Fold::Ascii) {
+        let keyword = |index| match index_params(index, rfc, Fold::ASCII) {
             (q::FieldType::Keyword, P::KeywordIndexParams(p)) => p,
             other => panic!("keyword index expected, got {other:?}"),
         };
@@ -314,11 +330,11 @@ mod tests {
         assert!(keyword(FieldIndex::KeywordPrefix).prefix.is_some());
         assert!(keyword(FieldIndex::Keyword).prefix.is_none());
         assert!(matches!(
-            index_params(FieldIndex::Time, rfc, Fold::Ascii),
+            index_params(FieldIndex::Time, rfc, Fold::ASCII),
             (q::FieldType::Datetime, P::DatetimeIndexParams(_))
         ));
         assert!(matches!(
-            index_params(FieldIndex::Time, TimeFormat::UnixMillis, Fold::Ascii),
+            index_params(FieldIndex::Time, TimeFormat::UnixMillis, Fold::ASCII),
             (q::FieldType::Float, P::FloatIndexParams(_))
         ));
     }
@@ -380,7 +396,7 @@ mod tests {
                     keys::TENANT.to_string(),
                     schema(
                         q::PayloadSchemaType::Keyword,
-                        index_params(FieldIndex::Tenant, TimeFormat::Rfc3339, Fold::Ascii).1,
+                        index_params(FieldIndex::Tenant, TimeFormat::Rfc3339, Fold::ASCII).1,
                     ),
                 ),
             ]),
@@ -425,6 +441,7 @@ mod tests {
                 lowercase: true,
                 phrase_matching: true,
                 ascii_folding: false,
+                stemmer: None,
                 scoring: true,
             })
         );
