@@ -480,6 +480,16 @@ async fn stemmed_terms_meet_their_inflections(store: &dyn Store) {
                 want.len() as u64,
                 "{language}: count of {word:?}"
             );
+            // BM25 over the index ranks exactly those (the engine stems the
+            // query itself).
+            if text_scoring(store).await {
+                let hits = store
+                    .query(Query::text(*word, &Filter::tenant(&tenant), 20))
+                    .await
+                    .expect("text query");
+                let got: BTreeSet<Uuid> = hits.iter().map(|h| h.id).collect();
+                assert_eq!(got, want, "{language}: bm25 of {word:?}");
+            }
         }
     }
     assert!(store.create_text_index(Fold::ASCII).await.expect("back"));
