@@ -3,7 +3,10 @@
 # `trine eval` with both embedders — trine's hybrid under each lexical
 # strategy, RRF at k = 60 of the same lists, each single channel, and
 # Qdrant's one-call hybrids (dense + bm25, dense + sparse) on the same
-# collection — rendered by scripts/quality-report.py.
+# collection — rendered by scripts/quality-report.py; then the same again on
+# a copy of each collection whose text index stems in the set's language
+# (`trine text-index --stemmer`: English for small, medium and chat, French,
+# German).
 #
 #     ./scripts/quality.sh       # QUALITY_SETS, QUALITY_EMBEDDERS to narrow it
 #
@@ -53,6 +56,19 @@ for set in $sets; do
       --lists "$work/lists-$set-$embedder.jsonl" \
       --save "$work/eval-$set-$embedder.json" >"$work/eval-$set-$embedder.txt"
     wc -l <"$devset/$set/memories.jsonl" >"$work/$set.size"
+
+    # The same collection, its text index stemming in the set's language.
+    case "$set" in fr) language=french ;; de) language=german ;; *) language=english ;; esac
+    stemmed="$work/data-$set-$embedder-stemmed"
+    [[ -d "$stemmed" ]] || cp -r "$data/." "$stemmed"
+    echo "quality: evaluating $set with $embedder, stemmed ($language) …" >&2
+    "$trine" --log error --data "$stemmed" --embedder "$embedder" --models "$models" \
+      text-index --stemmer "$language" >"$work/$set-$embedder-stemmed.index.txt"
+    "$trine" --log error --data "$stemmed" --embedder "$embedder" --models "$models" \
+      eval --queries "$devset/$set/queries.jsonl" --split held \
+      --modes hybrid,semantic,lexical --strategies candidates,bm25,sparse --verbatim on \
+      --native bm25,sparse --k 8 \
+      --save "$work/eval-$set-$embedder-stemmed.json" >"$work/eval-$set-$embedder-stemmed.txt"
   done
 done
 

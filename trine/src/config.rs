@@ -235,8 +235,9 @@ pub struct LexicalSection {
     /// and `sparse` queries take Qdrant's IDF pass.
     pub count_statistics: bool,
     /// The Snowball stemmer's language (`english`, `fr`, ...) of the text
-    /// index of a collection trine creates; unset: no stemming. An existing
+    /// index of a collection trine creates; `none`: no stemming. An existing
     /// collection keeps its index (`trine text-index --stemmer` changes it).
+    #[serde(deserialize_with = "trine_core::fold::deserialize_stemmer")]
     pub stemmer: Option<trine_core::Language>,
 }
 
@@ -746,6 +747,8 @@ mod tests {
         let (_dir, o) = overrides_with_file("[lexical]\nstemmer = \"fr\"\n");
         let mesh = Config::load(&o).unwrap().mesh();
         assert_eq!(mesh.stemmer, Some(trine_core::Language::French));
+        let (_dir, o) = overrides_with_file("[lexical]\nstemmer = \"none\"\n");
+        assert_eq!(Config::load(&o).unwrap().mesh().stemmer, None);
         let (_dir, o) = overrides_with_file("[lexical]\nstemmer = \"klingon\"\n");
         let err = Config::load(&o).expect_err("unknown language").to_string();
         assert!(err.contains("unknown stemmer language `klingon`"), "{err}");

@@ -41,10 +41,7 @@ pub enum Stemmer {
 }
 
 fn parse_stemmer(raw: &str) -> Result<Stemmer, String> {
-    if raw.trim().eq_ignore_ascii_case("none") {
-        return Ok(Stemmer::None);
-    }
-    raw.parse().map(Stemmer::Snowball)
+    trine_core::fold::parse_stemmer(raw).map(|s| s.map_or(Stemmer::None, Stemmer::Snowball))
 }
 
 impl Args {

@@ -214,6 +214,25 @@ impl serde::Serialize for Language {
     }
 }
 
+/// A stemmer setting as written in a configuration or on a command line:
+/// `none`, or a language by name or code (any case).
+pub fn parse_stemmer(raw: &str) -> Result<Option<Language>, String> {
+    if raw.trim().eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    raw.parse().map(Some)
+}
+
+/// Deserializes a stemmer setting ([`parse_stemmer`]): `"none"` or a
+/// language.
+pub fn deserialize_stemmer<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Language>, D::Error> {
+    use serde::Deserialize;
+    let raw = String::deserialize(deserializer)?;
+    parse_stemmer(&raw).map_err(serde::de::Error::custom)
+}
+
 impl<'de> serde::Deserialize<'de> for Language {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let name = String::deserialize(deserializer)?;
@@ -365,5 +384,8 @@ mod tests {
         }
         let err = "klingon".parse::<Language>().expect_err("unknown");
         assert!(err.contains("english, finnish"), "{err}");
+        assert_eq!(parse_stemmer(" None "), Ok(None));
+        assert_eq!(parse_stemmer("de"), Ok(Some(Language::German)));
+        assert!(parse_stemmer("").is_err());
     }
 }
