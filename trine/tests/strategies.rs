@@ -313,36 +313,41 @@ fn hit_ids(answer: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
-/// A collection made before folding (its text index only lowercases) does
-/// not match a query typed without diacritics; `trine text-index
-/// --ascii-folding` upgrades it — index rebuilt, sparse vectors of the
-/// non-ASCII texts re-encoded — and then every lexical strategy and the
-/// verbatim check match across diacritics. Never silently: doctor advises it,
-/// and a new collection folds from the start.
+/// The sample memories in a new collection at `data`, written through the
+/// gateway's writer after its text index is rebuilt with `fold` (when
+/// given); the index as the collection was created with it.
+async fn sample_collection(data: &Path, fold: Option<Fold>) -> trine_store::TextIndexInfo {
+    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(data, "memories").unwrap());
+    let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(HashEmbedder::DEFAULT_DIM));
+    let writer = trine_gateway::Writer::new(store.clone(), embedder);
+    writer.prepare().await.unwrap();
+    let created = store.info().await.unwrap().unwrap().text_index.unwrap();
+    if let Some(fold) = fold {
+        assert!(store.create_text_index(fold).await.unwrap());
+    }
+    let memories = memories()
+        .into_iter()
+        .map(|r| Memory {
+            source: r.source,
+            ..Memory::new(r.id.parse().unwrap(), r.tenant, r.text)
+        })
+        .collect();
+    writer.write(memories).await.unwrap();
+    created
+}
+
+/// A collection that does not stem does not match a query in other
+/// inflections; `trine text-index --stemmer en` upgrades it — index
+/// rebuilt, every sparse vector re-encoded — and then every lexical
+/// strategy matches them while the title keeps its verbatim tier;
+/// `--stemmer none` undoes it, and a writer configured with a language
+/// creates a stemming collection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_collection_stems_once_upgraded_and_stops_when_asked() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    {
-        let store: Arc<dyn Store> = Arc::new(EdgeStore::open(&data, "memories").unwrap());
-        let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(HashEmbedder::DEFAULT_DIM));
-        let writer = trine_gateway::Writer::new(store.clone(), embedder);
-        writer.prepare().await.unwrap();
-        let info = store.info().await.unwrap().unwrap();
-        assert_eq!(
-            info.text_index.unwrap().stemmer,
-            None,
-            "trine's default stems not"
-        );
-        let memories = memories()
-            .into_iter()
-            .map(|r| Memory {
-                source: r.source,
-                ..Memory::new(r.id.parse().unwrap(), r.tenant, r.text)
-            })
-            .collect();
-        writer.write(memories).await.unwrap();
-    }
+    let created = sample_collection(&data, None).await;
+    assert_eq!(created.stemmer, None, "trine's default stems not");
     // The tickets say `Ticket`, `logged`, `deploy`.
     let inflected = "tickets logging deployed";
     let finds_nothing = |data: &Path| {
@@ -407,31 +412,19 @@ async fn a_collection_stems_once_upgraded_and_stops_when_asked() {
     );
 }
 
+/// A collection made before folding (its text index only lowercases) does
+/// not match a query typed without diacritics; `trine text-index
+/// --ascii-folding` upgrades it — index rebuilt, sparse vectors of the
+/// non-ASCII texts re-encoded — and then every lexical strategy and the
+/// verbatim check match across diacritics. Never silently: doctor advises it,
+/// and a new collection folds from the start.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_old_collection_folds_diacritics_once_upgraded() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    {
-        let store: Arc<dyn Store> = Arc::new(EdgeStore::open(&data, "memories").unwrap());
-        let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(HashEmbedder::DEFAULT_DIM));
-        let writer = trine_gateway::Writer::new(store.clone(), embedder);
-        writer.prepare().await.unwrap();
-        let info = store.info().await.unwrap().unwrap();
-        assert!(
-            info.text_index.unwrap().ascii_folding,
-            "a new collection folds"
-        );
-        // As a collection made before folding was.
-        assert!(store.create_text_index(Fold::CASE).await.unwrap());
-        let memories = memories()
-            .into_iter()
-            .map(|r| Memory {
-                source: r.source,
-                ..Memory::new(r.id.parse().unwrap(), r.tenant, r.text)
-            })
-            .collect();
-        writer.write(memories).await.unwrap();
-    }
+    // As a collection made before folding was.
+    let created = sample_collection(&data, Some(Fold::CASE)).await;
+    assert!(created.ascii_folding, "a new collection folds");
     let typed = "sedinta de astazi";
     for strategy in ["candidates", "bm25", "sparse"] {
         let answer = search_json(&data, "lexical", strategy, "sedinta astazi");
