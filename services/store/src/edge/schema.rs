@@ -362,6 +362,20 @@ pub(super) fn trines_text_index(info: &qe::ShardInfo, layout: &PayloadSchema) ->
 mod tests {
     use super::*;
 
+    /// Every language trine names is one of Qdrant's, and reads back from
+    /// the index as itself.
+    #[test]
+    fn every_stemmer_language_is_qdrants() {
+        for (language, name, _) in Language::ALL {
+            assert!(name.parse::<qe::SnowballLanguage>().is_ok(), "{name}");
+            let fold = Fold::ASCII.with_stemmer(Some(*language));
+            let qe::PayloadSchemaParams::Text(params) = text_index(fold) else {
+                panic!("a text index");
+            };
+            assert_eq!(stemmer_language(&params), Some(*language), "{name}");
+        }
+    }
+
     #[test]
     fn threads_started_while_opening_run_below_the_services() {
         fn nice() -> i32 {
