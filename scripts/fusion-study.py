@@ -27,8 +27,8 @@ STOP_WORDS = set("a an and are as at be but by for if in into is it no not of on
 QUESTION_KINDS = {"question", "semantic", "multi-hop", "temporal", "commonsense"}
 K = 8
 DEFAULTS = {  # Settings::for_embedder
-    "minilm": dict(method="score", norm="min_max", wl=1.0, ws=1.5, floor=0.2, power=1.0, adaptive=0.0,
-                   confidence=1.0),
+    "minilm": dict(method="score", norm="absolute", wl=1.0, ws=2.0, floor=0.2, power=2.0, adaptive=0.0,
+                   confidence=1.5),
     "static": dict(method="score", norm="z_score", wl=1.0, ws=2.0, floor=0.2, power=1.0, adaptive=1.0,
                    confidence=0.0),
 }

@@ -245,31 +245,30 @@ impl Default for Settings {
         Self {
             method: Method::Score,
             rrf_k: 60.0,
-            normalization: Normalization::MinMax,
+            normalization: Normalization::Absolute,
             weights: Weights {
                 lexical: 1.0,
-                semantic: 1.5,
+                semantic: 2.0,
                 verbatim: 0.0,
             },
             semantic_floor: 0.2,
             tier: true,
             tier_max: 3,
             adaptive: 0.0,
-            lexical_power: 1.0,
-            semantic_confidence: 1.0,
+            lexical_power: 2.0,
+            semantic_confidence: 1.5,
         }
     }
 }
 
 impl Settings {
-    /// trine's default fusion for a collection embedded by `embedder`. On
-    /// MiniLM, the default embedder, each list is min-max scaled within the
-    /// query, the semantic list weighted 1.5 and scaled by its trust (γ 1:
-    /// its weight where its first stands out, the lead handed to the lexical
-    /// list where it is flat — French text, short chat messages); this
-    /// replaced `absolute` at weight 2, lexical power 2, γ 1.5, whose worst
-    /// margin on the tune halves was −0.050 MRR unstemmed and −0.062 with
-    /// the text index stemmed, against −0.020 and −0.002 for this. On
+    /// trine's default fusion for a collection embedded by `embedder`. The
+    /// `absolute` normalisation scales cosine from a floor measured on
+    /// MiniLM, the default embedder, and squares the lexical share (a
+    /// question's common words matched in a memory count for little beside
+    /// its meaning); semantic trust (γ 1.5 at weight 2) gives the dense list
+    /// its weight where its first stands out and hands the lead to the
+    /// lexical list where it is flat (French text, short chat messages). On
     /// the `static` embedder (a weaker semantic channel with another cosine
     /// scale) z-scores with per-query weighting of both channels rank
     /// ordinary questions best. Chosen on the tune halves of five
@@ -924,11 +923,9 @@ mod tests {
         );
     }
 
-    /// The sample's q33 under `absolute` at semantic weight 2 (MiniLM's
-    /// earlier default): with the lexical share squared, memories matching a
-    /// few common words of a question (a fifth of its full-match score) no
-    /// longer pass the memory that answers it, first by meaning and absent
-    /// from lexical.
+    /// The sample's q33 at MiniLM's default: memories matching a few common
+    /// words of a question (a fifth of its full-match score) no longer pass
+    /// the memory that answers it, first by meaning and absent from lexical.
     #[test]
     fn common_words_of_a_question_do_not_pass_its_answer() {
         let l = lex(&[(1, 1.875, false), (2, 1.382, false)]);
@@ -942,13 +939,6 @@ mod tests {
         // The lexical power alone (this short list's confidence is not the
         // real one's: semantic trust off).
         let squared = Settings {
-            normalization: Normalization::Absolute,
-            weights: Weights {
-                lexical: 1.0,
-                semantic: 2.0,
-                verbatim: 0.0,
-            },
-            lexical_power: 2.0,
             semantic_confidence: 0.0,
             ..Settings::default()
         };
@@ -1007,11 +997,6 @@ mod tests {
                 lexical_reference: 6.0,
             };
             let settings = Settings {
-                weights: Weights {
-                    lexical: 1.0,
-                    semantic: 2.0,
-                    verbatim: 0.0,
-                },
                 semantic_confidence: *gamma,
                 ..Settings::default()
             };
@@ -1034,7 +1019,7 @@ mod tests {
             semantic: &flat,
             lexical_reference: 0.0,
         };
-        assert_eq!(channel_weights(&lists, &rrf), (1.0, 1.5));
+        assert_eq!(channel_weights(&lists, &rrf), (1.0, 2.0));
     }
 
     #[test]
