@@ -180,7 +180,9 @@ def grid(args) -> int:
         lists, report, queries = paths.split(":")
         with open(queries, encoding="utf-8") as f:
             split = {q["qid"]: q.get("split") for q in map(json.loads, f)}
-        rows = [r for r in read_lists(lists) if not args.split or split.get(r["qid"]) == args.split]
+        # A set without halves (the bundled sample) is used whole.
+        rows = [r for r in read_lists(lists)
+                if not args.split or split.get(r["qid"]) in (args.split, None)]
         base = report_ranks(report)
         kinds = defaultdict(list)
         for r in rows:
