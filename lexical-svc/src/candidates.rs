@@ -240,7 +240,7 @@ pub async fn candidates(
                 if complete {
                     // Its points hold the all-terms set: those whose term
                     // frequencies show every term, or that have none.
-                    Among::Ids(read.holding_every(&terms, fold))
+                    Among::Ids(read.holding_every(&bm25::keys(&terms, fold)))
                 } else {
                     // The count was stale (a write in between): ask the
                     // whole index.
@@ -347,7 +347,8 @@ pub async fn candidates(
     let score_span = tracing::info_span!("lexical.score", candidates = int(read.len()));
     let scoring = score_span.enter();
     let started = Instant::now();
-    let counts: Vec<TermCounts> = read.iter().map(|r| r.counts(&terms, fold)).collect();
+    let keys = bm25::keys(&terms, fold);
+    let counts: Vec<TermCounts> = read.iter().map(|r| r.counts(&keys, fold)).collect();
     let stats = CorpusStats {
         n: total,
         avg_len: average_len(&counts),
@@ -474,16 +475,12 @@ impl Reads {
 
     /// The points whose term frequencies show every one of `terms`, and
     /// those read without them (they may hold every term).
-    fn holding_every(&self, terms: &[String], fold: Fold) -> Vec<Uuid> {
+    fn holding_every(&self, keys: &[String]) -> Vec<Uuid> {
         self.list
             .iter()
             .filter(|r| {
-                r.tf.as_ref().is_none_or(|tf| {
-                    TermCounts::of_sparse(terms, tf, fold)
-                        .tf
-                        .iter()
-                        .all(|n| *n > 0)
-                })
+                r.tf.as_ref()
+                    .is_none_or(|tf| TermCounts::of_sparse(keys, tf).tf.iter().all(|n| *n > 0))
             })
             .map(|r| r.id)
             .collect()
@@ -611,11 +608,11 @@ struct Read {
 impl Read {
     /// BM25's counts: from the text when it was read, else from the sparse
     /// encoding (the same counts: `TermCounts::of_sparse`).
-    fn counts(&self, terms: &[String], fold: Fold) -> TermCounts {
+    fn counts(&self, keys: &[String], fold: Fold) -> TermCounts {
         match (&self.text, &self.tf) {
-            (Some(text), _) => TermCounts::of_text(terms, text, fold),
-            (None, Some(tf)) => TermCounts::of_sparse(terms, tf, fold),
-            (None, None) => TermCounts::of_text(terms, "", fold),
+            (Some(text), _) => TermCounts::of_text(keys, text, fold),
+            (None, Some(tf)) => TermCounts::of_sparse(keys, tf),
+            (None, None) => TermCounts::of_text(keys, "", fold),
         }
     }
 }
@@ -687,9 +684,6 @@ mod tests {
         ]);
         assert!(read.full());
         assert_eq!(read.ids(), [1, 2, 3].map(Uuid::from_u128));
-        assert_eq!(
-            read.holding_every(&terms, Fold::CASE),
-            [1, 3].map(Uuid::from_u128)
-        );
+        assert_eq!(read.holding_every(&terms), [1, 3].map(Uuid::from_u128));
     }
 }

@@ -172,10 +172,11 @@ async fn scores_from_sparse_encodings_equal_scores_from_texts() {
         assert!(!found.list.is_empty(), "{query:?} finds something");
         // The same figures from the texts themselves.
         let terms = terms(query, Fold::ASCII);
+        let keys = bm25::keys(&terms, Fold::ASCII);
         let counts: Vec<TermCounts> = found
             .list
             .iter()
-            .map(|c| TermCounts::of_text(&terms, &texts[&c.id].text, Fold::ASCII))
+            .map(|c| TermCounts::of_text(&keys, &texts[&c.id].text, Fold::ASCII))
             .collect();
         let stats = CorpusStats {
             n: found.total,

@@ -58,8 +58,9 @@ pub fn reference(terms: &[String], stats: &CorpusStats) -> f64 {
         .sum()
 }
 
-/// Query terms as the index holds them: stemmed where it stems.
-fn stems(terms: &[String], fold: Fold) -> Vec<String> {
+/// Query terms (folded words, [`crate::terms`]) as the index holds them:
+/// stemmed where it stems. What [`TermCounts`] matches; made once per query.
+pub fn keys(terms: &[String], fold: Fold) -> Vec<String> {
     terms.iter().map(|t| fold.stem(t.clone())).collect()
 }
 
@@ -72,10 +73,10 @@ pub struct TermCounts {
 }
 
 impl TermCounts {
-    /// The counts of a text, its tokens folded as the terms were (`fold`).
-    pub fn of_text(terms: &[String], text: &str, fold: Fold) -> Self {
-        let keys = stems(terms, fold);
-        let mut tf = vec![0u32; terms.len()];
+    /// The counts of the query's `keys` ([`keys`]) in a text, its tokens
+    /// folded as the keys were (`fold`).
+    pub fn of_text(keys: &[String], text: &str, fold: Fold) -> Self {
+        let mut tf = vec![0u32; keys.len()];
         let mut len = 0usize;
         for token in tokens(text, fold) {
             len += 1;
@@ -89,7 +90,7 @@ impl TermCounts {
     /// The counts of a text from its sparse encoding ([`crate::sparse`]:
     /// term frequencies by token id): the same as [`TermCounts::of_text`]
     /// of the text it encodes, unless two of its tokens share a CRC-32.
-    pub fn of_sparse(terms: &[String], sparse: &SparseVector, fold: Fold) -> Self {
+    pub fn of_sparse(keys: &[String], sparse: &SparseVector) -> Self {
         let at = |id: u32| {
             sparse
                 .indices
@@ -104,7 +105,7 @@ impl TermCounts {
                 0
             }
         };
-        let tf = stems(terms, fold)
+        let tf = keys
             .iter()
             .map(|t| u32::try_from(count(at(token_id(t)))).unwrap_or(u32::MAX))
             .collect();
@@ -127,7 +128,7 @@ pub fn score(
 ) -> f64 {
     score_counts(
         terms,
-        &TermCounts::of_text(terms, text, fold),
+        &TermCounts::of_text(&keys(terms, fold), text, fold),
         stats,
         params,
     )
@@ -263,10 +264,11 @@ mod tests {
         ];
         for (query, text, fold) in table {
             let terms = crate::terms(query, *fold);
-            let from_text = TermCounts::of_text(&terms, text, *fold);
+            let keys = keys(&terms, *fold);
+            let from_text = TermCounts::of_text(&keys, text, *fold);
             let sparse = crate::sparse::encode_text(text, *fold);
             assert_eq!(
-                TermCounts::of_sparse(&terms, &sparse, *fold),
+                TermCounts::of_sparse(&keys, &sparse),
                 from_text,
                 "{query:?} in {text:?}"
             );
