@@ -9,36 +9,29 @@
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
 
 use std::path::Path;
-use std::process::Command;
 
-fn run(cmd: &mut Command) -> std::process::Output {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
+use trine_testkit::run_ok;
 
 fn slice_evaluated(name: &str, kinds: &[&str]) {
     let set = trine_testkit::workspace_dir().join("samples").join(name);
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let trine = |data: &Path| trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), data);
-    run(trine(&data).arg("ingest").arg(set.join("memories.jsonl")));
+    run_ok(trine(&data).arg("ingest").arg(set.join("memories.jsonl")));
     let (lists, saved) = (dir.path().join("lists.jsonl"), dir.path().join("r.json"));
-    let out = run(trine(&data)
-        .arg("eval")
-        .arg("--queries")
-        .arg(set.join("queries.jsonl"))
-        .args(["--split", "held", "--modes", "hybrid,semantic,lexical"])
-        .args(["--strategies", "candidates", "--native", "bm25,sparse"])
-        .args(["--k", "8", "--fusion", "rrf/k=60/w=1:1:0", "--json"])
-        .arg("--lists")
-        .arg(&lists)
-        .arg("--save")
-        .arg(&saved));
+    let out = run_ok(
+        trine(&data)
+            .arg("eval")
+            .arg("--queries")
+            .arg(set.join("queries.jsonl"))
+            .args(["--split", "held", "--modes", "hybrid,semantic,lexical"])
+            .args(["--strategies", "candidates", "--native", "bm25,sparse"])
+            .args(["--k", "8", "--fusion", "rrf/k=60/w=1:1:0", "--json"])
+            .arg("--lists")
+            .arg(&lists)
+            .arg("--save")
+            .arg(&saved),
+    );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let held = std::fs::read_to_string(set.join("queries.jsonl"))
         .unwrap()

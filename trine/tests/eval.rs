@@ -7,18 +7,10 @@
 use std::path::Path;
 use std::process::Command;
 
+use trine_testkit::run_ok;
+
 fn trine(data: &Path) -> Command {
     trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), data)
-}
-
-fn run(cmd: &mut Command) -> std::process::Output {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
 
 #[test]
@@ -26,37 +18,43 @@ fn generated_corpus_evaluated_under_every_configuration() {
     let dir = tempfile::tempdir().unwrap();
     let corpus = dir.path().join("corpus");
     let script = trine_testkit::workspace_dir().join("scripts/gen-corpus.py");
-    let out = run(Command::new("python3")
-        .arg(script)
-        .arg("--out")
-        .arg(&corpus)
-        .args(["--n", "3000"]));
+    let out = run_ok(
+        Command::new("python3")
+            .arg(script)
+            .arg("--out")
+            .arg(&corpus)
+            .args(["--n", "3000"]),
+    );
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(report.contains("the title itself: 1"), "{report}");
 
     let data = dir.path().join("data");
-    run(trine(&data)
-        .arg("ingest")
-        .arg(corpus.join("memories.jsonl"))
-        .args(["--batch", "1000"]));
+    run_ok(
+        trine(&data)
+            .arg("ingest")
+            .arg(corpus.join("memories.jsonl"))
+            .args(["--batch", "1000"]),
+    );
 
     let lists = dir.path().join("lists.jsonl");
     let saved = dir.path().join("report.json");
-    let out = run(trine(&data)
-        .arg("eval")
-        .arg("--queries")
-        .arg(corpus.join("queries.jsonl"))
-        .args(["--modes", "hybrid,semantic,lexical", "--json"])
-        .arg("--lists")
-        .arg(&lists)
-        .arg("--save")
-        .arg(&saved)
-        .args([
-            "--fusion",
-            "default",
-            "--fusion",
-            "rrf/k=60/w=1:1:2/tier=off",
-        ]));
+    let out = run_ok(
+        trine(&data)
+            .arg("eval")
+            .arg("--queries")
+            .arg(corpus.join("queries.jsonl"))
+            .args(["--modes", "hybrid,semantic,lexical", "--json"])
+            .arg("--lists")
+            .arg(&lists)
+            .arg("--save")
+            .arg(&saved)
+            .args([
+                "--fusion",
+                "default",
+                "--fusion",
+                "rrf/k=60/w=1:1:2/tier=off",
+            ]),
+    );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let configurations = report["configurations"].as_array().unwrap();
     let names: Vec<&str> = configurations
@@ -133,12 +131,14 @@ fn generated_corpus_evaluated_under_every_configuration() {
 
     // `trine bench` in-process, then the same load on Qdrant's one-call
     // hybrid: both bounded, both reported.
-    let out = run(trine(&data)
-        .arg("bench")
-        .arg("--queries")
-        .arg(corpus.join("bench-queries.jsonl"))
-        .args(["--duration", "1s", "--warmup", "0s", "--native", "sparse"])
-        .arg("--json"));
+    let out = run_ok(
+        trine(&data)
+            .arg("bench")
+            .arg("--queries")
+            .arg(corpus.join("bench-queries.jsonl"))
+            .args(["--duration", "1s", "--warmup", "0s", "--native", "sparse"])
+            .arg("--json"),
+    );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for r in [&report, &report["native"]] {
         assert!(r["requests"].as_u64().unwrap() > 0, "{report:#}");

@@ -35,6 +35,18 @@ pub fn trine_command(bin: &str) -> Command {
     cmd
 }
 
+/// Runs `cmd` to the end and asserts it succeeded (its stderr in the
+/// message); its output.
+pub fn run_ok(cmd: &mut Command) -> std::process::Output {
+    let out = cmd.output().expect("the command starts");
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// The offline mirror of the fusion (`scripts/fusion-study.py check`, the
 /// hash embedder's defaults) over a `trine eval --lists` dump and the same
 /// run's `--save` report: it must rank the gold of all `queries` queries as
