@@ -30,10 +30,15 @@ pub fn tokens(text: &str, fold: Fold) -> impl Iterator<Item = String> + '_ {
 /// a stop word is judged after folding and before stemming, as the index
 /// judges it. Repeats kept.
 pub fn content_tokens(text: &str, fold: Fold) -> impl Iterator<Item = String> + '_ {
+    content_words(text, fold).map(move |word| fold.stem(word))
+}
+
+/// The words of a text folded as the index folds them, stop words left
+/// out, not stemmed. Repeats kept.
+fn content_words(text: &str, fold: Fold) -> impl Iterator<Item = String> + '_ {
     pieces(text)
         .map(move |piece| fold.normalize(piece))
         .filter(|word| !is_stop_word(word))
-        .map(move |word| fold.stem(word))
 }
 
 /// The non-empty pieces of a text split on every non-alphanumeric character.
@@ -57,8 +62,8 @@ pub fn is_stop_word(token: &str) -> bool {
 pub fn terms(query: &str, fold: Fold) -> Vec<String> {
     let mut seen: HashSet<String> = HashSet::new();
     let mut out: Vec<String> = Vec::new();
-    for word in pieces(query).map(|piece| fold.normalize(piece)) {
-        if !is_stop_word(&word) && seen.insert(fold.stem(word.clone())) {
+    for word in content_words(query, fold) {
+        if seen.insert(fold.stem(word.clone())) {
             out.push(word);
         }
     }
