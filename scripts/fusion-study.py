@@ -24,7 +24,7 @@ from collections import defaultdict
 
 STOP_WORDS = set("a an and are as at be but by for if in into is it no not of on or such that the "
                  "their then there these they this to was will with".split())
-QUESTION_KINDS = {"question", "semantic", "multi-hop", "temporal", "commonsense"}
+QUESTION_KINDS = {"question", "semantic", "multi-hop", "temporal", "commonsense", "recall", "context"}
 K = 8
 DEFAULTS = {  # Settings::for_embedder
     "minilm": dict(method="score", norm="absolute", wl=1.0, ws=2.0, floor=0.2, power=2.0, adaptive=0.0,

@@ -25,6 +25,7 @@ SETS = [
     ("fr", "French: Debian's translated descriptions (`make-langset.py`)"),
     ("de", "German: Debian's translated descriptions (`make-langset.py`)"),
     ("chat", "Conversations: REALTALK's chats, a tenant each (`make-convset.py`)"),
+    ("dialog", "Dialogue memory: MADial-Bench's memories of two people, recalled mid-conversation (`make-dialset.py`)"),
 ]
 EMBEDDERS = [("minilm", "MiniLM (all-MiniLM-L6-v2)"), ("static", "static (distilled from MiniLM)")]
 # Each set's collection again, its text index stemming in the set's language.
@@ -122,8 +123,10 @@ def main() -> int:
              "embedder, README \"Fusion\").",
              "- Held-back halves only (the tune halves are for choosing). Kinds: `question` (a package's "
              "synopsis or a function's first sentence, not verbatim in its answer), `multi-hop`, "
-             "`temporal`, `commonsense` (REALTALK's annotated questions about a conversation), `title`, "
-             "`identifier`, `phrase` (held verbatim).", ""]
+             "`temporal`, `commonsense` (REALTALK's annotated questions about a conversation), `recall` "
+             "(a person's last message before the assistant brings memories up), `context` (all their "
+             "messages up to then: MADial-Bench's labelled memories), `title`, `identifier`, `phrase` "
+             "(held verbatim).", ""]
     missing = []
     lines += ["## Not measured: rerankers and stronger embedders", "",
               "No cross-encoder reranker and no sentence embedder stronger than all-MiniLM-L6-v2 is "

@@ -5,8 +5,8 @@
 # Qdrant's one-call hybrids (dense + bm25, dense + sparse) on the same
 # collection — rendered by scripts/quality-report.py; then the same again on
 # a copy of each collection whose text index stems in the set's language
-# (`trine text-index --stemmer`: English for small, medium and chat, French,
-# German).
+# (`trine text-index --stemmer`: English for small, medium, chat and dialog,
+# French, German).
 #
 #     ./scripts/quality.sh       # QUALITY_SETS, QUALITY_EMBEDDERS to narrow it
 #
@@ -14,7 +14,9 @@
 # (make-devset.py: English Debian descriptions, Python docstrings,
 # changelogs), fr and de (make-langset.py: Debian's own translations), chat
 # (make-convset.py: REALTALK's chats, made only when $REALTALK names a copy
-# of its data/ folder; skipped otherwise, and the report says so). A set's
+# of its data/ folder; skipped otherwise, and the report says so), dialog
+# (make-dialset.py: MADial-Bench's memories and conversations, shipped in
+# samples/madial under its MIT licence). A set's
 # data directory, once ingested, is reused; a run's report is redone each
 # time. MiniLM ingests at ~8 long texts/s on 2 cores: the first full run
 # takes about two hours. Not part of the test command.
@@ -25,13 +27,14 @@ work="${QUALITY_DIR:-$repo/quality-work}"
 runs=-quality
 # shellcheck source=lib/runs.sh
 source "$repo/scripts/lib/runs.sh"
-sets="${QUALITY_SETS:-small medium fr de chat}"
+sets="${QUALITY_SETS:-small medium fr de chat dialog}"
 embedders="${QUALITY_EMBEDDERS:-minilm static}"
 
 devset="$work/devset"
 [[ -f "$devset/medium/queries.jsonl" ]] ||
   python3 scripts/make-devset.py --out "$devset" --tiers small,medium >&2
 [[ -f "$devset/de/queries.jsonl" ]] || python3 scripts/make-langset.py --out "$devset" >&2
+[[ -f "$devset/dialog/queries.jsonl" ]] || python3 scripts/make-dialset.py --out "$devset" >&2
 if [[ ! -f "$devset/chat/queries.jsonl" && -n "${REALTALK:-}" ]]; then
   python3 scripts/make-convset.py --realtalk "$REALTALK" --out "$devset" >&2
 fi

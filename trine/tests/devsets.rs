@@ -1,11 +1,12 @@
 //! A slice of each shippable development set (`samples/devset-small`:
 //! English real text; `samples/devset-fr-small`, `samples/devset-de-small`:
-//! Debian's French and German descriptions) through `trine eval` as
+//! Debian's French and German descriptions; `samples/devset-dialog`: the
+//! whole dialogue-memory set, MADial-Bench's) through `trine eval` as
 //! scripts/quality.sh runs it: every configuration answers every held-back
 //! query, each kind is reported, and the offline mirror of the fusion
 //! (scripts/fusion-study.py) ranks every query as trine did. No figure is
-//! asserted: docs/quality.md reports them. The conversational tier is not
-//! shipped (its source states no licence).
+//! asserted: docs/quality.md reports them. REALTALK's chats are not shipped
+//! (their source states no licence).
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
 
 use std::path::Path;
@@ -67,4 +68,32 @@ fn french_slice() {
 #[test]
 fn german_slice() {
     slice_evaluated("devset-de-small", &["question", "phrase"]);
+}
+
+#[test]
+fn dialogue_memory_set() {
+    slice_evaluated("devset-dialog", &["recall", "context", "phrase"]);
+}
+
+/// The shipped dialogue set is what its script makes of the licensed
+/// source beside it (checked by sha256 there), byte for byte.
+#[test]
+fn dialogue_set_is_made_from_its_source() {
+    let root = trine_testkit::workspace_dir();
+    let out = tempfile::tempdir().unwrap();
+    run_ok(
+        std::process::Command::new("python3")
+            .arg(root.join("scripts/make-dialset.py"))
+            .arg("--out")
+            .arg(out.path())
+            .arg("--flat"),
+    );
+    for file in ["memories.jsonl", "queries.jsonl"] {
+        let made = std::fs::read(out.path().join(file)).unwrap();
+        let shipped = std::fs::read(root.join("samples/devset-dialog").join(file)).unwrap();
+        assert!(
+            made == shipped,
+            "samples/devset-dialog/{file} differs from what make-dialset.py makes"
+        );
+    }
 }
