@@ -122,5 +122,5 @@ pub async fn run(
     let names = [<FusionServer<FusionService> as NamedService>::NAME];
     let metrics = service.metrics();
     let routes = Routes::new(serving.apply(FusionServer::new(service)));
-    trine_api::server::serve(routes, &names, metrics, serving, listener, shutdown).await
+    trine_api::server::serve(routes, &names, metrics, serving, listener, None, shutdown).await
 }

@@ -21,7 +21,7 @@ use trine_core::model::parse_id;
 use trine_telemetry::grpc::{Traced, client_span, traced};
 
 use crate::query::{
-    Channels, FusedList, LexicalList, PeerError, SearchQuery, SemanticList, ToFuse,
+    Channels, FusedList, LexicalList, PeerError, SearchQuery, SemanticList, ToFuse, Unready,
 };
 
 /// The gateway's view of the internal services. Every call carries the
@@ -216,7 +216,7 @@ impl Channels for Peers {
         })
     }
 
-    async fn ready(&self, deadline: Duration) -> Result<(), String> {
+    async fn ready(&self, deadline: Duration) -> Result<(), Unready> {
         use tonic_health::pb::HealthCheckRequest;
         use tonic_health::pb::health_check_response::ServingStatus;
         let checks = self.health.iter().map(|(name, service, client)| {
@@ -225,29 +225,36 @@ impl Channels for Peers {
                 let asked = HealthCheckRequest {
                     service: (*service).to_string(),
                 };
+                // (why, whether the peer answered that it is not serving yet)
                 match tokio::time::timeout(deadline, client.check(asked)).await {
-                    Ok(Ok(answer)) if answer.get_ref().status() == ServingStatus::Serving => Ok(()),
-                    Ok(Ok(answer)) => Err(format!(
-                        "{name} is {}",
-                        answer.get_ref().status().as_str_name()
+                    Ok(Ok(answer)) if answer.get_ref().status() == ServingStatus::Serving => None,
+                    Ok(Ok(answer)) => Some((
+                        format!("{name} is {}", answer.get_ref().status().as_str_name()),
+                        answer.get_ref().status() == ServingStatus::NotServing,
                     )),
-                    Ok(Err(s)) => Err(format!("{name}: {}", s.message())),
-                    Err(_) => Err(format!(
-                        "{name} did not answer within {} ms",
-                        deadline.as_millis()
+                    Ok(Err(s)) => Some((format!("{name}: {}", s.message()), false)),
+                    Err(_) => Some((
+                        format!("{name} did not answer within {} ms", deadline.as_millis()),
+                        false,
                     )),
                 }
             }
         });
-        let failed: Vec<String> = futures::future::join_all(checks)
+        let failed: Vec<(String, bool)> = futures::future::join_all(checks)
             .await
             .into_iter()
-            .filter_map(Result::err)
+            .flatten()
             .collect();
         if failed.is_empty() {
-            Ok(())
-        } else {
-            Err(failed.join("; "))
+            return Ok(());
         }
+        Err(Unready {
+            starting: failed.iter().any(|(_, starting)| *starting),
+            why: failed
+                .into_iter()
+                .map(|(why, _)| why)
+                .collect::<Vec<_>>()
+                .join("; "),
+        })
     }
 }

@@ -122,7 +122,23 @@ pub trait Channels: Send + Sync {
 
     /// Whether every channel answers its health check as serving within
     /// `deadline`; what does not, when one does not.
-    async fn ready(&self, deadline: Duration) -> Result<(), String>;
+    async fn ready(&self, deadline: Duration) -> Result<(), Unready>;
+}
+
+/// Why the mesh is not ready.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unready {
+    /// What is not ready, and why.
+    pub why: String,
+    /// A channel answered that it is not serving yet (lexical-svc building
+    /// its document frequencies): it is starting, not down.
+    pub starting: bool,
+}
+
+impl std::fmt::Display for Unready {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.why)
+    }
 }
 
 /// A search's answer.

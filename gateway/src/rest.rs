@@ -340,7 +340,7 @@ pub async fn answer(
             Ok(()) => json_answer(StatusCode::OK, &json!({"status": "ready"})),
             Err(why) => json_answer(
                 StatusCode::SERVICE_UNAVAILABLE,
-                &json!({"status": "unready", "reason": why}),
+                &json!({"status": "unready", "reason": why.to_string(), "starting": why.starting}),
             ),
         },
         (&Method::GET, "/v1/openapi.json") => respond(StatusCode::OK, "application/json", OPENAPI),

@@ -19,7 +19,7 @@ use trine_telemetry::metrics::COUNTS_BUDGET;
 use trine_telemetry::{Metrics, int};
 
 use crate::peers::Peers;
-use crate::query::{Answer, Channels, PeerError, SearchQuery, Timings, ToFuse};
+use crate::query::{Answer, Channels, PeerError, SearchQuery, Timings, ToFuse, Unready};
 
 /// The gateway's search settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -163,7 +163,7 @@ impl Searcher {
     }
 
     /// Whether every channel answers (within 2 s each).
-    pub async fn ready(&self) -> Result<(), String> {
+    pub async fn ready(&self) -> Result<(), Unready> {
         self.channels.ready(Duration::from_secs(2)).await
     }
 

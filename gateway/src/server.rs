@@ -18,6 +18,7 @@ pub async fn run(
 ) -> Result<(), tonic::transport::Error> {
     let names = [<MemoryServer<MemoryService> as NamedService>::NAME];
     let metrics = service.metrics();
+    let ready = Some(service.readiness());
     let routes = Routes::new(serving.apply(MemoryServer::new(service)));
-    trine_api::server::serve(routes, &names, metrics, serving, listener, shutdown).await
+    trine_api::server::serve(routes, &names, metrics, serving, listener, ready, shutdown).await
 }

@@ -1,6 +1,8 @@
 //! The `Memory` gRPC service.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use tonic::{Request, Response, Status};
 use trine_api::v1::{self, memory_server};
@@ -14,7 +16,7 @@ use trine_store::{Metered, Store};
 use trine_telemetry::Metrics;
 
 use crate::auth::{Keys, Scope};
-use crate::query::{Answer, SearchQuery};
+use crate::query::{Answer, SearchQuery, Unready};
 use crate::search::{SearchConfig, Searcher};
 use crate::writer::Writer;
 
@@ -31,7 +33,19 @@ pub struct MemoryService {
     keys: Option<Arc<Keys>>,
     /// Tenants' request rates (and, through the writer, memories held).
     quotas: Option<Arc<crate::quota::Quotas>>,
+    /// Whether the service has been ready once: until then a search waits
+    /// for it ([`MemoryService::first_ready`]).
+    started: Arc<AtomicBool>,
 }
+
+/// How often readiness is looked at again while the service is not ready,
+/// and while it is.
+const UNREADY_POLL: Duration = Duration::from_millis(100);
+const READY_POLL: Duration = Duration::from_secs(1);
+
+/// The longest a search waits for the mesh to be ready the first time
+/// (within its caller's deadline).
+const FIRST_READY_WAIT: Duration = Duration::from_secs(60);
 
 impl MemoryService {
     /// A service that writes and reads; it searches once given a searcher.
@@ -44,6 +58,7 @@ impl MemoryService {
             metrics,
             keys: None,
             quotas: None,
+            started: Arc::default(),
         }
     }
 
@@ -123,15 +138,72 @@ impl MemoryService {
     /// Whether the service can answer: the store answers (a collection not
     /// made yet is made by the first write) and, with a searcher, every
     /// channel does; what does not, when not.
-    pub async fn ready(&self) -> Result<(), String> {
+    pub async fn ready(&self) -> Result<(), Unready> {
+        let down = |why: String| Unready {
+            why,
+            starting: false,
+        };
         match tokio::time::timeout(std::time::Duration::from_secs(2), self.store.info()).await {
             Ok(Ok(_)) => {}
-            Ok(Err(e)) => return Err(format!("the store: {e}")),
-            Err(_) => return Err("the store did not answer within 2 s".to_string()),
+            Ok(Err(e)) => return Err(down(format!("the store: {e}"))),
+            Err(_) => return Err(down("the store did not answer within 2 s".to_string())),
         }
         match &self.searcher {
             Some(searcher) => searcher.ready().await,
             None => Ok(()),
+        }
+    }
+
+    /// [`Self::ready`], followed while the receiver lives: the health
+    /// service's readiness (NOT_SERVING until every channel answers and
+    /// lexical-svc's counts are cheap, and whenever that stops holding).
+    pub fn readiness(&self) -> tokio::sync::watch::Receiver<bool> {
+        let (ready, receiver) = tokio::sync::watch::channel(false);
+        let service = self.clone();
+        tokio::spawn(async move {
+            loop {
+                let now = service.ready().await.is_ok();
+                if now {
+                    service.started.store(true, Ordering::Release);
+                }
+                ready.send_if_modified(|was| std::mem::replace(was, now) != now);
+                let pause = if now { READY_POLL } else { UNREADY_POLL };
+                tokio::select! {
+                    () = ready.closed() => break,
+                    () = tokio::time::sleep(pause) => {}
+                }
+            }
+        });
+        receiver
+    }
+
+    /// Until the mesh has been ready once: waits while a channel says it is
+    /// starting (lexical-svc answers no search while it builds its document
+    /// frequencies), so that no search is answered before counts are cheap
+    /// — at most `budget` (the caller's deadline) or [`FIRST_READY_WAIT`],
+    /// then UNAVAILABLE, with why. A channel that is down is not waited for:
+    /// the search degrades as it would later.
+    async fn first_ready(&self, budget: Option<Duration>) -> Result<(), Status> {
+        if self.started.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let limit = budget.map_or(FIRST_READY_WAIT, |b| b.min(FIRST_READY_WAIT));
+        let waited = std::time::Instant::now();
+        loop {
+            match self.ready().await {
+                Ok(()) => {
+                    self.started.store(true, Ordering::Release);
+                    return Ok(());
+                }
+                Err(unready) if !unready.starting => return Ok(()),
+                Err(unready) if waited.elapsed() + UNREADY_POLL >= limit => {
+                    return Err(status(
+                        ErrorKind::Unavailable,
+                        format!("the mesh is starting (retry): {unready}"),
+                    ));
+                }
+                Err(_) => tokio::time::sleep(UNREADY_POLL).await,
+            }
         }
     }
 
@@ -345,6 +417,7 @@ impl memory_server::Memory for MemoryService {
             ));
         };
         let budget = trine_api::caller_timeout(request.metadata());
+        self.first_ready(budget).await?;
         let query = query_from_wire(request.into_inner(), searcher.config()).map_err(invalid)?;
         let answer = searcher.search(&query, budget).await.map_err(to_status)?;
         Ok(Response::new(answer_to_wire(answer)))

@@ -36,6 +36,10 @@ pub enum LexicalError {
     Embed(String),
     #[error("strategy `auto` must be resolved before it runs")]
     Unresolved,
+    #[error(
+        "lexical-svc is building its document frequencies, without which every count is a read: retry once its health reports SERVING"
+    )]
+    Starting,
 }
 
 impl LexicalError {
@@ -45,6 +49,7 @@ impl LexicalError {
             Self::UnknownStrategy(_) | Self::EmptyGate(_) => ErrorKind::InvalidArgument,
             Self::NotReady { .. } | Self::NoEmbedder => ErrorKind::FailedPrecondition,
             Self::Embed(_) | Self::Unresolved => ErrorKind::Internal,
+            Self::Starting => ErrorKind::Unavailable,
         }
     }
 }

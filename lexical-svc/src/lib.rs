@@ -42,6 +42,11 @@ pub struct LexicalConfig {
     /// The `candidates` counts are read from the store's statistics where
     /// it keeps them (the embedded store's document frequencies).
     pub count_statistics: bool,
+    /// The store's statistics are built as the service starts, and until
+    /// they are it answers no search (UNAVAILABLE; its health NOT_SERVING):
+    /// what `trine serve` asks. Off, a first count starts their build and
+    /// counts go to the store meanwhile (one-shot commands).
+    pub keep_counts: bool,
 }
 
 impl Default for LexicalConfig {
@@ -52,6 +57,7 @@ impl Default for LexicalConfig {
             strategy: Strategy::Candidates,
             count_cache: CountCacheConfig::default(),
             count_statistics: true,
+            keep_counts: false,
         }
     }
 }

@@ -15,7 +15,7 @@ use trine_api::{cap_from_wire, filter_from_wire, status, timings_to_wire, to_sta
 use trine_core::model::{Filter, MAX_QUERY_BYTES, check_query_bytes};
 use trine_core::{ErrorKind, Fold, Strategy};
 use trine_embed::Embedder;
-use trine_store::{Metered, Store};
+use trine_store::{Keeping, Metered, Store};
 use trine_telemetry::Metrics;
 
 use crate::readiness::{self, Probe, Ready, Texts, auto};
@@ -23,6 +23,9 @@ use crate::{Candidates, Counter, LexicalConfig, LexicalError, strategies};
 
 /// How long a probe that found the requested strategy ready is trusted.
 const READY_FOR: Duration = Duration::from_secs(30);
+
+/// How often the readiness looks at the store's statistics again.
+const READINESS_POLL: Duration = Duration::from_millis(50);
 
 /// Serves the lexical channel over a store.
 #[derive(Clone)]
@@ -37,7 +40,12 @@ pub struct LexicalService {
 
 impl LexicalService {
     /// A service over `store`, with metrics of its own (store calls timed).
+    /// With [`LexicalConfig::keep_counts`], the store's statistics start
+    /// being built now.
     pub fn new(store: Arc<dyn Store>, config: LexicalConfig) -> Self {
+        if config.keep_counts && config.count_statistics {
+            store.keep_counts();
+        }
         let metrics = Metrics::new("lexical-svc");
         let store: Arc<dyn Store> = Arc::new(Metered::new(store, metrics.clone()));
         Self {
@@ -65,6 +73,35 @@ impl LexicalService {
             embedder: Some(embedder),
             ..self
         }
+    }
+
+    /// Whether the service answers searches: with
+    /// [`LexicalConfig::keep_counts`], not while the store's statistics are
+    /// being built (built, or not kept at all — then every count is a read
+    /// and stays one — it does).
+    pub fn counts_ready(&self) -> bool {
+        !(self.config.keep_counts
+            && self.config.count_statistics
+            && self.store.keeping() == Keeping::Building)
+    }
+
+    /// [`Self::counts_ready`], followed while the receiver lives: the
+    /// health service's readiness (NOT_SERVING while the statistics are
+    /// built).
+    pub fn readiness(&self) -> tokio::sync::watch::Receiver<bool> {
+        let (ready, receiver) = tokio::sync::watch::channel(self.counts_ready());
+        let service = self.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = ready.closed() => break,
+                    () = tokio::time::sleep(READINESS_POLL) => {}
+                }
+                let now = service.counts_ready();
+                ready.send_if_modified(|was| std::mem::replace(was, now) != now);
+            }
+        });
+        receiver
     }
 
     /// The strategy to run, with how to read the collection's texts: `auto`
@@ -184,6 +221,9 @@ impl Lexical for LexicalService {
         span.record("cap", trine_telemetry::int(cap));
         let started = Instant::now();
         let failed = to_status::<LexicalError>;
+        if requested != Strategy::Off && !self.counts_ready() {
+            return Err(failed(LexicalError::Starting));
+        }
         let resolved = self.resolve(requested).await.map_err(failed)?;
         let strategy = resolved.0;
         span.record("strategy", strategy.name());
@@ -214,6 +254,7 @@ pub async fn run(
 ) -> Result<(), tonic::transport::Error> {
     let names = [<LexicalServer<LexicalService> as NamedService>::NAME];
     let metrics = service.metrics();
+    let ready = Some(service.readiness());
     let routes = Routes::new(serving.apply(LexicalServer::new(service)));
-    trine_api::server::serve(routes, &names, metrics, serving, listener, shutdown).await
+    trine_api::server::serve(routes, &names, metrics, serving, listener, ready, shutdown).await
 }

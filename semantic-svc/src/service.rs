@@ -133,5 +133,5 @@ pub async fn run(
     let names = [<SemanticServer<SemanticService> as NamedService>::NAME];
     let metrics = service.metrics();
     let routes = Routes::new(serving.apply(SemanticServer::new(service)));
-    trine_api::server::serve(routes, &names, metrics, serving, listener, shutdown).await
+    trine_api::server::serve(routes, &names, metrics, serving, listener, None, shutdown).await
 }

@@ -215,6 +215,10 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         keys: keys.clone(),
         ..config.mesh()
     };
+    // The embedded store's document frequencies are built now, not at the
+    // first search, and lexical-svc answers none until they are (README,
+    // "The budget").
+    mesh_config.lexical.keep_counts = true;
     mesh_config.serving.tls = config.tls.server()?;
 
     if mesh_config.serving.tls.is_some() {
@@ -255,14 +259,6 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             .with_stemmer(config.lexical.stemmer)
             .prepare()
             .await?;
-    }
-    // The embedded store's document frequencies are built now, not at the
-    // first search (README, "The budget").
-    if matches!(role, Role::All | Role::Lexical)
-        && config.lexical.count_statistics
-        && let Some(store) = &deps.store
-    {
-        store.keep_counts();
     }
     let running = trine_mesh::spawn(role, listener, deps, mesh_config).await?;
     let ready = match &running {

@@ -107,6 +107,12 @@ fn the_stack_is_consistent() {
             health[3].ends_with(&format!(":{port}")),
             "{role}: health on its port"
         );
+        // Its own service's status, which says when it is still starting.
+        assert_eq!(
+            arg(&health, "--service"),
+            trine_mesh::Role::parse(role).unwrap().grpc_service(),
+            "{role}: the health of its service"
+        );
         let metrics = arg(&command, "--metrics").rsplit(':').next().unwrap();
         assert!(
             scraped.contains(format!("{role}:{metrics}").as_str()),

@@ -121,6 +121,9 @@ async fn a_channel_down_degrades_and_none_is_unavailable() {
     );
 }
 
+/// Each server reports SERVING; the gateway once its first readiness check
+/// has found every channel serving (it starts NOT_SERVING: README, "The
+/// budget"), which is waited for as a condition.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_server_reports_serving() {
     let dir = tempfile::tempdir().unwrap();
@@ -135,15 +138,30 @@ async fn every_server_reports_serving() {
     ];
     for (addr, service) in servers {
         let mut health = HealthClient::new(channel(&addr.to_string()).unwrap());
-        let status = health
-            .check(HealthCheckRequest {
-                service: service.to_string(),
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .status;
-        assert_eq!(status, ServingStatus::Serving as i32, "{service} at {addr}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let status = health
+                .check(HealthCheckRequest {
+                    service: service.to_string(),
+                })
+                .await
+                .unwrap()
+                .into_inner()
+                .status;
+            if status == ServingStatus::Serving as i32 {
+                break;
+            }
+            assert_eq!(
+                status,
+                ServingStatus::NotServing as i32,
+                "{service} at {addr}"
+            );
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{service} at {addr} never reported SERVING"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
     }
     mesh.stop().await.unwrap();
 }

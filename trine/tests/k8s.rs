@@ -175,6 +175,20 @@ fn deployments_have_probes_limits_and_a_matching_service() {
                     name(d)
                 );
             }
+            // Ready when its own service serves (NOT_SERVING while it
+            // starts); alive while the server answers.
+            let role = trine_mesh::Role::parse(c["name"].as_str().unwrap()).unwrap();
+            assert_eq!(
+                c["readinessProbe"]["grpc"]["service"].as_str(),
+                Some(role.grpc_service()),
+                "{}: readiness asks its service",
+                name(d)
+            );
+            assert!(
+                c["livenessProbe"]["grpc"]["service"].is_null(),
+                "{}",
+                name(d)
+            );
             for bound in ["requests", "limits"] {
                 for resource in ["cpu", "memory"] {
                     assert!(

@@ -104,24 +104,52 @@ const ADVERTISED_ALWAYS: [&str; 3] = [
     "grpc.reflection.v1alpha.ServerReflection",
 ];
 
+/// Whether a server is ready to answer, as its health service reports it:
+/// SERVING while the value is true, NOT_SERVING while it is false. `None`:
+/// SERVING from the start.
+pub type Readiness = Option<tokio::sync::watch::Receiver<bool>>;
+
+fn status_of(ready: bool) -> ServingStatus {
+    if ready {
+        ServingStatus::Serving
+    } else {
+        ServingStatus::NotServing
+    }
+}
+
 /// Serves `routes` on `listener` until `shutdown` resolves. `names` are the
-/// fully qualified service names reported SERVING by the health service;
-/// calls are counted in `metrics`; beyond `serving.max_in_flight` calls at
-/// once, calls are shed.
+/// fully qualified service names the health service reports, SERVING as
+/// `ready` says (then NOT_SERVING while draining); calls are counted in
+/// `metrics`; beyond `serving.max_in_flight` calls at once, calls are shed.
 pub async fn serve(
     routes: Routes,
     names: &[&str],
     metrics: Arc<Metrics>,
     serving: Serving,
     listener: TcpListener,
+    ready: Readiness,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
     let (health, health_service) = tonic_health::server::health_reporter();
+    let now = ready.as_ref().is_none_or(|r| *r.borrow());
     for name in names {
-        health
-            .set_service_status(*name, ServingStatus::Serving)
-            .await;
+        health.set_service_status(*name, status_of(now)).await;
     }
+    // The health follows `ready` until the server drains.
+    let follower = ready.map(|mut ready| {
+        let (health, names) = (
+            health.clone(),
+            names.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
+        );
+        tokio::spawn(async move {
+            while ready.changed().await.is_ok() {
+                let status = status_of(*ready.borrow_and_update());
+                for name in &names {
+                    health.set_service_status(name, status).await;
+                }
+            }
+        })
+    });
     let mut routes = routes.add_service(health_service);
     // Reflection in both versions (the official Python package and older
     // tools speak only v1alpha), each listing only what this port serves.
@@ -140,6 +168,9 @@ pub async fn serve(
     }
     let drained = async move {
         shutdown.await;
+        if let Some(follower) = follower {
+            follower.abort();
+        }
         for name in names {
             health
                 .set_service_status(*name, ServingStatus::NotServing)

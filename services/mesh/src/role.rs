@@ -67,6 +67,18 @@ impl Role {
         }
     }
 
+    /// The gRPC service it serves, whose health says whether it is ready
+    /// (the whole mesh: the gateway's).
+    pub fn grpc_service(self) -> &'static str {
+        use trine_api::v1::{fusion_server, lexical_server, memory_server, semantic_server};
+        match self {
+            Self::All | Self::Gateway => memory_server::SERVICE_NAME,
+            Self::Lexical => lexical_server::SERVICE_NAME,
+            Self::Semantic => semantic_server::SERVICE_NAME,
+            Self::Fusion => fusion_server::SERVICE_NAME,
+        }
+    }
+
     /// Whether the role reads and writes the store (fusion-svc holds no data).
     pub fn needs_store(self) -> bool {
         !matches!(self, Self::Fusion)

@@ -30,8 +30,8 @@ use qdrant_edge as qe;
 use uuid::Uuid;
 
 use crate::{
-    CollectionInfo, CollectionSpec, Counted, DENSE_VECTOR, EmbedderId, Filter, Fold, Hit, Memory,
-    NativeLexical, PayloadRead, PayloadSchema, Point, Query, Result, SPARSE_VECTOR, Scan,
+    CollectionInfo, CollectionSpec, Counted, DENSE_VECTOR, EmbedderId, Filter, Fold, Hit, Keeping,
+    Memory, NativeLexical, PayloadRead, PayloadSchema, Point, Query, Result, SPARSE_VECTOR, Scan,
     ScrollPage, SparseVector, Store, StoreError, TermPage, TermPoint,
 };
 use schema::io;
@@ -425,6 +425,12 @@ impl Store for EdgeStore {
         {
             kept::start(&open, number);
         }
+    }
+
+    fn keeping(&self) -> Keeping {
+        self.inner
+            .opened()
+            .map_or(Keeping::Not, |open| open.kept.keeping())
     }
 
     fn counted(&self, filter: &Filter) -> Counted {

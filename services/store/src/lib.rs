@@ -58,6 +58,19 @@ impl Counted {
     }
 }
 
+/// Where a store is with the statistics that make counts cheap
+/// ([`Store::counted`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keeping {
+    /// Built: a count of the tenant or of one term needs no read.
+    Ready,
+    /// Being built: counts go to the store meanwhile, at a read each.
+    Building,
+    /// None kept, none being built (not asked for, not kept by this store,
+    /// or a build that failed: counts go to the store).
+    Not,
+}
+
 /// Refuses a filter naming more than [`MAX_FILTER_IDS`] points.
 fn check_ids(ids: &[Uuid]) -> Result<()> {
     if ids.len() > MAX_FILTER_IDS {
@@ -126,6 +139,10 @@ pub trait Store: Send + Sync + 'static {
     /// store keeps them and has not yet, instead of at the first count: what
     /// a server does before it takes searches. Returns at once.
     fn keep_counts(&self);
+
+    /// Whether the statistics [`Store::counted`] reads are built, being
+    /// built, or not kept: what a lexical service's readiness waits for.
+    fn keeping(&self) -> Keeping;
 
     /// Up to `limit` points matching the filter with what BM25 needs of each —
     /// its sparse encoding — and, with `source`, its source, never its text,

@@ -39,8 +39,8 @@ use self::{convert::*, error::*, filter::*, schema::*};
 use crate::query::{Rankings, check_dim};
 use crate::{
     CollectionInfo, CollectionSpec, Counted, DENSE_VECTOR, EmbedderId, FieldIndex, Filter, Fold,
-    Hit, Memory, NativeLexical, PayloadIndex, PayloadRead, PayloadSchema, Point, Query, Result,
-    SPARSE_VECTOR, Scan, ScrollPage, SparseVector, Store, StoreError, TermPage, TermPoint,
+    Hit, Keeping, Memory, NativeLexical, PayloadIndex, PayloadRead, PayloadSchema, Point, Query,
+    Result, SPARSE_VECTOR, Scan, ScrollPage, SparseVector, Store, StoreError, TermPage, TermPoint,
     TextIndexInfo, TimeBounds, TimeFormat, UPSERT_BATCH,
 };
 
@@ -287,6 +287,10 @@ impl Store for ServerStore {
 
     /// Nothing to build: see [`ServerStore::counted`].
     fn keep_counts(&self) {}
+
+    fn keeping(&self) -> Keeping {
+        Keeping::Not
+    }
 
     async fn scroll(
         &self,

@@ -1,6 +1,9 @@
 //! Helpers that start trine's real parts in-process for tests.
 #![forbid(unsafe_code)]
 
+mod gated;
+pub use gated::Gated;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

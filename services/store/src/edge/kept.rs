@@ -137,6 +137,15 @@ impl Kept {
         }
     }
 
+    /// Whether the statistics are built, being built, or neither.
+    pub(super) fn keeping(&self) -> Keeping {
+        match self.state().status {
+            Status::Ready(_) => Keeping::Ready,
+            Status::Building(_) => Keeping::Building,
+            Status::Unkept { .. } | Status::Off => Keeping::Not,
+        }
+    }
+
     /// Whether a build has begun or ended with statistics.
     #[cfg(test)]
     pub(super) fn begun(&self) -> bool {
