@@ -66,12 +66,17 @@ serve semantic "$semantic"
 serve fusion "$fusion"
 serve gateway "$gateway" --lexical-addr "http://$lexical" --semantic-addr "http://$semantic" \
   --fusion-addr "http://$fusion"
-for addr in "$lexical" "$semantic" "$fusion" "$gateway"; do
-  for _ in $(seq 1 300); do
-    "$trine" health "$addr" >/dev/null 2>&1 && break
+# Each ready once its own service serves (lexical-svc: its document
+# frequencies built from the collection and its change journal).
+for pair in "$lexical trine.v1.Lexical" "$semantic trine.v1.Semantic" "$fusion trine.v1.Fusion" \
+  "$gateway trine.v1.Memory"; do
+  read -r addr service <<<"$pair"
+  for _ in $(seq 1 600); do
+    "$trine" health "$addr" --service "$service" >/dev/null 2>&1 && break
     sleep 0.2
   done
-  "$trine" health "$addr" >/dev/null || { echo "four-process: $addr never served" >&2; exit 1; }
+  "$trine" health "$addr" --service "$service" >/dev/null ||
+    { echo "four-process: $service at $addr never served" >&2; exit 1; }
 done
 
 for strategy in candidates sparse; do

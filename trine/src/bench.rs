@@ -202,6 +202,9 @@ async fn run_trine(
             if config.lexical.count_statistics
                 && matches!(strategy, "candidates" | "sparse" | "auto")
             {
+                // Built now, as `trine serve` builds them (over a server
+                // collection too: kept from its change journal).
+                local.store.keep_counts();
                 frequencies_built(local.store.as_ref(), &requests).await;
             }
             (
@@ -335,10 +338,10 @@ async fn load(
     (samples, shed, ran_out.load(Ordering::Relaxed))
 }
 
-/// The embedded store builds its document frequencies when a count first
-/// asks (README, "The budget"); until then its counts are made in the store.
-/// The run measures what a store serves once they are built, and the wait
-/// is printed.
+/// The store's document frequencies (the embedded store's, or those kept of
+/// a server collection) are built once asked (README, "The budget"); until
+/// then counts are made in the store. The run measures what a store serves
+/// once they are built, and the wait is printed.
 async fn frequencies_built(store: &dyn Store, requests: &[SearchRequest]) {
     let Some(tenant) = requests
         .iter()
@@ -352,7 +355,7 @@ async fn frequencies_built(store: &dyn Store, requests: &[SearchRequest]) {
     while store.counted(&filter) == Counted::Later {
         if !waited {
             eprintln!(
-                "the embedded store is building its document frequencies; the run starts when they are built"
+                "the store's document frequencies are being built; the run starts when they are"
             );
             waited = true;
         }

@@ -217,7 +217,10 @@ pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>, trine_store::
                 .read_consistency
                 .as_deref()
                 .and_then(|raw| trine_store::ReadConsistency::parse(raw).ok());
-            Arc::new(
+            // The document frequencies are kept (by a lexical-svc that asks
+            // for them) where the text index is trine's own.
+            let trines_layout = schema == trine_store::PayloadSchema::default();
+            let server: Arc<dyn Store> = Arc::new(
                 ServerStore::connect_with_key(
                     url,
                     &config.collection,
@@ -227,7 +230,12 @@ pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>, trine_store::
                 .with_layout(layout)
                 .with_read_consistency(reads)
                 .with_schema(schema)?,
-            )
+            );
+            if trines_layout {
+                Arc::new(trine_store::Tracked::new(server))
+            } else {
+                server
+            }
         }
         None => {
             let data = config.data.clone();

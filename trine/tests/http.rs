@@ -308,12 +308,23 @@ async fn readyz_turns_unready_when_the_store_stops() {
         let url = format!("{http}{path}");
         tokio::task::spawn_blocking(move || curl("GET", &url, None))
     };
-    let (code, ready) = get("/readyz").await.unwrap();
-    assert_eq!(
-        (code, ready["status"].as_str()),
-        (200, Some("ready")),
-        "{ready}"
-    );
+    // Ready once lexical-svc has built the collection's document
+    // frequencies; until then unready, saying it is starting.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (code, ready) = get("/readyz").await.unwrap();
+        if code == 200 {
+            assert_eq!(ready["status"], "ready");
+            break;
+        }
+        assert_eq!(
+            (code, &ready["starting"]),
+            (503, &serde_json::json!(true)),
+            "{ready}"
+        );
+        assert!(std::time::Instant::now() < deadline, "never ready: {ready}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     drop(relay);
     let (code, unready) = get("/readyz").await.unwrap();
     assert_eq!(code, 503, "{unready}");

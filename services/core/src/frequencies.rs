@@ -58,6 +58,29 @@ impl From<Memory> for Document {
     }
 }
 
+/// What [`Frequencies`] counts of one memory, kept without its text: its
+/// tenant, whether it has a validity bound, and its distinct tokens (as the
+/// index holds them, joined by NUL: about the tokens' own bytes). A keeper of
+/// statistics over a collection that other processes write remembers this of
+/// each point, to count out the version a write replaced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tally {
+    tenant: Box<str>,
+    bounded: bool,
+    tokens: Box<str>,
+}
+
+impl Tally {
+    fn tokens(&self) -> impl Iterator<Item = &str> {
+        self.tokens.split('\0').filter(|t| !t.is_empty())
+    }
+
+    /// The bytes it holds, for a keeper's accounting.
+    pub fn bytes(&self) -> usize {
+        self.tenant.len() + self.tokens.len() + std::mem::size_of::<Self>()
+    }
+}
+
 /// The inverse document frequency of Qdrant's IDF modifier, computed as
 /// Qdrant computes it (`fancy_idf`, in `f32`): `ln(1 + (n − df + 0.5) / (df
 /// + 0.5))` for `n` documents of which `df` hold the dimension.
@@ -109,19 +132,12 @@ impl Frequencies {
 
     /// Counts `document` in.
     pub fn add(&mut self, document: &Document) {
-        let memory = &document.memory;
-        let tenant = self.tenants.entry(memory.tenant.clone()).or_default();
-        tenant.points += 1;
-        tenant.bounded += u64::from(bounded(memory));
-        for token in distinct(&memory.text, self.fold) {
-            match tenant.df.get_mut(token.as_str()) {
-                Some(df) => *df += 1,
-                None => {
-                    tenant.df.insert(token.into_boxed_str(), 1);
-                }
-            }
-        }
+        self.add_tally(&self.tally(&document.memory));
         if let Some(sparse) = &document.sparse {
+            let tenant = self
+                .tenants
+                .entry(document.memory.tenant.clone())
+                .or_default();
             tenant.sparse += 1;
             for dim in dims(sparse) {
                 *tenant.dims.entry(dim).or_default() += 1;
@@ -133,20 +149,9 @@ impl Frequencies {
     /// replacing a point removes the version it replaces).
     pub fn remove(&mut self, document: &Document) {
         let memory = &document.memory;
-        let Some(tenant) = self.tenants.get_mut(&memory.tenant) else {
-            return;
-        };
-        tenant.points = tenant.points.saturating_sub(1);
-        tenant.bounded = tenant.bounded.saturating_sub(u64::from(bounded(memory)));
-        for token in distinct(&memory.text, self.fold) {
-            if let Some(df) = tenant.df.get_mut(token.as_str()) {
-                *df = df.saturating_sub(1);
-                if *df == 0 {
-                    tenant.df.remove(token.as_str());
-                }
-            }
-        }
-        if let Some(sparse) = &document.sparse {
+        if let (Some(sparse), Some(tenant)) =
+            (&document.sparse, self.tenants.get_mut(&memory.tenant))
+        {
             tenant.sparse = tenant.sparse.saturating_sub(1);
             for dim in dims(sparse) {
                 if let Some(df) = tenant.dims.get_mut(&dim) {
@@ -157,8 +162,50 @@ impl Frequencies {
                 }
             }
         }
+        self.remove_tally(&self.tally(memory));
+    }
+
+    /// What these statistics count of `memory`, to keep without its text.
+    pub fn tally(&self, memory: &Memory) -> Tally {
+        Tally {
+            tenant: memory.tenant.as_str().into(),
+            bounded: bounded(memory),
+            tokens: distinct(&memory.text, self.fold).join("\0").into(),
+        }
+    }
+
+    /// Counts in a memory as [`Frequencies::tally`] took it.
+    pub fn add_tally(&mut self, tally: &Tally) {
+        let tenant = self.tenants.entry(tally.tenant.to_string()).or_default();
+        tenant.points += 1;
+        tenant.bounded += u64::from(tally.bounded);
+        for token in tally.tokens() {
+            match tenant.df.get_mut(token) {
+                Some(df) => *df += 1,
+                None => {
+                    tenant.df.insert(token.into(), 1);
+                }
+            }
+        }
+    }
+
+    /// Counts out a memory counted in with this tally.
+    pub fn remove_tally(&mut self, tally: &Tally) {
+        let Some(tenant) = self.tenants.get_mut(&*tally.tenant) else {
+            return;
+        };
+        tenant.points = tenant.points.saturating_sub(1);
+        tenant.bounded = tenant.bounded.saturating_sub(u64::from(tally.bounded));
+        for token in tally.tokens() {
+            if let Some(df) = tenant.df.get_mut(token) {
+                *df = df.saturating_sub(1);
+                if *df == 0 {
+                    tenant.df.remove(token);
+                }
+            }
+        }
         if tenant.points == 0 {
-            self.tenants.remove(&memory.tenant);
+            self.tenants.remove(&*tally.tenant);
         }
     }
 
@@ -281,6 +328,42 @@ mod tests {
 
     fn now() -> Option<chrono::DateTime<Utc>> {
         Utc.timestamp_opt(1_800_000_000, 0).single()
+    }
+
+    /// A tally counts a memory in and out as the memory itself does: what a
+    /// keeper that does not hold texts relies on.
+    #[test]
+    fn a_tally_counts_as_its_memory() {
+        let texts = [
+            ("acme", "Meeting 2026-11-11 09:58, the meeting of meetings"),
+            ("acme", "Ședință de lucru: ședința"),
+            ("globex", "meeting"),
+            ("globex", "the a of"),
+            ("acme", ""),
+        ];
+        for fold in [
+            Fold::CASE,
+            Fold::ASCII,
+            Fold::ASCII.with_stemmer(Some(crate::Language::English)),
+        ] {
+            let (mut by_memory, mut by_tally) = (Frequencies::new(fold), Frequencies::new(fold));
+            let memories: Vec<Memory> = texts.iter().map(|(t, x)| memory(t, x)).collect();
+            let tallies: Vec<Tally> = memories.iter().map(|m| by_tally.tally(m)).collect();
+            for (m, t) in memories.iter().zip(&tallies) {
+                by_memory.add(&Document::from(m.clone()));
+                by_tally.add_tally(t);
+            }
+            assert_eq!(by_memory, by_tally, "{fold:?}");
+            for t in &tallies[..2] {
+                by_tally.remove_tally(t);
+            }
+            for m in &memories[..2] {
+                by_memory.remove(&Document::from(m.clone()));
+            }
+            assert_eq!(by_memory, by_tally, "{fold:?}");
+            assert_eq!(by_tally.count(&term("acme", "meeting")), Some(0));
+            assert_eq!(by_tally.count(&Filter::tenant("globex")), Some(2));
+        }
     }
 
     #[test]

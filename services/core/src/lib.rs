@@ -21,7 +21,7 @@ pub mod verbatim;
 
 pub use error::{ErrorKind, Kinded};
 pub use fold::{Fold, Language};
-pub use frequencies::{Document, Frequencies};
+pub use frequencies::{Document, Frequencies, Tally};
 pub use stage::Stage;
 pub use strategy::{Mode, Strategy};
 pub use terms::{terms, tokens};

@@ -30,9 +30,9 @@ use qdrant_edge as qe;
 use uuid::Uuid;
 
 use crate::{
-    CollectionInfo, CollectionSpec, Counted, DENSE_VECTOR, EmbedderId, Filter, Fold, Hit, Keeping,
-    Memory, NativeLexical, PayloadRead, PayloadSchema, Point, Query, Result, SPARSE_VECTOR, Scan,
-    ScrollPage, SparseVector, Store, StoreError, TermPage, TermPoint,
+    Change, CollectionInfo, CollectionSpec, Counted, DENSE_VECTOR, EmbedderId, Filter, Fold, Hit,
+    Keeping, Memory, NativeLexical, PayloadRead, PayloadSchema, Point, Query, Result,
+    SPARSE_VECTOR, Scan, ScrollPage, SparseVector, Store, StoreError, TermPage, TermPoint,
 };
 use schema::io;
 use trine_core::Document;
@@ -425,6 +425,11 @@ impl Store for EdgeStore {
         {
             kept::start(&open, number);
         }
+    }
+
+    /// None: this process is the store's only writer.
+    async fn changes(&self, _from: i64, _limit: usize) -> Result<Option<Vec<Change>>> {
+        Ok(None)
     }
 
     fn keeping(&self) -> Keeping {

@@ -16,6 +16,7 @@ pub mod payload;
 mod query;
 mod server;
 mod text_match;
+mod tracked;
 
 use async_trait::async_trait;
 use uuid::Uuid;
@@ -27,6 +28,7 @@ pub use model::*;
 pub use payload::{FieldIndex, PayloadSchema, TimeBounds, TimeFormat};
 pub use query::{NativeLexical, Query, Ranking};
 pub use server::{Layout, ReadConsistency, ServerStore};
+pub use tracked::Tracked;
 pub use trine_core::{Fold, Language};
 
 /// Which points an administrative [`Store::scan`] reads, over every tenant.
@@ -56,6 +58,17 @@ impl Counted {
             Self::Later | Self::No => None,
         }
     }
+}
+
+/// One write as a store's change journal holds it ([`Store::changes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The entry's own id.
+    pub key: Uuid,
+    /// When the write landed, by the writer's clock (µs since the epoch).
+    pub seq: i64,
+    /// The points it wrote or deleted.
+    pub ids: Vec<Uuid>,
 }
 
 /// Where a store is with the statistics that make counts cheap
@@ -139,6 +152,14 @@ pub trait Store: Send + Sync + 'static {
     /// store keeps them and has not yet, instead of at the first count: what
     /// a server does before it takes searches. Returns at once.
     fn keep_counts(&self);
+
+    /// The writes journaled at or after `from` (µs since the epoch, by the
+    /// writers' clocks), oldest first, at most `limit`; `None` where the
+    /// store keeps no journal (the embedded store: its one process hears
+    /// every write itself). A server collection journals each write trine
+    /// makes once it has landed, so that a process keeping statistics over
+    /// it ([`Tracked`]) hears of what every other process wrote.
+    async fn changes(&self, from: i64, limit: usize) -> Result<Option<Vec<Change>>>;
 
     /// Whether the statistics [`Store::counted`] reads are built, being
     /// built, or not kept: what a lexical service's readiness waits for.

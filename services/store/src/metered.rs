@@ -10,8 +10,8 @@ use trine_telemetry::Metrics;
 use uuid::Uuid;
 
 use crate::{
-    CollectionInfo, CollectionSpec, Counted, Filter, Fold, Hit, Keeping, Memory, Point, Query,
-    Result, Scan, ScrollPage, SparseVector, Store, TermPage,
+    Change, CollectionInfo, CollectionSpec, Counted, Filter, Fold, Hit, Keeping, Memory, Point,
+    Query, Result, Scan, ScrollPage, SparseVector, Store, TermPage,
 };
 
 /// Wraps a store; each call's latency is recorded under its operation.
@@ -64,6 +64,10 @@ impl Store for Metered {
     /// Timed as `counted` where the statistics answered (a count the store
     /// did not have to make), not timed where they did not (then the caller
     /// counts, timed as `count`).
+    async fn changes(&self, from: i64, limit: usize) -> Result<Option<Vec<Change>>> {
+        self.inner.changes(from, limit).await
+    }
+
     fn keeping(&self) -> Keeping {
         self.inner.keeping()
     }

@@ -12,11 +12,12 @@ mod cluster;
 mod convert;
 mod error;
 mod filter;
+mod journal;
 mod ops;
 mod schema;
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -35,13 +36,14 @@ use serde_json::{Map, Value as Json};
 use uuid::Uuid;
 
 pub use self::cluster::{Layout, ReadConsistency};
+pub(crate) use self::journal::RETENTION;
 use self::{convert::*, error::*, filter::*, schema::*};
 use crate::query::{Rankings, check_dim};
 use crate::{
-    CollectionInfo, CollectionSpec, Counted, DENSE_VECTOR, EmbedderId, FieldIndex, Filter, Fold,
-    Hit, Keeping, Memory, NativeLexical, PayloadIndex, PayloadRead, PayloadSchema, Point, Query,
-    Result, SPARSE_VECTOR, Scan, ScrollPage, SparseVector, Store, StoreError, TermPage, TermPoint,
-    TextIndexInfo, TimeBounds, TimeFormat, UPSERT_BATCH,
+    Change, CollectionInfo, CollectionSpec, Counted, DENSE_VECTOR, EmbedderId, FieldIndex, Filter,
+    Fold, Hit, Keeping, Memory, NativeLexical, PayloadIndex, PayloadRead, PayloadSchema, Point,
+    Query, Result, SPARSE_VECTOR, Scan, ScrollPage, SparseVector, Store, StoreError, TermPage,
+    TermPoint, TextIndexInfo, TimeBounds, TimeFormat, UPSERT_BATCH,
 };
 
 /// Environment variable holding the optional Qdrant API key.
@@ -75,6 +77,10 @@ pub struct ServerStore {
     engine: trine_core::model::Engine,
     /// How many replicas each read asks; `None`: Qdrant's default.
     read_consistency: Option<q::ReadConsistency>,
+    /// The change journal is known to exist (`journal`).
+    journal_ready: AtomicBool,
+    /// Entries this process journaled (one in so many prunes).
+    journaled: AtomicUsize,
 }
 
 impl std::fmt::Debug for ServerStore {
@@ -224,6 +230,10 @@ impl Store for ServerStore {
                 return Ok(());
             }
             let len = batch.len();
+            let ids: Vec<Uuid> = batch
+                .iter()
+                .filter_map(|p| uuid_of(p.id.as_ref()).ok())
+                .collect();
             let request: q::UpsertPoints =
                 UpsertPointsBuilder::new(self.collection.as_str(), batch)
                     .wait(true)
@@ -240,6 +250,13 @@ impl Store for ServerStore {
                     other => other,
                 });
             }
+            // Landed: the processes keeping statistics hear of it.
+            self.journal(ids).await.map_err(|e| {
+                StoreError::Backend(format!(
+                    "points {written}..{} of {total} written but not journaled (write them again): {e}",
+                    written + len
+                ))
+            })?;
             written += len;
         }
     }
@@ -256,8 +273,12 @@ impl Store for ServerStore {
             .wait(true)
             .into();
         self.call(|c| Box::pin(c.delete_points(request.clone())))
-            .await
-            .map(|_| ())
+            .await?;
+        self.journal(ids.iter().copied()).await.map_err(|e| {
+            StoreError::Backend(format!(
+                "deleted but not journaled (delete them again): {e}"
+            ))
+        })
     }
 
     async fn get(&self, ids: &[Uuid]) -> Result<Vec<Memory>> {
@@ -278,15 +299,19 @@ impl Store for ServerStore {
             .await
     }
 
-    /// Never: the collection is written by other processes (gateways,
-    /// `trine ingest`, other tools) that this one does not hear of, so no
-    /// statistic kept here would stay exact.
+    /// Never here: the collection is written by other processes (gateways,
+    /// `trine ingest`); a [`crate::Tracked`] over this store keeps the
+    /// statistics, hearing of their writes through the change journal.
     fn counted(&self, _filter: &Filter) -> Counted {
         Counted::No
     }
 
-    /// Nothing to build: see [`ServerStore::counted`].
+    /// Nothing to build here: a [`crate::Tracked`] over this store keeps them.
     fn keep_counts(&self) {}
+
+    async fn changes(&self, from: i64, limit: usize) -> Result<Option<Vec<Change>>> {
+        self.journaled(from, limit).await.map(Some)
+    }
 
     fn keeping(&self) -> Keeping {
         Keeping::Not

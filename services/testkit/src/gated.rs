@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use trine_core::model::{
     CollectionInfo, CollectionSpec, Filter, Hit, Memory, Point, ScrollPage, SparseVector, TermPage,
 };
-use trine_store::{Counted, Fold, Keeping, Query, Result, Scan, Store};
+use trine_store::{Change, Counted, Fold, Keeping, Query, Result, Scan, Store};
 use uuid::Uuid;
 
 /// A real store (every call goes to it) whose document frequencies read as
@@ -83,6 +83,9 @@ impl Store for Gated {
     }
     fn keep_counts(&self) {
         self.inner.keep_counts();
+    }
+    async fn changes(&self, from: i64, limit: usize) -> Result<Option<Vec<Change>>> {
+        self.inner.changes(from, limit).await
     }
     fn keeping(&self) -> Keeping {
         if self.held() {

@@ -171,6 +171,8 @@ impl ServerStore {
             schema: PayloadSchema::default(),
             dense_dim: AtomicUsize::new(0),
             read_consistency: None,
+            journal_ready: AtomicBool::new(false),
+            journaled: AtomicUsize::new(0),
         })
     }
 

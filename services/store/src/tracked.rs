@@ -1,0 +1,376 @@
+//! [`Tracked`]: the per-tenant document frequencies of a collection that
+//! other processes write, kept in this one — so that a count of the tenant
+//! or of one term is no server call ([`Store::counted`]) on a server store
+//! too.
+//!
+//! Built from a scan of the collection when [`Store::keep_counts`] asks,
+//! then kept current from the store's change journal ([`Store::changes`]):
+//! every write trine makes to a server collection, from any process, is
+//! journaled (its ids) once it has landed. Every [`POLL`] the keeper reads
+//! the entries since its cursor (less [`OVERLAP`], for writers whose clocks
+//! or journal appends lag; an entry is applied once, by its key), reads
+//! those points again and counts the version it had counted out and the
+//! current one in. Re-reading instead of trusting a delta makes it right
+//! whatever the order the writes landed in, and whichever process made
+//! them: the statistics converge on what the collection holds, at most one
+//! poll (and the journal append) behind a write.
+//!
+//! So that a changed point's old version can be counted out, the keeper
+//! remembers what it counted of each point ([`Tally`]: tenant, validity
+//! bound, distinct tokens; about the tokens' bytes, see
+//! [`Tracked::kept_bytes`]). The scan starts after the cursor is set, so a
+//! write landing during the build is re-read after it. Statistics are kept
+//! only where the collection has a text index; a keeper that falls further
+//! behind than the journal's retention, or cannot read the store, drops them
+//! (counts go to the store) and builds them again.
+//!
+//! Writes made around trine (another tool writing the collection) are not
+//! journaled and are not seen: the collection is trine's to write.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use trine_core::model::{
+    CollectionInfo, CollectionSpec, Filter, Hit, Memory, Point, ScrollPage, SparseVector, TermPage,
+};
+use trine_core::{Fold, Frequencies, Tally};
+use uuid::Uuid;
+
+use crate::{Change, Counted, Keeping, Query, Result, Scan, Store};
+
+/// How often the journal is read.
+pub const POLL: Duration = Duration::from_millis(200);
+/// How far before its cursor the keeper reads the journal again.
+const OVERLAP: Duration = Duration::from_secs(10);
+/// Points scanned at once while building; journal entries read at once.
+const PAGE: usize = 1_024;
+/// Ids read again at once.
+const REREAD: usize = 256;
+/// The least time between a failed build and the next.
+const RETRY: Duration = Duration::from_secs(5);
+
+/// A store whose document frequencies this process keeps, hearing of every
+/// trine write through the store's change journal (see the module).
+pub struct Tracked {
+    inner: Arc<dyn Store>,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+}
+
+enum State {
+    Unkept,
+    Building,
+    Ready(Book),
+    /// No text index, or no journal: counts go to the store.
+    Off,
+}
+
+/// What the keeper knows.
+struct Book {
+    frequencies: Frequencies,
+    points: HashMap<Uuid, Tally>,
+    bytes: usize,
+}
+
+impl Book {
+    fn new(fold: Fold) -> Self {
+        Self {
+            frequencies: Frequencies::new(fold),
+            points: HashMap::new(),
+            bytes: 0,
+        }
+    }
+
+    /// `id` is now `memory` (`None`: deleted).
+    fn set(&mut self, id: Uuid, memory: Option<&Memory>) {
+        if let Some(old) = self.points.remove(&id) {
+            self.frequencies.remove_tally(&old);
+            self.bytes -= old.bytes();
+        }
+        if let Some(memory) = memory {
+            let tally = self.frequencies.tally(memory);
+            self.frequencies.add_tally(&tally);
+            self.bytes += tally.bytes();
+            self.points.insert(id, tally);
+        }
+    }
+}
+
+fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Tracked {
+    pub fn new(inner: Arc<dyn Store>) -> Self {
+        Self {
+            inner,
+            shared: Arc::new(Shared {
+                state: Mutex::new(State::Unkept),
+            }),
+        }
+    }
+
+    /// The bytes the keeper holds for its points' tallies (0 until built).
+    pub fn kept_bytes(&self) -> usize {
+        match &*locked(&self.shared.state) {
+            State::Ready(book) => book.bytes,
+            _ => 0,
+        }
+    }
+}
+
+/// The keeper: builds, then follows the journal, while the store lives.
+async fn keep(inner: Weak<dyn Store>, shared: Weak<Shared>) {
+    loop {
+        let (Some(store), Some(state)) = (inner.upgrade(), shared.upgrade()) else {
+            return;
+        };
+        match follow(store.as_ref(), &state).await {
+            Ok(()) => return,
+            Err(why) => {
+                tracing::warn!(%why, "the document frequencies of a server collection were dropped; counts go to the store until they are built again");
+                *locked(&state.state) = State::Building;
+            }
+        }
+        drop((store, state));
+        tokio::time::sleep(RETRY).await;
+    }
+}
+
+/// Builds the statistics and follows the journal; `Ok` when there is
+/// nothing to keep (no text index, no journal) or the store is gone.
+async fn follow(store: &dyn Store, shared: &Shared) -> std::result::Result<(), String> {
+    let started = Instant::now();
+    let info = store.info().await.map_err(|e| e.to_string())?;
+    let fold = match info.and_then(|i| i.text_index) {
+        Some(index) if index.tokenizer == "word" && index.lowercase => index.fold(),
+        _ => {
+            tracing::info!("no text index trine counts as the index does: counts go to the store");
+            *locked(&shared.state) = State::Off;
+            return Ok(());
+        }
+    };
+    let overlap = i64::try_from(OVERLAP.as_micros()).unwrap_or(i64::MAX);
+    let mut cursor = chrono::Utc::now().timestamp_micros() - overlap;
+    if store
+        .changes(cursor, 1)
+        .await
+        .map_err(|e| e.to_string())?
+        .is_none()
+    {
+        *locked(&shared.state) = State::Off;
+        return Ok(());
+    }
+    let mut book = Book::new(fold);
+    let mut offset = None;
+    loop {
+        let page = store
+            .scan(Scan::All, PAGE, offset)
+            .await
+            .map_err(|e| e.to_string())?;
+        for memory in &page.memories {
+            book.set(memory.id, Some(memory));
+        }
+        offset = page.next_offset;
+        if offset.is_none() {
+            break;
+        }
+    }
+    let mut applied: HashMap<Uuid, i64> = HashMap::new();
+    let mut first = true;
+    loop {
+        let behind = chrono::Utc::now().timestamp_micros() - cursor;
+        if behind > i64::try_from(crate::server::RETENTION.as_micros()).unwrap_or(i64::MAX) {
+            return Err(format!("{} s behind the journal", behind / 1_000_000));
+        }
+        let current = match reread(store, &mut cursor, overlap, &mut applied).await {
+            Ok(current) => current,
+            Err(e) if !first => {
+                // The statistics stand as they are; the next poll reads
+                // from the same cursor (until it is too far behind).
+                tracing::warn!(error = %e, "reading the change journal failed");
+                tokio::time::sleep(POLL).await;
+                continue;
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        {
+            let mut state = locked(&shared.state);
+            if first {
+                for (id, memory) in &current {
+                    book.set(*id, memory.as_ref());
+                }
+                tracing::info!(
+                    points = book.points.len(),
+                    tenants = book.frequencies.tenants(),
+                    terms = book.frequencies.entries(),
+                    bytes = book.bytes,
+                    seconds = started.elapsed().as_secs_f64(),
+                    "document frequencies built over the server collection: counts need no call"
+                );
+                *state = State::Ready(std::mem::replace(&mut book, Book::new(fold)));
+                first = false;
+            } else if let State::Ready(kept) = &mut *state {
+                for (id, memory) in &current {
+                    kept.set(*id, memory.as_ref());
+                }
+            } else {
+                return Ok(());
+            }
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// The points journaled since `cursor` (less `overlap`) by entries not
+/// applied yet, read again (`None`: deleted); the cursor moves to the last
+/// entry's stamp.
+async fn reread(
+    store: &dyn Store,
+    cursor: &mut i64,
+    overlap: i64,
+    applied: &mut HashMap<Uuid, i64>,
+) -> Result<Vec<(Uuid, Option<Memory>)>> {
+    let now = chrono::Utc::now().timestamp_micros();
+    let mut ids: HashSet<Uuid> = HashSet::new();
+    let mut from = *cursor - overlap;
+    let mut keys = Vec::new();
+    loop {
+        let changes: Vec<Change> = store.changes(from, PAGE).await?.unwrap_or_default();
+        let full = changes.len() == PAGE;
+        for change in changes {
+            from = from.max(change.seq);
+            if !applied.contains_key(&change.key) {
+                keys.push((change.key, change.seq));
+                ids.extend(change.ids);
+            }
+        }
+        if !full {
+            break;
+        }
+    }
+    let ids: Vec<Uuid> = ids.into_iter().collect();
+    let mut current: Vec<(Uuid, Option<Memory>)> = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(REREAD) {
+        let found = store.get(chunk).await?;
+        let mut found: HashMap<Uuid, Memory> = found.into_iter().map(|m| (m.id, m)).collect();
+        current.extend(chunk.iter().map(|id| (*id, found.remove(id))));
+    }
+    // Only now, with every point read again, are the entries applied; and
+    // the journal is read up to now (less the writers' allowed lag).
+    for (key, seq) in keys {
+        applied.insert(key, seq);
+        *cursor = (*cursor).max(seq);
+    }
+    *cursor = (*cursor).max(now - overlap);
+    applied.retain(|_, seq| *seq >= *cursor - 2 * overlap);
+    Ok(current)
+}
+
+#[async_trait]
+impl Store for Tracked {
+    fn backend(&self) -> &'static str {
+        self.inner.backend()
+    }
+    fn collection(&self) -> &str {
+        self.inner.collection()
+    }
+    async fn ensure_collection(&self, spec: &CollectionSpec) -> Result<CollectionInfo> {
+        self.inner.ensure_collection(spec).await
+    }
+    async fn info(&self) -> Result<Option<CollectionInfo>> {
+        self.inner.info().await
+    }
+    async fn create_text_index(&self, fold: Fold) -> Result<bool> {
+        self.inner.create_text_index(fold).await
+    }
+    async fn upsert(&self, points: Vec<Point>) -> Result<()> {
+        self.inner.upsert(points).await
+    }
+    async fn delete(&self, ids: &[Uuid]) -> Result<()> {
+        self.inner.delete(ids).await
+    }
+    async fn get(&self, ids: &[Uuid]) -> Result<Vec<Memory>> {
+        self.inner.get(ids).await
+    }
+    async fn count(&self, filter: &Filter) -> Result<u64> {
+        self.inner.count(filter).await
+    }
+    /// From the kept statistics once built (a tenant, or one term).
+    fn counted(&self, filter: &Filter) -> Counted {
+        if filter.tenant.trim().is_empty() {
+            return Counted::No;
+        }
+        match &*locked(&self.shared.state) {
+            State::Ready(book) => book
+                .frequencies
+                .count(filter)
+                .map_or(Counted::No, Counted::Exact),
+            State::Building => Counted::Later,
+            State::Unkept | State::Off => self.inner.counted(filter),
+        }
+    }
+    /// Starts the keeper (once).
+    fn keep_counts(&self) {
+        let mut state = locked(&self.shared.state);
+        if !matches!(*state, State::Unkept) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!(
+                "no async runtime to keep the document frequencies on: counts go to the store"
+            );
+            return;
+        };
+        *state = State::Building;
+        let inner: Weak<dyn Store> = Arc::downgrade(&self.inner);
+        runtime.spawn(keep(inner, Arc::downgrade(&self.shared)));
+    }
+    fn keeping(&self) -> Keeping {
+        match &*locked(&self.shared.state) {
+            State::Ready(_) => Keeping::Ready,
+            State::Building => Keeping::Building,
+            State::Unkept | State::Off => self.inner.keeping(),
+        }
+    }
+    async fn changes(&self, from: i64, limit: usize) -> Result<Option<Vec<Change>>> {
+        self.inner.changes(from, limit).await
+    }
+    async fn scroll_terms(
+        &self,
+        filter: &Filter,
+        limit: usize,
+        offset: Option<Uuid>,
+        source: bool,
+    ) -> Result<TermPage> {
+        self.inner.scroll_terms(filter, limit, offset, source).await
+    }
+    async fn scroll(
+        &self,
+        filter: &Filter,
+        limit: usize,
+        offset: Option<Uuid>,
+    ) -> Result<ScrollPage> {
+        self.inner.scroll(filter, limit, offset).await
+    }
+    async fn query(&self, query: Query) -> Result<Vec<Hit>> {
+        self.inner.query(query).await
+    }
+    async fn set_sparse(&self, vectors: Vec<(Uuid, SparseVector)>) -> Result<()> {
+        self.inner.set_sparse(vectors).await
+    }
+    async fn scan(&self, scope: Scan, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage> {
+        self.inner.scan(scope, limit, offset).await
+    }
+    async fn count_missing_sparse(&self) -> Result<u64> {
+        self.inner.count_missing_sparse().await
+    }
+    async fn optimize(&self) -> Result<()> {
+        self.inner.optimize().await
+    }
+}
