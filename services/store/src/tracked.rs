@@ -20,9 +20,10 @@
 //! bound, distinct tokens; about the tokens' bytes, see
 //! [`Tracked::kept_bytes`]). The scan starts after the cursor is set, so a
 //! write landing during the build is re-read after it. Statistics are kept
-//! only where the collection has a text index; a keeper that falls further
-//! behind than the journal's retention, or cannot read the store, drops them
-//! (counts go to the store) and builds them again.
+//! only where the collection has a text index trine's split agrees with; a
+//! keeper that falls further behind than the journal's retention, cannot
+//! build, or finds the text index folding otherwise (an upgrade: `trine
+//! text-index`) drops them (counts go to the store) and builds them again.
 //!
 //! Writes made around trine (another tool writing the collection) are not
 //! journaled and are not seen: the collection is trine's to write.
@@ -50,6 +51,9 @@ const PAGE: usize = 1_024;
 const REREAD: usize = 256;
 /// The least time between a failed build and the next.
 const RETRY: Duration = Duration::from_secs(5);
+/// Every so many polls the text index is looked at again: one folded
+/// otherwise (`trine text-index --stemmer`) makes the statistics rebuilt.
+const INDEX_EVERY: u32 = 25;
 
 /// A store whose document frequencies this process keeps, hearing of every
 /// trine write through the store's change journal (see the module).
@@ -64,7 +68,11 @@ struct Shared {
 
 enum State {
     Unkept,
+    /// The first build: a lexical-svc answers no search meanwhile.
     Building,
+    /// Built before, dropped, being built again: counts go to the store
+    /// meanwhile, and the service keeps answering.
+    Rebuilding,
     Ready(Book),
     /// No text index, or no journal: counts go to the store.
     Off,
@@ -134,7 +142,7 @@ async fn keep(inner: Weak<dyn Store>, shared: Weak<Shared>) {
             Ok(()) => return,
             Err(why) => {
                 tracing::warn!(%why, "the document frequencies of a server collection were dropped; counts go to the store until they are built again");
-                *locked(&state.state) = State::Building;
+                *locked(&state.state) = State::Rebuilding;
             }
         }
         drop((store, state));
@@ -183,7 +191,15 @@ async fn follow(store: &dyn Store, shared: &Shared) -> std::result::Result<(), S
     }
     let mut applied: HashMap<Uuid, i64> = HashMap::new();
     let mut first = true;
+    let mut polls: u32 = 0;
     loop {
+        polls = polls.wrapping_add(1);
+        if polls.is_multiple_of(INDEX_EVERY)
+            && let Ok(info) = store.info().await
+            && info.and_then(|i| i.text_index).map(|t| t.fold()) != Some(fold)
+        {
+            return Err("the text index changed".to_string());
+        }
         let behind = chrono::Utc::now().timestamp_micros() - cursor;
         if behind > i64::try_from(crate::server::RETENTION.as_micros()).unwrap_or(i64::MAX) {
             return Err(format!("{} s behind the journal", behind / 1_000_000));
@@ -311,7 +327,7 @@ impl Store for Tracked {
                 .frequencies
                 .count(filter)
                 .map_or(Counted::No, Counted::Exact),
-            State::Building => Counted::Later,
+            State::Building | State::Rebuilding => Counted::Later,
             State::Unkept | State::Off => self.inner.counted(filter),
         }
     }
@@ -335,6 +351,7 @@ impl Store for Tracked {
         match &*locked(&self.shared.state) {
             State::Ready(_) => Keeping::Ready,
             State::Building => Keeping::Building,
+            State::Rebuilding => Keeping::Not,
             State::Unkept | State::Off => self.inner.keeping(),
         }
     }
