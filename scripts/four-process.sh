@@ -49,6 +49,14 @@ dir="$work/corpus-$size"
   python3 scripts/gen-corpus.py --out "$dir" --n "$size" >"$dir.gen.txt"
 }
 server=(--qdrant "$url" --collection "four_$size" --embedder static --models "$models")
+# FOUR_CONFIG: a config file every process reads (e.g. `[lexical]
+# count_statistics = false`, to measure counts made on the server); its name
+# suffixes the runs' files.
+tag=""
+if [[ -n ${FOUR_CONFIG:-} ]]; then
+  server+=(--config "$FOUR_CONFIG")
+  tag="-$(basename "$FOUR_CONFIG" .toml)"
+fi
 "$trine" "${server[@]}" ingest "$dir/memories.jsonl" --batch 1024 \
   >"$work/four-$size-ingest.txt" 2>&1
 
@@ -85,10 +93,10 @@ for strategy in candidates sparse; do
     "$trine" "${server[@]}" --log error bench --endpoint "http://$gateway" \
       --queries "$dir/bench-queries.jsonl" --strategy "$strategy" --concurrency "$c" \
       --native sparse --duration "$duration" --warmup 5s \
-      --save "$work/four-$size-$strategy-c$c.json" >/dev/null
+      --save "$work/four-$size$tag-$strategy-c$c.json" >/dev/null
     "$trine" "${server[@]}" --log error bench \
       --queries "$dir/bench-queries.jsonl" --strategy "$strategy" --concurrency "$c" \
-      --duration "$duration" --warmup 5s --save "$work/four-$size-inproc-$strategy-c$c.json" >/dev/null
+      --duration "$duration" --warmup 5s --save "$work/four-$size$tag-inproc-$strategy-c$c.json" >/dev/null
   done
 done
 
