@@ -258,7 +258,9 @@ async fn reread(
     let mut keys = Vec::new();
     loop {
         let changes: Vec<Change> = store.changes(from, PAGE).await?.unwrap_or_default();
-        let full = changes.len() == PAGE;
+        // A full page moves `from` on (a page of one stamp cannot: appends
+        // are a round trip each, never a thousand in one microsecond).
+        let full = changes.len() == PAGE && changes.last().is_some_and(|c| c.seq > from);
         for change in changes {
             from = from.max(change.seq);
             if !applied.contains_key(&change.key) {
