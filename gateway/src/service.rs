@@ -33,9 +33,8 @@ pub struct MemoryService {
     keys: Option<Arc<Keys>>,
     /// Tenants' request rates (and, through the writer, memories held).
     quotas: Option<Arc<crate::quota::Quotas>>,
-    /// Whether the service has been ready once (or found a channel down
-    /// rather than starting): until then a search waits for it
-    /// ([`MemoryService::first_ready`]).
+    /// Whether the service has been ready once: until then a search waits
+    /// for it ([`MemoryService::first_ready`]).
     started: Arc<AtomicBool>,
 }
 
@@ -183,8 +182,7 @@ impl MemoryService {
     /// frequencies), so that no search is answered before counts are cheap
     /// — at most `budget` (the caller's deadline) or [`FIRST_READY_WAIT`],
     /// then UNAVAILABLE, with why. A channel that is down is not waited for:
-    /// the search degrades as it would later (and a lexical-svc that comes
-    /// up afterwards still refuses searches until its counts are cheap).
+    /// the search degrades as it would later.
     async fn first_ready(&self, budget: Option<Duration>) -> Result<(), Status> {
         if self.started.load(Ordering::Acquire) {
             return Ok(());
@@ -197,12 +195,7 @@ impl MemoryService {
                     self.started.store(true, Ordering::Release);
                     return Ok(());
                 }
-                // Down, not starting: not waited for, now or later (a
-                // search never pays for a health check again).
-                Err(unready) if !unready.starting => {
-                    self.started.store(true, Ordering::Release);
-                    return Ok(());
-                }
+                Err(unready) if !unready.starting => return Ok(()),
                 Err(unready) if waited.elapsed() + UNREADY_POLL >= limit => {
                     return Err(status(
                         ErrorKind::Unavailable,
