@@ -151,8 +151,8 @@ async fn keep(inner: Weak<dyn Store>, shared: Weak<Shared>) {
 }
 
 /// Builds the statistics and follows the journal; `Ok` when there is
-/// nothing to keep (no text index, no journal) or the store is gone.
-async fn follow(store: &dyn Store, shared: &Shared) -> std::result::Result<(), String> {
+/// nothing to keep (no text index, no journal) or the `Tracked` is gone.
+async fn follow(store: &dyn Store, shared: &Arc<Shared>) -> std::result::Result<(), String> {
     let started = Instant::now();
     let info = store.info().await.map_err(|e| e.to_string())?;
     let fold = match info.and_then(|i| i.text_index) {
@@ -193,6 +193,10 @@ async fn follow(store: &dyn Store, shared: &Shared) -> std::result::Result<(), S
     let mut first = true;
     let mut polls: u32 = 0;
     loop {
+        // The keeper's is the last hold: the `Tracked` is gone.
+        if Arc::strong_count(shared) == 1 {
+            return Ok(());
+        }
         polls = polls.wrapping_add(1);
         if polls.is_multiple_of(INDEX_EVERY)
             && let Ok(info) = store.info().await
