@@ -132,7 +132,13 @@ impl Frequencies {
 
     /// Counts `document` in.
     pub fn add(&mut self, document: &Document) {
-        self.add_tally(&self.tally(&document.memory));
+        let memory = &document.memory;
+        let tokens = distinct(&memory.text, self.fold);
+        self.count_in(
+            &memory.tenant,
+            bounded(memory),
+            tokens.iter().map(String::as_str),
+        );
         if let Some(sparse) = &document.sparse {
             let tenant = self
                 .tenants
@@ -162,7 +168,12 @@ impl Frequencies {
                 }
             }
         }
-        self.remove_tally(&self.tally(memory));
+        let tokens = distinct(&memory.text, self.fold);
+        self.count_out(
+            &memory.tenant,
+            bounded(memory),
+            tokens.iter().map(String::as_str),
+        );
     }
 
     /// What these statistics count of `memory`, to keep without its text.
@@ -176,10 +187,20 @@ impl Frequencies {
 
     /// Counts in a memory as [`Frequencies::tally`] took it.
     pub fn add_tally(&mut self, tally: &Tally) {
-        let tenant = self.tenants.entry(tally.tenant.to_string()).or_default();
+        self.count_in(&tally.tenant, tally.bounded, tally.tokens());
+    }
+
+    /// Counts out a memory counted in with this tally.
+    pub fn remove_tally(&mut self, tally: &Tally) {
+        self.count_out(&tally.tenant, tally.bounded, tally.tokens());
+    }
+
+    /// One point of `tenant` in: its validity bound and distinct tokens.
+    fn count_in<'a>(&mut self, tenant: &str, bounded: bool, tokens: impl Iterator<Item = &'a str>) {
+        let tenant = self.tenants.entry(tenant.to_string()).or_default();
         tenant.points += 1;
-        tenant.bounded += u64::from(tally.bounded);
-        for token in tally.tokens() {
+        tenant.bounded += u64::from(bounded);
+        for token in tokens {
             match tenant.df.get_mut(token) {
                 Some(df) => *df += 1,
                 None => {
@@ -189,14 +210,14 @@ impl Frequencies {
         }
     }
 
-    /// Counts out a memory counted in with this tally.
-    pub fn remove_tally(&mut self, tally: &Tally) {
-        let Some(tenant) = self.tenants.get_mut(&*tally.tenant) else {
+    /// One point of `tenant` out, as [`Frequencies::count_in`] counted it.
+    fn count_out<'a>(&mut self, name: &str, bounded: bool, tokens: impl Iterator<Item = &'a str>) {
+        let Some(tenant) = self.tenants.get_mut(name) else {
             return;
         };
         tenant.points = tenant.points.saturating_sub(1);
-        tenant.bounded = tenant.bounded.saturating_sub(u64::from(tally.bounded));
-        for token in tally.tokens() {
+        tenant.bounded = tenant.bounded.saturating_sub(u64::from(bounded));
+        for token in tokens {
             if let Some(df) = tenant.df.get_mut(token) {
                 *df = df.saturating_sub(1);
                 if *df == 0 {
@@ -205,7 +226,7 @@ impl Frequencies {
             }
         }
         if tenant.points == 0 {
-            self.tenants.remove(&*tally.tenant);
+            self.tenants.remove(name);
         }
     }
 

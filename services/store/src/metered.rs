@@ -61,9 +61,6 @@ impl Store for Metered {
         self.inner.keep_counts();
     }
 
-    /// Timed as `counted` where the statistics answered (a count the store
-    /// did not have to make), not timed where they did not (then the caller
-    /// counts, timed as `count`).
     async fn changes(&self, from: i64, limit: usize) -> Result<Option<Vec<Change>>> {
         self.inner.changes(from, limit).await
     }
@@ -72,6 +69,9 @@ impl Store for Metered {
         self.inner.keeping()
     }
 
+    /// Timed as `counted` where the statistics answered (a count the store
+    /// did not have to make), not timed where they did not (then the caller
+    /// counts, timed as `count`).
     fn counted(&self, filter: &Filter) -> Counted {
         let started = Instant::now();
         let counted = self.inner.counted(filter);

@@ -36,7 +36,7 @@ use serde_json::{Map, Value as Json};
 use uuid::Uuid;
 
 pub use self::cluster::{Layout, ReadConsistency};
-pub(crate) use self::journal::RETENTION;
+pub(crate) use self::journal::{RETENTION, micros, now_micros};
 use self::{convert::*, error::*, filter::*, schema::*};
 use crate::query::{Rankings, check_dim};
 use crate::{

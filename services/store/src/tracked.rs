@@ -39,6 +39,7 @@ use trine_core::model::{
 use trine_core::{Fold, Frequencies, Tally};
 use uuid::Uuid;
 
+use crate::server::{RETENTION, micros, now_micros};
 use crate::{Change, Counted, Keeping, Query, Result, Scan, Store};
 
 /// How often the journal is read.
@@ -163,8 +164,8 @@ async fn follow(store: &dyn Store, shared: &Arc<Shared>) -> std::result::Result<
             return Ok(());
         }
     };
-    let overlap = i64::try_from(OVERLAP.as_micros()).unwrap_or(i64::MAX);
-    let mut cursor = chrono::Utc::now().timestamp_micros() - overlap;
+    let overlap = micros(OVERLAP);
+    let mut cursor = now_micros() - overlap;
     if store
         .changes(cursor, 1)
         .await
@@ -204,8 +205,8 @@ async fn follow(store: &dyn Store, shared: &Arc<Shared>) -> std::result::Result<
         {
             return Err("the text index changed".to_string());
         }
-        let behind = chrono::Utc::now().timestamp_micros() - cursor;
-        if behind > i64::try_from(crate::server::RETENTION.as_micros()).unwrap_or(i64::MAX) {
+        let behind = now_micros() - cursor;
+        if behind > micros(RETENTION) {
             return Err(format!("{} s behind the journal", behind / 1_000_000));
         }
         let current = match reread(store, &mut cursor, overlap, &mut applied).await {
@@ -256,7 +257,7 @@ async fn reread(
     overlap: i64,
     applied: &mut HashMap<Uuid, i64>,
 ) -> Result<Vec<(Uuid, Option<Memory>)>> {
-    let now = chrono::Utc::now().timestamp_micros();
+    let now = now_micros();
     let mut ids: HashSet<Uuid> = HashSet::new();
     let mut from = *cursor - overlap;
     let mut keys = Vec::new();

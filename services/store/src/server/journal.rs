@@ -22,6 +22,11 @@ pub(crate) fn now_micros() -> i64 {
     Utc::now().timestamp_micros()
 }
 
+/// A span of that clock.
+pub(crate) fn micros(span: Duration) -> i64 {
+    i64::try_from(span.as_micros()).unwrap_or(i64::MAX)
+}
+
 impl ServerStore {
     fn journal_name(&self) -> String {
         format!("{}__trine_changes", self.collection)
@@ -38,17 +43,8 @@ impl ServerStore {
             .call(|c| Box::pin(c.collection_exists(name.as_str())))
             .await?;
         if !exists {
-            let mut request = CreateCollectionBuilder::new(name.as_str());
-            if let Some(shards) = self.layout.shards {
-                request = request.shard_number(shards);
-            }
-            if let Some(factor) = self.layout.replication_factor {
-                request = request.replication_factor(factor);
-            }
-            if let Some(factor) = self.layout.write_consistency_factor {
-                request = request.write_consistency_factor(factor);
-            }
-            let request: q::CreateCollection = request.into();
+            let request: q::CreateCollection =
+                laid_out(CreateCollectionBuilder::new(name.as_str()), self.layout).into();
             // Another process may have made it meanwhile.
             if let Err(e) = self
                 .call(|c| Box::pin(c.create_collection(request.clone())))
@@ -117,7 +113,7 @@ impl ServerStore {
     /// Deletes the entries older than [`RETENTION`]; a failure is only
     /// logged (the next prune takes them).
     async fn prune_journal(&self) {
-        let before = now_micros() - i64::try_from(RETENTION.as_micros()).unwrap_or(i64::MAX);
+        let before = now_micros() - micros(RETENTION);
         let filter = q::Filter::must([q::Condition::range(
             SEQ,
             q::Range {

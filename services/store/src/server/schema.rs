@@ -20,10 +20,21 @@ pub(super) fn create_request(
         SPARSE_VECTOR,
         SparseVectorParamsBuilder::default().modifier(q::Modifier::Idf),
     );
-    let mut request = CreateCollectionBuilder::new(collection)
-        .vectors_config(vectors)
-        .sparse_vectors_config(sparse)
-        .metadata(embedder_metadata(&spec.embedder));
+    laid_out(
+        CreateCollectionBuilder::new(collection)
+            .vectors_config(vectors)
+            .sparse_vectors_config(sparse)
+            .metadata(embedder_metadata(&spec.embedder)),
+        layout,
+    )
+}
+
+/// A collection's request laid out across the cluster as `layout` says
+/// (the collection's, and its change journal's).
+pub(super) fn laid_out(
+    mut request: CreateCollectionBuilder,
+    layout: Layout,
+) -> CreateCollectionBuilder {
     if let Some(shards) = layout.shards {
         request = request.shard_number(shards);
     }
