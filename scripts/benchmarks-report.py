@@ -569,10 +569,97 @@ def realtext_section(work: Path) -> list[str]:
     out += [versus_row(s, c, load(dir / f"bench-{s}-c{c}.json")) for s, c in runs]
     return out + [""]
 
+DEPLOYED_STAGES = [("lexical", "lexical call"), ("lexical.read", "read"), ("lexical.counts", "counts"),
+                   ("semantic", "semantic call"), ("semantic.query", "query"),
+                   ("fusion.call", "fusion call"), ("payload", "payload")]
+
+
+def deployed_section(work: Path) -> list[str]:
+    """trine as deployed (scripts/deployed.sh): four processes over a server and a cluster."""
+    runs = []
+    for path in work.glob("*-c*.json"):
+        topology, corpus, size, strategy, c = path.stem.split("-")
+        runs.append((("server", "cluster").index(topology), ("scale", "real").index(corpus),
+                     int(size), ("candidates", "sparse").index(strategy), int(c[1:]), path))
+    runs.sort()
+    if not runs:
+        return []
+    read = lambda name: (work / name).read_text(encoding="utf-8").strip() \
+        if (work / name).exists() else "?"
+    out = [
+        "## Deployed: four processes over a Qdrant server and a cluster",
+        "",
+        "`./scripts/deployed.sh`: `trine serve --role gateway|lexical|semantic|fusion` as four OS "
+        "processes over one Qdrant 1.19 server, and over a 3-node Qdrant cluster (shards 3, "
+        "replication 2; every trine process given all three nodes), all on loopback; the scale "
+        "corpus (`gen-corpus.py`) and real text (the first N memories of `make-devset.py --tiers "
+        "xl`) ingested with the static embedder; `trine bench --endpoint GATEWAY --native sparse "
+        "--warmup 0s` — trine, then Qdrant's best one-call hybrid in 1.19 (dense + `sparse` "
+        "prefetch, RRF; BM25 over the text index arrived in 1.20) on the same collection in the "
+        "same run. No warm-up: the first searches, on queries never seen, are measured too. "
+        "Milliseconds end to end; the counts share is the `lexical.counts` time over the search's "
+        f"(budget {BUDGET}). Runs: trine at commit `{read('commit.txt')}`, {read('profile.txt')} "
+        "profile.",
+        "",
+        "| topology | corpus | memories | strategy | load | trine p50 / p95 | trine searches/s | "
+        "native p50 / p95 | native searches/s | trine / native p50 | trine / native throughput | "
+        "counts share p50 / p95 | over the budget | errors |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for topology, corpus, size, strategy, c, path in runs:
+        r = load(path)
+        n = r.get("native") or {}
+        e, ne, cs = r["end_to_end"], n.get("end_to_end", {}), r["counts_share"]
+        errors = sum(r["errors"].values()) + sum(n.get("errors", {}).values())
+        out.append(
+            f"| {('server', 'cluster')[topology]} | {('scale', 'real text')[corpus]} | {size:,} | "
+            f"{('candidates', 'sparse')[strategy]} | concurrency {c} | {ms(e['p50'])} / "
+            f"{ms(e['p95'])} | {r['throughput']:.1f} | "
+            + (f"{ms(ne['p50'])} / {ms(ne['p95'])} | {n['throughput']:.1f} | "
+               f"{e['p50'] / ne['p50']:.2f}× | {r['throughput'] / n['throughput']:.2f}× | "
+               if ne else "– | – | – | – | ")
+            + f"{cs.get('p50', 0):.3f} / {cs.get('p95', 0):.3f} | {r['over_budget']} of {r['ok']} | "
+            f"{errors} |")
+    out += ["", "Per stage (p50, milliseconds; each service's own spans, the calls as the gateway "
+            "saw them; mesh overhead: the gateway's time beyond its slowest channel and fusion's "
+            "own work; native: one call to Qdrant, end to end):", "",
+            "| topology | corpus | memories | strategy | load | "
+            + " | ".join(label for _, label in DEPLOYED_STAGES) + " | mesh overhead | native |",
+            "| --- | --- | --- | --- | --- " + "| --- " * len(DEPLOYED_STAGES) + "| --- | --- |"]
+    for topology, corpus, size, strategy, c, path in runs:
+        r = load(path)
+        ne = (r.get("native") or {}).get("end_to_end", {})
+        cells = [ms(r["stages"][k]["p50"]) if k in r["stages"] else "–" for k, _ in DEPLOYED_STAGES]
+        out.append(f"| {('server', 'cluster')[topology]} | {('scale', 'real text')[corpus]} | "
+                   f"{size:,} | {('candidates', 'sparse')[strategy]} | concurrency {c} | "
+                   + " | ".join(cells)
+                   + f" | {ms(r['mesh_overhead']['p50'])} | {ms(ne['p50']) if ne else '–'} |")
+    ingests = []
+    for path in sorted(work.glob("*-ingest.txt")):
+        stored = [line for line in path.read_text(encoding="utf-8").splitlines()
+                  if line.startswith("stored ")]
+        ingests += [f"{path.name.removesuffix('-ingest.txt')}: {line}" for line in stored]
+    if ingests:
+        out += ["", "Ingest through trine (`trine ingest --batch 1024`, static embedder):", "",
+                "```", *ingests, "```"]
+    peaks = []
+    for path in sorted(work.glob("*-memory.txt")):
+        roles = [line.split() for line in path.read_text(encoding="utf-8").splitlines()
+                 if line.strip()]
+        peaks.append(f"{path.name.removesuffix('-memory.txt')}: "
+                     + ", ".join(f"{role} {int(kb) / 1024:.0f} MiB" for role, kb in roles))
+    if peaks:
+        out += ["", "Peak memory of each process after its runs (VmHWM):", ""]
+        out += [f"- {line}" for line in peaks]
+    return out + [""]
+
 
 def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--deployed":
+        print("\n".join(deployed_section(Path(sys.argv[2]))).rstrip())
+        return
     if len(sys.argv) != 2:
-        sys.exit("usage: benchmarks-report.py WORK_DIR")
+        sys.exit("usage: benchmarks-report.py WORK_DIR | --deployed DEPLOYED_DIR")
     work = Path(sys.argv[1])
     lines = [
         "# Benchmarks",
@@ -594,6 +681,7 @@ def main() -> None:
     lines += realtext_section(work)
     lines += scaling_section(work)
     lines += four_section(work)
+    lines += deployed_section(work / "deployed")
     print("\n".join(lines).rstrip() + "\n")
 
 

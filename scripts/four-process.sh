@@ -26,9 +26,10 @@ runs="-four-$size" # its commit and profile: $work/commit-four-SIZE.txt, profile
 # shellcheck source=lib/runs.sh
 source "$repo/scripts/lib/runs.sh"
 
-pids=()
+# shellcheck source=lib/four.sh
+source "$repo/scripts/lib/four.sh"
 cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  four_stop
   if [[ -n ${started_qdrant:-} ]]; then "$repo/../shared/qdrant/stop-qdrant" >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
@@ -60,32 +61,8 @@ fi
 "$trine" "${server[@]}" ingest "$dir/memories.jsonl" --batch 1024 \
   >"$work/four-$size-ingest.txt" 2>&1
 
-# Four processes on free loopback ports; each is ready when its health service says SERVING.
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-lexical="127.0.0.1:$(port)" semantic="127.0.0.1:$(port)" fusion="127.0.0.1:$(port)" gateway="127.0.0.1:$(port)"
-serve() { # ROLE ADDR [args...]
-  "$trine" "${server[@]}" --log error serve --role "$1" --listen "$2" --metrics off "${@:3}" \
-    >"$work/four-$size-$1.log" 2>&1 &
-  pids+=($!)
-  echo $! >"$work/four-$size-$1.pid"
-}
-serve lexical "$lexical"
-serve semantic "$semantic"
-serve fusion "$fusion"
-serve gateway "$gateway" --lexical-addr "http://$lexical" --semantic-addr "http://$semantic" \
-  --fusion-addr "http://$fusion"
-# Each ready once its own service serves (lexical-svc: its document
-# frequencies built from the collection and its change journal).
-for pair in "$lexical trine.v1.Lexical" "$semantic trine.v1.Semantic" "$fusion trine.v1.Fusion" \
-  "$gateway trine.v1.Memory"; do
-  read -r addr service <<<"$pair"
-  for _ in $(seq 1 600); do
-    "$trine" health "$addr" --service "$service" >/dev/null 2>&1 && break
-    sleep 0.2
-  done
-  "$trine" health "$addr" --service "$service" >/dev/null ||
-    { echo "four-process: $service at $addr never served" >&2; exit 1; }
-done
+# Four processes on free loopback ports, each ready when its health service says SERVING.
+four_start "$work/four-$size" "${server[@]}"
 
 for strategy in candidates sparse; do
   for c in 1 16; do
@@ -101,10 +78,7 @@ for strategy in candidates sparse; do
 done
 
 # Each role's peak resident memory, from the kernel.
-for role in gateway lexical semantic fusion; do
-  pid="$(cat "$work/four-$size-$role.pid")"
-  awk -v role="$role" '/^VmHWM:/ {print role, $2}' "/proc/$pid/status"
-done >"$work/four-$size-memory.txt"
+four_peaks >"$work/four-$size-memory.txt"
 # And the Qdrant server's, when this script started it.
 if [[ -n ${started_qdrant:-} ]]; then
   for pid in ${TRINE_QDRANT_PIDS//,/ }; do
