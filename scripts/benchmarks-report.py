@@ -622,10 +622,14 @@ def deployed_section(work: Path) -> list[str]:
             f"{errors} |")
     out += ["", "Per stage (p50, milliseconds; each service's own spans, the calls as the gateway "
             "saw them; mesh overhead: the gateway's time beyond its slowest channel and fusion's "
-            "own work; native: one call to Qdrant, end to end):", "",
+            "own work; native: one call to Qdrant, end to end). The lexical read — each term's "
+            "points with their sparse encodings, up to the cap of 256, beside the phrase reads — "
+            "is the path that sets trine's time wherever it is behind; the last column is its "
+            "p50 over native's whole call:", "",
             "| topology | corpus | memories | strategy | load | "
-            + " | ".join(label for _, label in DEPLOYED_STAGES) + " | mesh overhead | native |",
-            "| --- | --- | --- | --- | --- " + "| --- " * len(DEPLOYED_STAGES) + "| --- | --- |"]
+            + " | ".join(label for _, label in DEPLOYED_STAGES)
+            + " | mesh overhead | native | read / native |",
+            "| --- | --- | --- | --- | --- " + "| --- " * len(DEPLOYED_STAGES) + "| --- | --- | --- |"]
     for topology, corpus, size, strategy, c, path in runs:
         r = load(path)
         ne = (r.get("native") or {}).get("end_to_end", {})
@@ -633,7 +637,9 @@ def deployed_section(work: Path) -> list[str]:
         out.append(f"| {('server', 'cluster')[topology]} | {('scale', 'real text')[corpus]} | "
                    f"{size:,} | {('candidates', 'sparse')[strategy]} | concurrency {c} | "
                    + " | ".join(cells)
-                   + f" | {ms(r['mesh_overhead']['p50'])} | {ms(ne['p50']) if ne else '–'} |")
+                   + f" | {ms(r['mesh_overhead']['p50'])} | {ms(ne['p50']) if ne else '–'} | "
+                   + (f"{r['stages']['lexical.read']['p50'] / ne['p50']:.2f} |"
+                      if ne and "lexical.read" in r["stages"] else "– |"))
     ingests = []
     for path in sorted(work.glob("*-ingest.txt")):
         stored = [line for line in path.read_text(encoding="utf-8").splitlines()

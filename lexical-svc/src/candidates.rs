@@ -182,102 +182,54 @@ pub async fn candidates(
             .filter(|&(_, count)| count > 0)
             .collect();
         order.sort_by_key(|&(i, count)| (count, i));
+        let plan = Plan::of(multi, &per_term, cap);
+        let terms_apart = Apart {
+            store,
+            filter,
+            query,
+            terms: &terms,
+            cap,
+            sources,
+            keys: bm25::keys(&terms, fold),
+            span: &read_span,
+        };
+        if plan != Plan::AllTerms {
+            let (in_texts, read) = terms_apart.read(&order, plan == Plan::RarestFirst).await?;
+            return Ok((total, per_term, counts_took, in_texts, read));
+        }
+        // Every term is common: the all-terms read first (as the ADR says),
+        // and beside it the first page of the rarest term's read, with room
+        // for the whole cap (the all-terms read may bring none), so that its
+        // new points are the ones read after it ([`read_term`]).
         let mut read = Reads::new(cap);
         let mut order = order.into_iter();
         let term = |(i, count): (usize, u64)| Term {
-            count,
             span: tracing::info_span!(parent: &read_span, "lexical.read.term", term = %terms[i], count = int(count), read = field::Empty),
             filter: &term_filters[i],
         };
-        // The plan's first read, and beside it the first page of the term
-        // read next: with room for everything the first read may leave, so
-        // that its new points are the ones read after it ([`read_term`]).
-        let plan = Plan::of(multi, &per_term, cap);
-        let (first, next) = match plan {
-            Plan::NoPhrase | Plan::AllTerms => (None, order.next().map(term)),
-            Plan::RarestFirst => (order.next().map(term), order.next().map(term)),
-        };
-        let first_read = async {
-            match plan {
-                Plan::NoPhrase => Ok(None),
-                Plan::AllTerms => {
-                    let span = tracing::info_span!(parent: &read_span, "lexical.read.all_terms", terms = int(terms.len()), read = field::Empty);
-                    let page = store
-                        .scroll_terms(&with_terms(filter, &terms), cap, None, sources)
-                        .instrument(span.clone())
-                        .await?;
-                    span.record("read", int(page.points.len()));
-                    Ok(Some(page))
-                }
-                Plan::RarestFirst => match &first {
-                    Some(t) => t.page(store, cap, None, sources).await.map(Some),
-                    None => Ok(None),
-                },
-            }
-        };
-        // The rarest term, read first, leaves the cap less its count.
-        let room = first.as_ref().map_or(cap, |t| {
-            cap.saturating_sub(usize::try_from(t.count).unwrap_or(cap))
-                .max(1)
-        });
+        let next = order.next().map(term);
+        let all_span = tracing::info_span!(parent: &read_span, "lexical.read.all_terms", terms = int(terms.len()), read = field::Empty);
+        let all_terms = with_terms(filter, &terms);
+        let all_read = store
+            .scroll_terms(&all_terms, cap, None, sources)
+            .instrument(all_span.clone());
         let next_page = async {
             match &next {
-                Some(t) => t.page(store, room, None, sources).await.map(Some),
+                Some(t) => t.page(store, cap, None, sources).await.map(Some),
                 None => Ok(None),
             }
         };
-        let (first_page, next_page) = tokio::try_join!(first_read, next_page)?;
-        // What the text's phrase read is asked of.
-        let among: Among = match (plan, first_page, &first) {
-            (Plan::AllTerms, Some(page), _) => {
-                // Short of the cap, the read holds the whole all-terms set.
-                let complete = page.points.len() < cap;
-                read.extend(page.points.into_iter().map(Read::from));
-                if complete {
-                    Among::Ids(read.ids())
-                } else {
-                    Among::Everything
-                }
-            }
-            (Plan::RarestFirst, Some(page), Some(t)) => {
-                let complete = read_term(store, t.filter, sources, &mut read, page).await?;
-                t.span.record("read", int(read.list.len()));
-                if complete {
-                    // Its points hold the all-terms set: those whose term
-                    // frequencies show every term, or that have none.
-                    Among::Ids(read.holding_every(&bm25::keys(&terms, fold)))
-                } else {
-                    // The count was stale (a write in between): ask the
-                    // whole index.
-                    Among::Everything
-                }
-            }
-            _ => Among::Nothing,
-        };
-        let in_texts = async {
-            let phrase_among = |ids| Filter {
-                ids,
-                ..in_text(filter, query)
-            };
-            let memories = match among {
-                Among::Nothing => Vec::new(),
-                Among::Ids(ids) if ids.is_empty() => Vec::new(),
-                Among::Ids(ids) if ids.len() <= MAX_FILTER_IDS => {
-                    store
-                        .scroll(&phrase_among(Some(ids)), cap, None)
-                        .await?
-                        .memories
-                }
-                Among::Ids(_) | Among::Everything => {
-                    store.scroll(&phrase_among(None), cap, None).await?.memories
-                }
-            };
-            tracing::Span::current().record("read", int(memories.len()));
-            Ok::<_, StoreError>(memories)
-        }
-        .instrument(
-            tracing::info_span!(parent: &read_span, "lexical.read.phrase", read = field::Empty),
-        );
+        let (page, next_page) = tokio::try_join!(all_read, next_page)?;
+        all_span.record("read", int(page.points.len()));
+        // Short of the cap, the read holds the whole all-terms set: the
+        // text's phrase read is asked of its points; full, of the whole index.
+        let complete = page.points.len() < cap;
+        read.extend(page.points.into_iter().map(Read::from));
+        let in_texts = terms_apart
+            .phrase_among(complete.then(|| read.ids()))
+            .instrument(
+                tracing::info_span!(parent: &read_span, "lexical.read.phrase", read = field::Empty),
+            );
         // The other terms' reads, beside the text's phrase read: they leave
         // room for none of its holders, which go first in the merge below,
         // and the merge keeps the first `cap` — the same points as reading
@@ -432,11 +384,162 @@ impl Plan {
     }
 }
 
-/// What the text's phrase read is asked of.
-enum Among {
-    Nothing,
-    Ids(Vec<Uuid>),
-    Everything,
+/// The term reads of the plans without an all-terms read
+/// ([`Plan::NoPhrase`], [`Plan::RarestFirst`]), made at once, side by side:
+/// each term's points that no term read before it (rarer) holds
+/// (`Filter::no_terms`), at most the room the rarer terms can leave — `cap`
+/// less the largest of their counts. Taken in order they are the points
+/// the reads one after the other would take: a read brings no point an
+/// earlier one brought, and the room left before it is at most its limit.
+/// A read that filled its limit while room is left (a count was stale) goes
+/// on from where it stopped, in order.
+struct Apart<'a> {
+    store: &'a dyn Store,
+    filter: &'a Filter,
+    query: &'a str,
+    terms: &'a [String],
+    cap: usize,
+    sources: bool,
+    /// BM25's keys of the terms: which points hold every term.
+    keys: Vec<String>,
+    span: &'a tracing::Span,
+}
+
+/// The reads of [`Apart`] for the terms in `order` (term, count; rarest
+/// first): the position of each term read in `order` and at most how many
+/// points it reads — `cap` less the largest count of the rarer terms, which
+/// leave at most that much room; none once the rarer terms fill the cap.
+fn limits(order: &[(usize, u64)], cap: usize) -> Vec<(usize, usize)> {
+    let mut reads = Vec::with_capacity(order.len());
+    let mut largest = 0u64;
+    for (k, &(_, count)) in order.iter().enumerate() {
+        let limit = cap.saturating_sub(usize::try_from(largest).unwrap_or(cap));
+        if limit == 0 {
+            break;
+        }
+        reads.push((k, limit));
+        largest = largest.max(count);
+    }
+    reads
+}
+
+/// One term's read of [`Apart`]: its filter and at most how many points.
+struct TermRead {
+    filter: Filter,
+    limit: usize,
+    span: tracing::Span,
+}
+
+impl Apart<'_> {
+    /// The reads of the terms in `order` (rarest first): each term's
+    /// filter without the rarer terms, and its limit ([`limits`]).
+    fn plan(&self, order: &[(usize, u64)]) -> Vec<TermRead> {
+        limits(order, self.cap)
+            .into_iter()
+            .map(|(k, limit)| {
+                let (i, count) = order[k];
+                let term = &self.terms[i];
+                TermRead {
+                    filter: Filter {
+                        all_terms: vec![term.clone()],
+                        no_terms: order[..k]
+                            .iter()
+                            .map(|&(j, _)| self.terms[j].clone())
+                            .collect(),
+                        ..self.filter.clone()
+                    },
+                    limit,
+                    span: tracing::info_span!(parent: self.span, "lexical.read.term", term = %term, count = int(count), limit = int(limit), read = field::Empty),
+                }
+            })
+            .collect()
+    }
+
+    async fn page(&self, read: &TermRead) -> Result<TermPage, StoreError> {
+        let page = self
+            .store
+            .scroll_terms(&read.filter, read.limit, None, self.sources)
+            .instrument(read.span.clone())
+            .await?;
+        read.span.record("read", int(page.points.len()));
+        Ok(page)
+    }
+
+    /// The text's phrase holders (with `phrase`, asked of the rarest
+    /// term's points where its read was whole) and the terms' points.
+    async fn read(
+        &self,
+        order: &[(usize, u64)],
+        phrase: bool,
+    ) -> Result<(Vec<Memory>, Vec<Read>), StoreError> {
+        let reads = self.plan(order);
+        let Some((first, others)) = reads.split_first() else {
+            return Ok((Vec::new(), Vec::new()));
+        };
+        let first_and_phrase = async {
+            let page = self.page(first).await?;
+            if !phrase {
+                return Ok::<_, StoreError>((page, Vec::new()));
+            }
+            // Whole, the rarest term's points hold every phrase holder.
+            let among = if page.next_offset.is_none() {
+                let mut rarest = Reads::new(self.cap);
+                rarest.extend(page.points.iter().cloned().map(Read::from));
+                Some(rarest.holding_every(&self.keys))
+            } else {
+                None
+            };
+            let holders = self.phrase_among(among).instrument(
+                tracing::info_span!(parent: self.span, "lexical.read.phrase", read = field::Empty),
+            );
+            Ok((page, holders.await?))
+        };
+        let others_pages = try_join_all(others.iter().map(|r| self.page(r)));
+        let ((first_page, in_texts), others_pages) =
+            tokio::try_join!(first_and_phrase, others_pages)?;
+        let mut read = Reads::new(self.cap);
+        let mut unfinished = Vec::new();
+        for (term, page) in reads
+            .iter()
+            .zip(std::iter::once(first_page).chain(others_pages))
+        {
+            if page.points.len() >= term.limit
+                && let Some(offset) = page.next_offset
+            {
+                unfinished.push((term, offset));
+            }
+            read.extend(page.points.into_iter().map(Read::from));
+        }
+        for (term, offset) in unfinished {
+            if read.full() {
+                break;
+            }
+            let page = self
+                .store
+                .scroll_terms(&term.filter, read.room(), Some(offset), self.sources)
+                .instrument(term.span.clone())
+                .await?;
+            read_term(self.store, &term.filter, self.sources, &mut read, page).await?;
+        }
+        Ok((in_texts, read.list))
+    }
+
+    /// The memories holding the query as a phrase in their text, among
+    /// `ids` where given (none: the whole index).
+    async fn phrase_among(&self, ids: Option<Vec<Uuid>>) -> Result<Vec<Memory>, StoreError> {
+        let ids = match ids {
+            Some(ids) if ids.is_empty() => return Ok(Vec::new()),
+            Some(ids) if ids.len() <= MAX_FILTER_IDS => Some(ids),
+            _ => None,
+        };
+        let holders = Filter {
+            ids,
+            ..in_text(self.filter, self.query)
+        };
+        let memories = self.store.scroll(&holders, self.cap, None).await?.memories;
+        tracing::Span::current().record("read", int(memories.len()));
+        Ok(memories)
+    }
 }
 
 /// The points read so far, each once, in the order read, at most `cap`.
@@ -492,9 +595,8 @@ impl Reads {
     }
 }
 
-/// One term's read: its count, its span and its filter.
+/// One term's read: its span and its filter.
 struct Term<'a> {
-    count: u64,
     span: tracing::Span,
     filter: &'a Filter,
 }
@@ -667,6 +769,25 @@ mod tests {
                 *want,
                 "{counts:?} cap {cap}"
             );
+        }
+    }
+
+    #[test]
+    fn each_term_is_read_with_the_room_the_rarer_ones_can_leave() {
+        // (the counts, rarest first; cap; each read's position and limit)
+        type Row = (&'static [u64], usize, &'static [(usize, usize)]);
+        let table: &[Row] = &[
+            (&[3], 256, &[(0, 256)]),
+            (&[300], 256, &[(0, 256)]),
+            (&[10, 20, 30], 256, &[(0, 256), (1, 246), (2, 236)]),
+            (&[5, 4196, 8575], 256, &[(0, 256), (1, 251)]),
+            (&[256, 300], 256, &[(0, 256)]),
+            (&[255, 300, 400], 256, &[(0, 256), (1, 1)]),
+            (&[], 256, &[]),
+        ];
+        for (counts, cap, want) in table {
+            let order: Vec<(usize, u64)> = counts.iter().copied().enumerate().collect();
+            assert_eq!(limits(&order, *cap), *want, "{counts:?} cap {cap}");
         }
     }
 

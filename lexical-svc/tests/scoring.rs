@@ -300,3 +300,107 @@ async fn the_cap_keeps_the_holders_then_the_rarest_terms_points_in_id_order() {
     assert_eq!(got, [20, 31, 32]);
     assert!(found.list.iter().all(|c| !c.verbatim));
 }
+
+/// Whatever the counts and the cap, the points listed are those of the
+/// reads one after the other: the phrase holders, the all-terms points,
+/// then each term's points rarest first, in point-id order, each point
+/// once, the first `cap` — though the terms are read side by side, each
+/// without the rarer terms' points.
+#[tokio::test]
+async fn the_terms_read_side_by_side_list_the_points_of_the_reads_in_turn() {
+    let (_dir, store, _) = new_collection().await;
+    // Five words of falling frequency; point n holds word w where n is a
+    // multiple of w's step, in an order that makes some phrases.
+    let words = ["alpha", "bravo", "charlie", "delta", "echo"];
+    let steps = [2u128, 3, 5, 7, 11];
+    let texts: Vec<(u128, String)> = (1..=400u128)
+        .map(|n| {
+            let mut held: Vec<&str> = words
+                .iter()
+                .zip(steps)
+                .filter(|&(_, step)| n % step == 0)
+                .map(|(w, _)| *w)
+                .collect();
+            if n % 4 == 0 {
+                held.reverse();
+            }
+            (n, format!("{} filler{}", held.join(" "), n % 13))
+        })
+        .collect();
+    let points: Vec<Point> = texts
+        .iter()
+        .map(|(n, text)| Point {
+            memory: Memory::new(Uuid::from_u128(*n), TENANT, text.as_str()),
+            dense: vec![1.0, 0.0, 0.0, 0.0],
+            sparse: Some(sparse::encode_text(text, Fold::ASCII)),
+        })
+        .collect();
+    store.upsert(points).await.unwrap();
+    let counter = Counter::new(store.clone(), CountCacheConfig::default());
+    let texts_of = Texts {
+        fold: Fold::ASCII,
+        source_phrases: true,
+    };
+    let holds = |text: &str, word: &str| text.split(' ').any(|w| w == word);
+    let queries = [
+        "alpha bravo",
+        "bravo alpha",
+        "charlie delta",
+        "delta echo alpha",
+        "echo charlie bravo alpha",
+        "alpha nowhere",
+        "echo",
+        "delta charlie",
+    ];
+    for query in queries {
+        let query_words: Vec<&str> = query.split(' ').collect();
+        let of = |word: &str| -> Vec<u128> {
+            texts
+                .iter()
+                .filter(|(_, text)| holds(text, word))
+                .map(|(n, _)| *n)
+                .collect()
+        };
+        let holders: Vec<u128> = if query_words.len() > 1 {
+            texts
+                .iter()
+                .filter(|(_, text)| text.contains(query))
+                .map(|(n, _)| *n)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let every: Vec<u128> = texts
+            .iter()
+            .filter(|(_, text)| query_words.iter().all(|w| holds(text, w)))
+            .map(|(n, _)| *n)
+            .collect();
+        let mut by_count: Vec<(usize, Vec<u128>)> =
+            query_words.iter().map(|w| of(w)).enumerate().collect();
+        by_count.sort_by_key(|(i, points)| (points.len(), *i));
+        for cap in [1usize, 5, 20, 60, 130, 256] {
+            let mut seen = std::collections::HashSet::new();
+            let want: std::collections::BTreeSet<u128> = holders
+                .iter()
+                .chain(&every)
+                .chain(by_count.iter().flat_map(|(_, points)| points))
+                .copied()
+                .filter(|n| seen.insert(*n))
+                .take(cap)
+                .collect();
+            let found = candidates(
+                store.as_ref(),
+                &counter,
+                query,
+                texts_of,
+                &Filter::tenant(TENANT),
+                cap,
+            )
+            .await
+            .unwrap();
+            let got: std::collections::BTreeSet<u128> =
+                found.list.iter().map(|c| c.id.as_u128()).collect();
+            assert_eq!(got, want, "{query:?} cap {cap}");
+        }
+    }
+}

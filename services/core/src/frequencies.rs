@@ -269,6 +269,7 @@ impl Frequencies {
             created_until,
             valid_at,
             all_terms,
+            no_terms,
             any_terms,
             phrase,
             source_phrase,
@@ -279,6 +280,7 @@ impl Frequencies {
             && source_prefix.is_none()
             && created_from.is_none()
             && created_until.is_none()
+            && no_terms.is_empty()
             && any_terms.is_none()
             && phrase.is_none()
             && source_phrase.is_none()

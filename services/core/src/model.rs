@@ -78,6 +78,10 @@ pub struct Filter {
     pub valid_at: Option<DateTime<Utc>>,
     /// Every one of these terms is in the text (one full-text condition each).
     pub all_terms: Vec<String>,
+    /// None of these terms is in the text (one full-text condition each,
+    /// under `must_not`): a term's read that leaves out the points of the
+    /// terms read before it.
+    pub no_terms: Vec<String>,
     /// At least one of these terms is in the text (the lexical gate).
     /// `Some(empty)` is refused: an empty gate never means match-all.
     pub any_terms: Option<Vec<String>>,

@@ -1700,6 +1700,33 @@ async fn term_gate_and_phrase_filters(store: &dyn Store) {
             vec![fox, reversed],
         ),
         (
+            "brown without quick",
+            Filter {
+                all_terms: strings(&["brown"]),
+                no_terms: strings(&["quick"]),
+                ..base.clone()
+            },
+            vec![bear],
+        ),
+        (
+            "brown without bear or thinking, in capitals",
+            Filter {
+                all_terms: strings(&["brown"]),
+                no_terms: strings(&["BEAR", "thinking"]),
+                ..base.clone()
+            },
+            vec![fox, reversed],
+        ),
+        (
+            "without a term no point holds",
+            Filter {
+                all_terms: strings(&["fox"]),
+                no_terms: strings(&["nowhere"]),
+                ..base.clone()
+            },
+            vec![fox, reversed],
+        ),
+        (
             "among some points",
             Filter {
                 ids: Some(vec![fox, bear, Uuid::new_v4()]),

@@ -46,6 +46,11 @@ pub(super) fn to_qdrant(filter: &Filter, layout: &PayloadSchema) -> Result<qe::F
     for term in &filter.all_terms {
         must.extend(text(term, "all_terms", layout)?);
     }
+    let must_not = filter
+        .no_terms
+        .iter()
+        .map(|term| Ok(one(text(term, "no_terms", layout)?)))
+        .collect::<Result<Vec<_>>>()?;
     if let Some(gate) = &filter.any_terms {
         if gate.is_empty() {
             return Err(StoreError::invalid(
@@ -84,6 +89,7 @@ pub(super) fn to_qdrant(filter: &Filter, layout: &PayloadSchema) -> Result<qe::F
     }
     Ok(qe::Filter {
         must: Some(must),
+        must_not: (!must_not.is_empty()).then_some(must_not),
         ..qe::Filter::new()
     })
 }

@@ -42,6 +42,18 @@ pub(super) fn qdrant_filter(f: &Filter, layout: &PayloadSchema) -> Result<q::Fil
             Matching::AllTokens,
         ));
     }
+    let mut must_not = Vec::with_capacity(f.no_terms.len());
+    for term in &f.no_terms {
+        let conditions = full_text(
+            &layout.text,
+            &non_blank("no_terms term", term)?,
+            Matching::AllTokens,
+        );
+        must_not.push(match <[q::Condition; 1]>::try_from(conditions) {
+            Ok([one]) => one,
+            Err(all) => q::Filter::must(all).into(),
+        });
+    }
     if let Some(any) = &f.any_terms {
         if any.is_empty() {
             return Err(StoreError::invalid(
@@ -78,7 +90,11 @@ pub(super) fn qdrant_filter(f: &Filter, layout: &PayloadSchema) -> Result<q::Fil
         crate::check_ids(ids)?;
         must.push(q::Condition::has_id(ids.iter().map(|id| id.to_string())));
     }
-    Ok(q::Filter::must(must))
+    Ok(q::Filter {
+        must,
+        must_not,
+        ..q::Filter::default()
+    })
 }
 
 /// The `must` conditions of one full-text match on `key`, guarded as
