@@ -574,11 +574,39 @@ DEPLOYED_STAGES = [("lexical", "lexical call"), ("lexical.read", "read"), ("lexi
                    ("fusion.call", "fusion call"), ("payload", "payload")]
 
 
+def native_of(path: Path, run: dict) -> dict:
+    """Native's report of a deployed run: inside it, or beside it (RUN.native.json)."""
+    beside = path.with_suffix(".native.json")
+    return run.get("native") or (load(beside) if beside.exists() else {})
+
+
+def cpu_of(path: Path) -> dict[str, dict[str, float]]:
+    """CPU seconds by process of each phase of a deployed run (deployed.sh's `measured`)."""
+    if not path.exists():
+        return {}
+    phases: dict[str, dict[str, float]] = {}
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for i in range(0, len(lines) - 5, 6):
+        label = lines[i].strip()
+        fields = {line.split(" ", 1)[0]: line.split(" ", 1)[1].split() if " " in line else []
+                  for line in lines[i + 1:i + 6]}
+        tick = float(fields["ticks"][0])
+        spent: dict[str, float] = {}
+        for name, a, b in zip(fields["names"], fields["before"], fields["after"]):
+            spent[name] = spent.get(name, 0) + (int(b) - int(a)) / tick
+        spent["load"] = sum(float(x) for x in fields["client"])
+        phases[label] = spent
+    return phases
+
+
 def deployed_section(work: Path) -> list[str]:
     """trine as deployed (scripts/deployed.sh): four processes over a server and a cluster."""
     runs = []
     for path in work.glob("*-c*.json"):
-        topology, corpus, size, strategy, c = path.stem.split("-")
+        parts = path.stem.split("-")
+        if len(parts) != 5 or not parts[4][1:].isdigit():
+            continue  # a native run (RUN.native.json), read beside its trine run
+        topology, corpus, size, strategy, c = parts
         runs.append((("server", "cluster").index(topology), ("scale", "real").index(corpus),
                      int(size), ("candidates", "sparse").index(strategy), int(c[1:]), path))
     runs.sort()
@@ -593,10 +621,11 @@ def deployed_section(work: Path) -> list[str]:
         "processes over one Qdrant 1.19 server, and over a 3-node Qdrant cluster (shards 3, "
         "replication 2; every trine process given all three nodes), all on loopback; the scale "
         "corpus (`gen-corpus.py`) and real text (the first N memories of `make-devset.py --tiers "
-        "xl`) ingested with the static embedder; `trine bench --endpoint GATEWAY --native sparse "
-        "--warmup 0s` — trine, then Qdrant's best one-call hybrid in 1.19 (dense + `sparse` "
-        "prefetch, RRF; BM25 over the text index arrived in 1.20) on the same collection in the "
-        "same run. No warm-up: the first searches, on queries never seen, are measured too. "
+        "xl`) ingested with the static embedder; `trine bench --endpoint GATEWAY --warmup 0s`, "
+        "then at once `trine bench --native sparse --native-only --warmup 0s`: Qdrant's best "
+        "one-call hybrid in 1.19 (dense + `sparse` prefetch, RRF; BM25 over the text index "
+        "arrived in 1.20) on the same collection, with the same queries, concurrency and "
+        "duration. No warm-up: the first searches, on queries never seen, are measured too. "
         "Milliseconds end to end; the counts share is the `lexical.counts` time over the search's "
         f"(budget {BUDGET}). Runs: trine at commit `{read('commit.txt')}`, {read('profile.txt')} "
         "profile.",
@@ -608,7 +637,7 @@ def deployed_section(work: Path) -> list[str]:
     ]
     for topology, corpus, size, strategy, c, path in runs:
         r = load(path)
-        n = r.get("native") or {}
+        n = native_of(path, r)
         e, ne, cs = r["end_to_end"], n.get("end_to_end", {}), r["counts_share"]
         errors = sum(r["errors"].values()) + sum(n.get("errors", {}).values())
         out.append(
@@ -632,7 +661,7 @@ def deployed_section(work: Path) -> list[str]:
             "| --- | --- | --- | --- | --- " + "| --- " * len(DEPLOYED_STAGES) + "| --- | --- | --- |"]
     for topology, corpus, size, strategy, c, path in runs:
         r = load(path)
-        ne = (r.get("native") or {}).get("end_to_end", {})
+        ne = native_of(path, r).get("end_to_end", {})
         cells = [ms(r["stages"][k]["p50"]) if k in r["stages"] else "–" for k, _ in DEPLOYED_STAGES]
         out.append(f"| {('server', 'cluster')[topology]} | {('scale', 'real text')[corpus]} | "
                    f"{size:,} | {('candidates', 'sparse')[strategy]} | concurrency {c} | "
@@ -640,6 +669,32 @@ def deployed_section(work: Path) -> list[str]:
                    + f" | {ms(r['mesh_overhead']['p50'])} | {ms(ne['p50']) if ne else '–'} | "
                    + (f"{r['stages']['lexical.read']['p50'] / ne['p50']:.2f} |"
                       if ne and "lexical.read" in r["stages"] else "– |"))
+    cpu_rows = []
+    for topology, corpus, size, strategy, c, path in runs:
+        cpu = cpu_of(path.with_suffix(".cpu.txt"))
+        r, n = load(path), native_of(path, load(path))
+        if "trine" not in cpu or "native" not in cpu or not n:
+            continue
+        t = {k: v * 1000 / max(r["ok"], 1) for k, v in cpu["trine"].items()}
+        q = {k: v * 1000 / max(n["ok"], 1) for k, v in cpu["native"].items()}
+        roles = [t.get(role, 0) for role in ("lexical", "semantic", "fusion", "gateway")]
+        total_t, total_q = sum(t.values()), sum(q.values())
+        cpu_rows.append(
+            f"| {('server', 'cluster')[topology]} | {('scale', 'real text')[corpus]} | {size:,} | "
+            f"{('candidates', 'sparse')[strategy]} | concurrency {c} | {t.get('qdrant', 0):.2f} | "
+            + " | ".join(f"{x:.2f}" for x in roles)
+            + f" | {t.get('load', 0):.2f} | {total_t:.2f} | {q.get('qdrant', 0):.2f} | "
+            f"{q.get('load', 0):.2f} | {total_q:.2f} | {total_t / total_q:.2f}× |")
+    if cpu_rows:
+        out += ["", "CPU per search (milliseconds of user + system time, every process of the "
+                "run over the searches it answered; Qdrant: all its nodes; load: `trine bench` "
+                "itself, which for native also embeds the query). On 2 cores under load, "
+                "throughput is the inverse of this total:", "",
+                "| topology | corpus | memories | strategy | load | trine: Qdrant | lexical | "
+                "semantic | fusion | gateway | load | total | native: Qdrant | load | total | "
+                "trine / native |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | "
+                "--- | --- | --- |", *cpu_rows]
     ingests = []
     for path in sorted(work.glob("*-ingest.txt")):
         stored = [line for line in path.read_text(encoding="utf-8").splitlines()

@@ -5,7 +5,7 @@
 # replication 2), on the scale corpus (scripts/gen-corpus.py) and on real text
 # (the first N memories of make-devset.py's xl tier: Debian package
 # descriptions and changelogs, man pages, sources), at each size and
-# concurrency, each run beside Qdrant's best one-call hybrid in 1.19 (dense +
+# concurrency, each run followed by Qdrant's best one-call hybrid in 1.19 (dense +
 # `sparse` prefetch fused by RRF; BM25 over the text index arrived in 1.20) on
 # the same collection in the same run. Every row has the counts share p50/p95
 # and the searches over the budget; no warm-up, so that the first, fresh
@@ -52,6 +52,27 @@ cleanup() {
   if [[ -n $qdrant_up ]]; then "$stop" >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
+
+# Runs CMD, appending to FILE what each process spent on CPU meanwhile
+# (seconds, user + system): the Qdrant nodes and trine's roles from /proc,
+# the command itself (the load generator) from bash's `time`.
+measured() { # FILE LABEL CMD...
+  local file=$1 label=$2 names=() pids=() pid entry role
+  for pid in ${TRINE_QDRANT_PIDS//,/ }; do names+=(qdrant); pids+=("$pid"); done
+  for entry in "${four_roles[@]}"; do
+    read -r role pid <<<"$entry"
+    names+=("$role")
+    pids+=("$pid")
+  done
+  ticks() { for pid in "${pids[@]}"; do awk '{printf "%d ", $14 + $15}' "/proc/$pid/stat"; done; }
+  local before after client
+  before="$(ticks)"
+  client="$({ TIMEFORMAT='%U %S'; time "${@:3}" >/dev/null 2>>"$file.log"; } 2>&1)" ||
+    { echo "deployed: $label run failed: $(tail -3 "$file.log")" >&2; exit 1; }
+  after="$(ticks)"
+  printf '%s\nnames %s\nticks %s\nbefore %s\nafter %s\nclient %s\n' "$label" "${names[*]}" \
+    "$(getconf CLK_TCK)" "$before" "$after" "$client" >>"$file"
+}
 
 # The corpus of N memories and its queries: DIR with memories.jsonl and bench-queries.jsonl.
 corpus_of() { # CORPUS N -> DIR
@@ -100,10 +121,17 @@ for topology in $topologies; do
       for strategy in $strategies; do
         for c in $concurrency; do
           echo "deployed: $topology, $corpus $size, $strategy, concurrency $c" >&2
-          "$trine" "${server[@]}" --log error bench --endpoint "http://$gateway" \
-            --queries "$dir/bench-queries.jsonl" --strategy "$strategy" --concurrency "$c" \
-            --native sparse --duration "$duration" --warmup 0s \
-            --save "$at-$strategy-c$c.json" >/dev/null
+          run="$at-$strategy-c$c"
+          : >"$run.cpu.txt"
+          # trine through the gateway, then Qdrant's one call alone, each
+          # with the CPU every process spent on it.
+          measured "$run.cpu.txt" trine "$trine" "${server[@]}" --log error bench \
+            --endpoint "http://$gateway" --queries "$dir/bench-queries.jsonl" \
+            --strategy "$strategy" --concurrency "$c" --duration "$duration" --warmup 0s \
+            --save "$run.json"
+          measured "$run.cpu.txt" native "$trine" "${server[@]}" --log error bench \
+            --queries "$dir/bench-queries.jsonl" --concurrency "$c" --native sparse --native-only \
+            --duration "$duration" --warmup 0s --save "$run.native.json"
         done
       done
       four_peaks >"$at-memory.txt"

@@ -10,7 +10,7 @@ use trine_core::bm25::{self, Bm25Params, CorpusStats, TermCounts};
 use trine_core::model::{Filter, MAX_FILTER_IDS, Memory, SparseVector, TermPage, TermPoint};
 use trine_core::terms::{self, terms};
 use trine_core::{ErrorKind, Fold, Verbatim, sparse};
-use trine_store::{Store, StoreError};
+use trine_store::{BatchPage, BatchRead, Store, StoreError};
 use trine_telemetry::int;
 use uuid::Uuid;
 
@@ -151,27 +151,13 @@ pub async fn candidates(
     .instrument(counts_span);
     // Beyond the ADR: the points holding the query as a phrase are read
     // first, so that the cap never drops a verbatim match (the all-terms set
-    // follows point-id order and can exceed the cap). The sources' phrase
-    // read (a source holds the query without the text holding its terms)
-    // starts at once; the text's waits for the counts, since every text
-    // holding the phrase holds each of its terms ([`Plan`]).
+    // follows point-id order and can exceed the cap): the text's, and the
+    // source's (a source holds the query without the text holding its
+    // terms). The reads the plan makes at once go to the store as one batch
+    // (`Store::read_batch`: one call to a server).
     let multi = terms.len() >= 2;
+    let in_sources = multi && texts.source_phrases;
     let read_started = Instant::now();
-    let in_sources = async {
-        let memories = if multi && texts.source_phrases {
-            store
-                .scroll(&in_source(filter, query), cap, None)
-                .await?
-                .memories
-        } else {
-            Vec::new()
-        };
-        tracing::Span::current().record("read", int(memories.len()));
-        Ok::<_, StoreError>(memories)
-    }
-    .instrument(
-        tracing::info_span!(parent: &read_span, "lexical.read.phrase.sources", read = field::Empty),
-    );
     let rest = async {
         let (total, per_term, counts_took) = counts.await?;
         // Each term's points, rarest first, while room is left.
@@ -190,17 +176,19 @@ pub async fn candidates(
             terms: &terms,
             cap,
             sources,
-            keys: bm25::keys(&terms, fold),
             span: &read_span,
         };
         if plan != Plan::AllTerms {
-            let (in_texts, read) = terms_apart.read(&order, plan == Plan::RarestFirst).await?;
-            return Ok((total, per_term, counts_took, in_texts, read));
+            let (in_texts, in_sources, read) = terms_apart
+                .read(&order, plan == Plan::RarestFirst, in_sources)
+                .await?;
+            return Ok((total, per_term, counts_took, in_texts, in_sources, read));
         }
         // Every term is common: the all-terms read first (as the ADR says),
-        // and beside it the first page of the rarest term's read, with room
-        // for the whole cap (the all-terms read may bring none), so that its
-        // new points are the ones read after it ([`read_term`]).
+        // and in the same batch the first page of the rarest term's read,
+        // with room for the whole cap (the all-terms read may bring none), so
+        // that its new points are the ones read after it ([`read_term`]), and
+        // the sources' phrase read.
         let mut read = Reads::new(cap);
         let mut order = order.into_iter();
         let term = |(i, count): (usize, u64)| Term {
@@ -208,19 +196,25 @@ pub async fn candidates(
             filter: &term_filters[i],
         };
         let next = order.next().map(term);
-        let all_span = tracing::info_span!(parent: &read_span, "lexical.read.all_terms", terms = int(terms.len()), read = field::Empty);
-        let all_terms = with_terms(filter, &terms);
-        let all_read = store
-            .scroll_terms(&all_terms, cap, None, sources)
-            .instrument(all_span.clone());
-        let next_page = async {
-            match &next {
-                Some(t) => t.page(store, cap, None, sources).await.map(Some),
-                None => Ok(None),
-            }
+        let mut batch = vec![BatchRead::Terms {
+            filter: with_terms(filter, &terms),
+            limit: cap,
+            source: sources,
+        }];
+        batch.extend(next.as_ref().map(|t| BatchRead::Terms {
+            filter: t.filter.clone(),
+            limit: cap,
+            source: sources,
+        }));
+        batch.extend(in_sources.then(|| terms_apart.in_sources()));
+        let mut pages = terms_apart.batch(&batch).await?;
+        let page = answer(pages.next().and_then(BatchPage::terms))?;
+        tracing::info_span!(parent: &read_span, "lexical.read.all_terms", terms = int(terms.len()), read = int(page.points.len()));
+        let next_page = match &next {
+            Some(_) => pages.next().and_then(BatchPage::terms),
+            None => None,
         };
-        let (page, next_page) = tokio::try_join!(all_read, next_page)?;
-        all_span.record("read", int(page.points.len()));
+        let in_sources = terms_apart.sources_found(in_sources, pages.next())?;
         // Short of the cap, the read holds the whole all-terms set: the
         // text's phrase read is asked of its points; full, of the whole index.
         let complete = page.points.len() < cap;
@@ -257,10 +251,9 @@ pub async fn candidates(
             Ok::<_, StoreError>(read.list)
         };
         let (in_texts, read) = tokio::try_join!(in_texts, terms_read)?;
-        Ok::<_, StoreError>((total, per_term, counts_took, in_texts, read))
+        Ok::<_, StoreError>((total, per_term, counts_took, in_texts, in_sources, read))
     };
-    let (in_sources, (total, per_term, counts_took, in_texts, rest)) =
-        tokio::try_join!(in_sources, rest)?;
+    let (total, per_term, counts_took, in_texts, in_sources, rest) = rest.await?;
     // The phrase holders first (read with their texts; the text's, then the
     // source's), then the rest.
     let mut seen: HashSet<Uuid> = HashSet::new();
@@ -400,8 +393,6 @@ struct Apart<'a> {
     terms: &'a [String],
     cap: usize,
     sources: bool,
-    /// BM25's keys of the terms: which points hold every term.
-    keys: Vec<String>,
     span: &'a tracing::Span,
 }
 
@@ -421,6 +412,14 @@ fn limits(order: &[(usize, u64)], cap: usize) -> Vec<(usize, usize)> {
         largest = largest.max(count);
     }
     reads
+}
+
+/// A read of a batch as asked: a store that answers a batch with fewer
+/// pages, or another kind, is broken.
+fn answer<T>(found: Option<T>) -> Result<T, StoreError> {
+    found.ok_or_else(|| {
+        StoreError::Backend("the store answered a batch of reads out of shape".to_string())
+    })
 }
 
 /// One term's read of [`Apart`]: its filter and at most how many points.
@@ -455,54 +454,74 @@ impl Apart<'_> {
             .collect()
     }
 
-    async fn page(&self, read: &TermRead) -> Result<TermPage, StoreError> {
-        let page = self
-            .store
-            .scroll_terms(&read.filter, read.limit, None, self.sources)
-            .instrument(read.span.clone())
-            .await?;
-        read.span.record("read", int(page.points.len()));
-        Ok(page)
+    /// The batch read of `reads`, under a `lexical.read.batch` span: the
+    /// pages in the order asked.
+    async fn batch(
+        &self,
+        reads: &[BatchRead],
+    ) -> Result<std::vec::IntoIter<BatchPage>, StoreError> {
+        let span =
+            tracing::info_span!(parent: self.span, "lexical.read.batch", reads = int(reads.len()));
+        let pages = self.store.read_batch(reads).instrument(span).await?;
+        Ok(pages.into_iter())
     }
 
-    /// The text's phrase holders (with `phrase`, asked of the rarest
-    /// term's points where its read was whole) and the terms' points.
+    /// The sources' phrase read.
+    fn in_sources(&self) -> BatchRead {
+        BatchRead::Memories {
+            filter: in_source(self.filter, self.query),
+            limit: self.cap,
+        }
+    }
+
+    /// What the sources' phrase read found, where it was made.
+    fn sources_found(
+        &self,
+        made: bool,
+        page: Option<BatchPage>,
+    ) -> Result<Vec<Memory>, StoreError> {
+        if !made {
+            return Ok(Vec::new());
+        }
+        let found = answer(page.and_then(BatchPage::memories))?;
+        tracing::info_span!(parent: self.span, "lexical.read.phrase.sources", read = int(found.len()));
+        Ok(found)
+    }
+
+    /// One batch: the terms' reads, the text's phrase read (with
+    /// `phrase`: every text holding the phrase holds each term, so where
+    /// the rarest term's points fit in the cap the phrase filter alone
+    /// reads among them) and the sources' (with `in_sources`). The text's
+    /// phrase holders, the sources', and the terms' points in turn.
     async fn read(
         &self,
         order: &[(usize, u64)],
         phrase: bool,
-    ) -> Result<(Vec<Memory>, Vec<Read>), StoreError> {
+        in_sources: bool,
+    ) -> Result<(Vec<Memory>, Vec<Memory>, Vec<Read>), StoreError> {
         let reads = self.plan(order);
-        let Some((first, others)) = reads.split_first() else {
-            return Ok((Vec::new(), Vec::new()));
-        };
-        let first_and_phrase = async {
-            let page = self.page(first).await?;
-            if !phrase {
-                return Ok::<_, StoreError>((page, Vec::new()));
-            }
-            // Whole, the rarest term's points hold every phrase holder.
-            let among = if page.next_offset.is_none() {
-                let mut rarest = Reads::new(self.cap);
-                rarest.extend(page.points.iter().cloned().map(Read::from));
-                Some(rarest.holding_every(&self.keys))
-            } else {
-                None
-            };
-            let holders = self.phrase_among(among).instrument(
-                tracing::info_span!(parent: self.span, "lexical.read.phrase", read = field::Empty),
-            );
-            Ok((page, holders.await?))
-        };
-        let others_pages = try_join_all(others.iter().map(|r| self.page(r)));
-        let ((first_page, in_texts), others_pages) =
-            tokio::try_join!(first_and_phrase, others_pages)?;
+        let mut batch: Vec<BatchRead> = reads
+            .iter()
+            .map(|r| BatchRead::Terms {
+                filter: r.filter.clone(),
+                limit: r.limit,
+                source: self.sources,
+            })
+            .collect();
+        batch.extend(phrase.then(|| BatchRead::Memories {
+            filter: in_text(self.filter, self.query),
+            limit: self.cap,
+        }));
+        batch.extend(in_sources.then(|| self.in_sources()));
+        if batch.is_empty() {
+            return Ok((Vec::new(), Vec::new(), Vec::new()));
+        }
+        let mut pages = self.batch(&batch).await?;
         let mut read = Reads::new(self.cap);
         let mut unfinished = Vec::new();
-        for (term, page) in reads
-            .iter()
-            .zip(std::iter::once(first_page).chain(others_pages))
-        {
+        for term in &reads {
+            let page = answer(pages.next().and_then(BatchPage::terms))?;
+            term.span.record("read", int(page.points.len()));
             if page.points.len() >= term.limit
                 && let Some(offset) = page.next_offset
             {
@@ -510,6 +529,14 @@ impl Apart<'_> {
             }
             read.extend(page.points.into_iter().map(Read::from));
         }
+        let in_texts = if phrase {
+            let found = answer(pages.next().and_then(BatchPage::memories))?;
+            tracing::info_span!(parent: self.span, "lexical.read.phrase", read = int(found.len()));
+            found
+        } else {
+            Vec::new()
+        };
+        let in_sources = self.sources_found(in_sources, pages.next())?;
         for (term, offset) in unfinished {
             if read.full() {
                 break;
@@ -521,7 +548,7 @@ impl Apart<'_> {
                 .await?;
             read_term(self.store, &term.filter, self.sources, &mut read, page).await?;
         }
-        Ok((in_texts, read.list))
+        Ok((in_texts, in_sources, read.list))
     }
 
     /// The memories holding the query as a phrase in their text, among
@@ -579,19 +606,6 @@ impl Reads {
 
     fn ids(&self) -> Vec<Uuid> {
         self.list.iter().map(|r| r.id).collect()
-    }
-
-    /// The points whose term frequencies show every one of `terms`, and
-    /// those read without them (they may hold every term).
-    fn holding_every(&self, keys: &[String]) -> Vec<Uuid> {
-        self.list
-            .iter()
-            .filter(|r| {
-                r.tf.as_ref()
-                    .is_none_or(|tf| TermCounts::of_sparse(keys, tf).tf.iter().all(|n| *n > 0))
-            })
-            .map(|r| r.id)
-            .collect()
     }
 }
 
@@ -792,8 +806,7 @@ mod tests {
     }
 
     #[test]
-    fn the_points_holding_every_term_include_those_without_frequencies() {
-        let terms = vec!["billing".to_string(), "retry".to_string()];
+    fn the_reads_keep_each_point_once_up_to_the_cap() {
         let point = |n: u128, text: Option<&str>| Read {
             id: Uuid::from_u128(n),
             source: None,
@@ -810,6 +823,6 @@ mod tests {
         ]);
         assert!(read.full());
         assert_eq!(read.ids(), [1, 2, 3].map(Uuid::from_u128));
-        assert_eq!(read.holding_every(&terms), [1, 3].map(Uuid::from_u128));
+        assert_eq!(read.room(), 0);
     }
 }

@@ -177,6 +177,26 @@ pub trait Store: Send + Sync + 'static {
         source: bool,
     ) -> Result<TermPage>;
 
+    /// Each read's first page, as [`Store::scroll_terms`] and
+    /// [`Store::scroll`] read it, in the order asked: the reads a search can
+    /// make at once. A server store makes them one call (Qdrant's batch
+    /// query); the others read them side by side.
+    async fn read_batch(&self, reads: &[BatchRead]) -> Result<Vec<BatchPage>> {
+        futures::future::try_join_all(reads.iter().map(|read| async move {
+            Ok(match read {
+                BatchRead::Terms {
+                    filter,
+                    limit,
+                    source,
+                } => BatchPage::Terms(self.scroll_terms(filter, *limit, None, *source).await?),
+                BatchRead::Memories { filter, limit } => {
+                    BatchPage::Memories(self.scroll(filter, *limit, None).await?.memories)
+                }
+            })
+        }))
+        .await
+    }
+
     /// Up to `limit` memories matching the filter, in ascending point-id order,
     /// starting at `offset` (inclusive).
     async fn scroll(

@@ -10,8 +10,8 @@ use trine_telemetry::Metrics;
 use uuid::Uuid;
 
 use crate::{
-    Change, CollectionInfo, CollectionSpec, Counted, Filter, Fold, Hit, Keeping, Memory, Point,
-    Query, Result, Scan, ScrollPage, SparseVector, Store, TermPage,
+    BatchPage, BatchRead, Change, CollectionInfo, CollectionSpec, Counted, Filter, Fold, Hit,
+    Keeping, Memory, Point, Query, Result, Scan, ScrollPage, SparseVector, Store, TermPage,
 };
 
 /// Wraps a store; each call's latency is recorded under its operation.
@@ -134,6 +134,10 @@ impl Store for Metered {
             self.inner.scroll_terms(filter, limit, offset, source),
         )
         .await
+    }
+
+    async fn read_batch(&self, reads: &[BatchRead]) -> Result<Vec<BatchPage>> {
+        self.timed("read_batch", self.inner.read_batch(reads)).await
     }
 
     async fn query(&self, query: Query) -> Result<Vec<Hit>> {

@@ -40,10 +40,11 @@ pub(crate) use self::journal::{RETENTION, micros, now_micros};
 use self::{convert::*, error::*, filter::*, schema::*};
 use crate::query::{Rankings, check_dim};
 use crate::{
-    Change, CollectionInfo, CollectionSpec, Counted, DENSE_VECTOR, EmbedderId, FieldIndex, Filter,
-    Fold, Hit, Keeping, Memory, NativeLexical, PayloadIndex, PayloadRead, PayloadSchema, Point,
-    Query, Result, SPARSE_VECTOR, Scan, ScrollPage, SparseVector, Store, StoreError, TermPage,
-    TermPoint, TextIndexInfo, TimeBounds, TimeFormat, UPSERT_BATCH,
+    BatchPage, BatchRead, Change, CollectionInfo, CollectionSpec, Counted, DENSE_VECTOR,
+    EmbedderId, FieldIndex, Filter, Fold, Hit, Keeping, Memory, NativeLexical, PayloadIndex,
+    PayloadRead, PayloadSchema, Point, Query, Result, SPARSE_VECTOR, Scan, ScrollPage,
+    SparseVector, Store, StoreError, TermPage, TermPoint, TextIndexInfo, TimeBounds, TimeFormat,
+    UPSERT_BATCH,
 };
 
 /// Environment variable holding the optional Qdrant API key.
@@ -336,6 +337,11 @@ impl Store for ServerStore {
     ) -> Result<TermPage> {
         self.scroll_terms_filtered(qdrant_filter(filter, &self.schema)?, limit, offset, source)
             .await
+    }
+
+    /// One call for every read: Qdrant's batch query.
+    async fn read_batch(&self, reads: &[BatchRead]) -> Result<Vec<BatchPage>> {
+        self.read_batch_points(reads).await
     }
 
     async fn query(&self, query: Query) -> Result<Vec<Hit>> {

@@ -40,7 +40,7 @@ use trine_core::{Fold, Frequencies, Tally};
 use uuid::Uuid;
 
 use crate::server::{RETENTION, micros, now_micros};
-use crate::{Change, Counted, Keeping, Query, Result, Scan, Store};
+use crate::{BatchPage, BatchRead, Change, Counted, Keeping, Query, Result, Scan, Store};
 
 /// How often the journal is read.
 pub const POLL: Duration = Duration::from_millis(200);
@@ -373,6 +373,9 @@ impl Store for Tracked {
         source: bool,
     ) -> Result<TermPage> {
         self.inner.scroll_terms(filter, limit, offset, source).await
+    }
+    async fn read_batch(&self, reads: &[BatchRead]) -> Result<Vec<BatchPage>> {
+        self.inner.read_batch(reads).await
     }
     async fn scroll(
         &self,

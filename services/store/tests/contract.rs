@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use serde_json::json;
 use trine_store::{
-    CollectionSpec, EdgeStore, EmbedderId, Filter, Fold, Language, MAX_FILTER_IDS, Memory,
-    NativeLexical, PayloadRead, PayloadSchema, Point, Query, Scan, SparseVector, Store, StoreError,
-    TextIndexInfo, TimeFormat,
+    BatchRead, CollectionSpec, EdgeStore, EmbedderId, Filter, Fold, Language, MAX_FILTER_IDS,
+    Memory, NativeLexical, PayloadRead, PayloadSchema, Point, Query, Scan, SparseVector, Store,
+    StoreError, TextIndexInfo, TimeFormat,
 };
 use uuid::Uuid;
 
@@ -119,6 +119,7 @@ async fn run_contract(store: Arc<dyn Store>, layout: &PayloadSchema) {
     set_sparse_skips_unknown_ids_and_is_repeatable(store).await;
     upserting_without_sparse_makes_a_point_missing_again(store).await;
     term_gate_and_phrase_filters(store).await;
+    a_batch_reads_as_its_scrolls_do(store).await;
     an_empty_gate_is_refused(store).await;
     bad_queries_are_refused_alike(store).await;
     stemmed_terms_meet_their_inflections(store).await;
@@ -1772,6 +1773,120 @@ async fn term_gate_and_phrase_filters(store: &dyn Store) {
     };
     let err = store.scroll(&many, 10, None).await.expect_err("refused");
     assert!(err.to_string().contains("ids names"), "{err}");
+}
+
+/// A batch of reads finds, read by read, what the scrolls find: the same
+/// points in the same order, the same next offset, the same memories.
+async fn a_batch_reads_as_its_scrolls_do(store: &dyn Store) {
+    let t = "batch";
+    let texts = [
+        "billing retry one",
+        "billing retry two",
+        "billing alone",
+        "retry alone",
+        "billing retry three",
+    ];
+    let points: Vec<Point> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, text)| Point {
+            sparse: Some(trine_core::sparse::encode_text(text, Fold::ASCII)),
+            ..point(Memory {
+                source: Some(format!("notes/{i}.md")),
+                ..memory(t, text)
+            })
+        })
+        .collect();
+    store.upsert(points).await.unwrap();
+    put(
+        store,
+        vec![memory("batch-other", "billing retry elsewhere")],
+    )
+    .await;
+    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let billing = Filter {
+        all_terms: strings(&["billing"]),
+        ..Filter::tenant(t)
+    };
+    let retry_not_billing = Filter {
+        all_terms: strings(&["retry"]),
+        no_terms: strings(&["billing"]),
+        ..Filter::tenant(t)
+    };
+    let phrase = Filter {
+        phrase: Some("billing retry".into()),
+        ..Filter::tenant(t)
+    };
+    let reads = vec![
+        BatchRead::Terms {
+            filter: billing.clone(),
+            limit: 2,
+            source: true,
+        },
+        BatchRead::Memories {
+            filter: phrase.clone(),
+            limit: 10,
+        },
+        BatchRead::Terms {
+            filter: billing.clone(),
+            limit: 4,
+            source: false,
+        },
+        BatchRead::Terms {
+            filter: retry_not_billing.clone(),
+            limit: 10,
+            source: false,
+        },
+        BatchRead::Memories {
+            filter: phrase.clone(),
+            limit: 1,
+        },
+    ];
+    let found = store.read_batch(&reads).await.unwrap();
+    assert_eq!(found.len(), reads.len());
+    for (read, page) in reads.iter().zip(found) {
+        match read {
+            BatchRead::Terms {
+                filter,
+                limit,
+                source,
+            } => {
+                let want = store
+                    .scroll_terms(filter, *limit, None, *source)
+                    .await
+                    .unwrap();
+                assert_eq!(page.terms(), Some(want), "{read:?}");
+            }
+            BatchRead::Memories { filter, limit } => {
+                let want = store.scroll(filter, *limit, None).await.unwrap().memories;
+                assert_eq!(page.memories(), Some(want), "{read:?}");
+            }
+        }
+    }
+    // What the reads find, spelled out: two of billing's four, and where to go on.
+    let page = store
+        .read_batch(&reads[..1])
+        .await
+        .unwrap()
+        .remove(0)
+        .terms()
+        .unwrap();
+    assert_eq!(page.points.len(), 2);
+    assert!(page.next_offset.is_some(), "billing has two points more");
+    let none = store
+        .read_batch(&[BatchRead::Terms {
+            filter: retry_not_billing,
+            limit: 10,
+            source: false,
+        }])
+        .await
+        .unwrap()
+        .remove(0)
+        .terms()
+        .unwrap();
+    assert_eq!(none.points.len(), 1, "retry alone");
+    assert_eq!(none.next_offset, None);
+    assert!(store.read_batch(&[]).await.unwrap().is_empty());
 }
 
 async fn an_empty_gate_is_refused(store: &dyn Store) {

@@ -7,7 +7,9 @@ use async_trait::async_trait;
 use trine_core::model::{
     CollectionInfo, CollectionSpec, Filter, Hit, Memory, Point, ScrollPage, SparseVector, TermPage,
 };
-use trine_store::{Change, Counted, Fold, Keeping, Query, Result, Scan, Store};
+use trine_store::{
+    BatchPage, BatchRead, Change, Counted, Fold, Keeping, Query, Result, Scan, Store,
+};
 use uuid::Uuid;
 
 /// A real store (every call goes to it) whose document frequencies read as
@@ -101,6 +103,9 @@ impl Store for Gated {
         source: bool,
     ) -> Result<TermPage> {
         self.inner.scroll_terms(filter, limit, offset, source).await
+    }
+    async fn read_batch(&self, reads: &[BatchRead]) -> Result<Vec<BatchPage>> {
+        self.inner.read_batch(reads).await
     }
     async fn scroll(
         &self,

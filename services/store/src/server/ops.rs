@@ -173,19 +173,119 @@ impl ServerStore {
             .await?;
         let points = points
             .into_iter()
-            .map(|p| {
-                let id = uuid_of(p.id.as_ref())?;
-                Ok(TermPoint {
-                    id,
-                    source: self.schema.to_memory(id, json_map(p.payload)).source,
-                    tf: p.vectors.and_then(sparse_output),
-                })
-            })
+            .map(|p| self.term_point(p.id.as_ref(), p.payload, p.vectors))
             .collect::<Result<Vec<_>>>()?;
         Ok(TermPage {
             points,
             next_offset,
         })
+    }
+
+    /// A point of a term read: its sparse encoding and, where read, its source.
+    fn term_point(
+        &self,
+        id: Option<&q::PointId>,
+        payload: HashMap<String, q::Value>,
+        vectors: Option<q::VectorsOutput>,
+    ) -> Result<TermPoint> {
+        let id = uuid_of(id)?;
+        Ok(TermPoint {
+            id,
+            source: self.schema.to_memory(id, json_map(payload)).source,
+            tf: vectors.and_then(sparse_output),
+        })
+    }
+
+    /// The reads in one call, Qdrant's batch query: each query without a
+    /// vector reads the points in ascending id order, as a scroll does. A
+    /// term read asks one point more than its limit; that point's id is the
+    /// offset of its next page.
+    pub(super) async fn read_batch_points(&self, reads: &[BatchRead]) -> Result<Vec<BatchPage>> {
+        if reads.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut queries = Vec::with_capacity(reads.len());
+        for read in reads {
+            let (filter, limit) = match read {
+                BatchRead::Terms { filter, limit, .. } | BatchRead::Memories { filter, limit } => {
+                    (filter, *limit)
+                }
+            };
+            if limit == 0 || u32::try_from(limit).is_err() {
+                return Err(StoreError::invalid(
+                    "read limit",
+                    format!("{limit}: use 1 to {}", u32::MAX - 1),
+                ));
+            }
+            let request = QueryPointsBuilder::new(self.collection.as_str())
+                .filter(qdrant_filter(filter, &self.schema)?);
+            let request = match read {
+                BatchRead::Terms { source, .. } => request
+                    .limit(limit as u64 + 1)
+                    .with_payload(if *source {
+                        q::with_payload_selector::SelectorOptions::from(self.source_only())
+                    } else {
+                        false.into()
+                    })
+                    .with_vectors(q::VectorsSelector {
+                        names: vec![SPARSE_VECTOR.to_string()],
+                    }),
+                BatchRead::Memories { .. } => request
+                    .limit(limit as u64)
+                    .with_payload(true)
+                    .with_vectors(false),
+            };
+            queries.push(request.build());
+        }
+        let request = q::QueryBatchPoints {
+            collection_name: self.collection.clone(),
+            query_points: queries,
+            read_consistency: self.read_consistency,
+            timeout: None,
+        };
+        let resp = self
+            .call(|c| Box::pin(c.query_batch(request.clone())))
+            .await?;
+        if resp.result.len() != reads.len() {
+            return Err(StoreError::Backend(format!(
+                "a batch of {} reads came back with {} results",
+                reads.len(),
+                resp.result.len()
+            )));
+        }
+        reads
+            .iter()
+            .zip(resp.result)
+            .map(|(read, found)| match read {
+                BatchRead::Terms { limit, .. } => {
+                    let mut points = found.result;
+                    let next_offset = if points.len() > *limit {
+                        let next = points.split_off(*limit);
+                        Some(uuid_of(next[0].id.as_ref())?)
+                    } else {
+                        None
+                    };
+                    let points = points
+                        .into_iter()
+                        .map(|p| self.term_point(p.id.as_ref(), p.payload, p.vectors))
+                        .collect::<Result<Vec<_>>>()?;
+                    Ok(BatchPage::Terms(TermPage {
+                        points,
+                        next_offset,
+                    }))
+                }
+                BatchRead::Memories { .. } => Ok(BatchPage::Memories(
+                    found
+                        .result
+                        .into_iter()
+                        .map(|p| {
+                            let id = uuid_of(p.id.as_ref())?;
+                            Ok(self.schema.to_memory(id, json_map(p.payload)))
+                        })
+                        .collect::<Result<Vec<_>>>()?,
+                )),
+            })
+            .collect()
     }
 
     /// The points with these ids, without vectors; with payload if asked.
