@@ -52,6 +52,10 @@ pub struct Config {
     /// Replicas each read asks: majority, quorum, all or a number (Qdrant's
     /// default: one).
     pub read_consistency: Option<String>,
+    /// The lexical reads a search makes at once go to the server as one
+    /// batch query: fewer calls and less CPU a search, but Qdrant 1.19 runs
+    /// them one after another (docs/benchmarks.md). Off: side by side.
+    pub batch_reads: bool,
     /// What each server takes on at once.
     pub server: ServerSection,
     /// TLS of this process's server and of its calls to peers.
@@ -392,6 +396,7 @@ impl Default for Config {
             replication_factor: None,
             write_consistency_factor: None,
             read_consistency: None,
+            batch_reads: false,
             server: ServerSection::default(),
             tls: TlsSection::default(),
             quotas: QuotasSection::default(),
@@ -799,11 +804,17 @@ mod tests {
         );
         let (_dir, o) = overrides_with_file("[server]\nmax_in_flight = 0\n");
         assert!(Config::load(&o).is_err());
-        let (_dir, o) =
-            overrides_with_file("write_consistency_factor = 2\nread_consistency = \"majority\"\n");
+        let (_dir, o) = overrides_with_file(
+            "write_consistency_factor = 2\nread_consistency = \"majority\"\nbatch_reads = true\n",
+        );
         let config = Config::load(&o).unwrap();
         assert_eq!(config.write_consistency_factor, Some(2));
         assert_eq!(config.read_consistency.as_deref(), Some("majority"));
+        assert!(config.batch_reads);
+        assert!(
+            !Config::default().batch_reads,
+            "reads side by side unless asked"
+        );
         for bad in [
             "read_consistency = \"most\"\n",
             "write_consistency_factor = 0\n",

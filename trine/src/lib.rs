@@ -229,6 +229,7 @@ pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>, trine_store::
                 .await?
                 .with_layout(layout)
                 .with_read_consistency(reads)
+                .with_batch_reads(config.batch_reads)
                 .with_schema(schema)?,
             );
             if trines_layout {

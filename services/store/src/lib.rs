@@ -29,6 +29,26 @@ pub use payload::{FieldIndex, PayloadSchema, TimeBounds, TimeFormat};
 pub use query::{NativeLexical, Query, Ranking};
 pub use server::{Layout, ReadConsistency, ServerStore};
 pub use tracked::Tracked;
+
+/// The reads of a batch made side by side, each its own call.
+pub async fn side_by_side<S: Store + ?Sized>(
+    store: &S,
+    reads: &[BatchRead],
+) -> Result<Vec<BatchPage>> {
+    futures::future::try_join_all(reads.iter().map(|read| async move {
+        Ok(match read {
+            BatchRead::Terms {
+                filter,
+                limit,
+                source,
+            } => BatchPage::Terms(store.scroll_terms(filter, *limit, None, *source).await?),
+            BatchRead::Memories { filter, limit } => {
+                BatchPage::Memories(store.scroll(filter, *limit, None).await?.memories)
+            }
+        })
+    }))
+    .await
+}
 pub use trine_core::{Fold, Language};
 
 /// Which points an administrative [`Store::scan`] reads, over every tenant.
@@ -179,22 +199,10 @@ pub trait Store: Send + Sync + 'static {
 
     /// Each read's first page, as [`Store::scroll_terms`] and
     /// [`Store::scroll`] read it, in the order asked: the reads a search can
-    /// make at once. A server store makes them one call (Qdrant's batch
-    /// query); the others read them side by side.
+    /// make at once, side by side ([`side_by_side`]); a server store asked
+    /// to batch them makes them one call (Qdrant's batch query).
     async fn read_batch(&self, reads: &[BatchRead]) -> Result<Vec<BatchPage>> {
-        futures::future::try_join_all(reads.iter().map(|read| async move {
-            Ok(match read {
-                BatchRead::Terms {
-                    filter,
-                    limit,
-                    source,
-                } => BatchPage::Terms(self.scroll_terms(filter, *limit, None, *source).await?),
-                BatchRead::Memories { filter, limit } => {
-                    BatchPage::Memories(self.scroll(filter, *limit, None).await?.memories)
-                }
-            })
-        }))
-        .await
+        side_by_side(self, reads).await
     }
 
     /// Up to `limit` memories matching the filter, in ascending point-id order,

@@ -72,6 +72,12 @@ async fn contract_on_server() {
         .expect("connect to the qdrant server");
     eprintln!("contract suite on {url}, collection {collection}");
     run_contract(Arc::new(store), &PayloadSchema::default()).await;
+    // Reads batched into one call find what they find side by side.
+    let batching = trine_store::ServerStore::connect(&url, &collection)
+        .await
+        .expect("connect to the qdrant server")
+        .with_batch_reads(true);
+    a_batch_reads_as_its_scrolls_do(&batching, "batch-in-one-call").await;
 }
 
 #[tokio::test]
@@ -119,7 +125,7 @@ async fn run_contract(store: Arc<dyn Store>, layout: &PayloadSchema) {
     set_sparse_skips_unknown_ids_and_is_repeatable(store).await;
     upserting_without_sparse_makes_a_point_missing_again(store).await;
     term_gate_and_phrase_filters(store).await;
-    a_batch_reads_as_its_scrolls_do(store).await;
+    a_batch_reads_as_its_scrolls_do(store, "batch").await;
     an_empty_gate_is_refused(store).await;
     bad_queries_are_refused_alike(store).await;
     stemmed_terms_meet_their_inflections(store).await;
@@ -1777,8 +1783,7 @@ async fn term_gate_and_phrase_filters(store: &dyn Store) {
 
 /// A batch of reads finds, read by read, what the scrolls find: the same
 /// points in the same order, the same next offset, the same memories.
-async fn a_batch_reads_as_its_scrolls_do(store: &dyn Store) {
-    let t = "batch";
+async fn a_batch_reads_as_its_scrolls_do(store: &dyn Store, t: &str) {
     let texts = [
         "billing retry one",
         "billing retry two",
@@ -1800,7 +1805,7 @@ async fn a_batch_reads_as_its_scrolls_do(store: &dyn Store) {
     store.upsert(points).await.unwrap();
     put(
         store,
-        vec![memory("batch-other", "billing retry elsewhere")],
+        vec![memory(&format!("{t}-other"), "billing retry elsewhere")],
     )
     .await;
     let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();

@@ -172,6 +172,7 @@ impl ServerStore {
             dense_dim: AtomicUsize::new(0),
             read_consistency: None,
             journal_ready: AtomicBool::new(false),
+            batch_reads: false,
             journaled: AtomicUsize::new(0),
         })
     }
