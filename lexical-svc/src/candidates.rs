@@ -211,7 +211,7 @@ pub async fn candidates(
         let page = answer(pages.next().and_then(BatchPage::terms))?;
         tracing::info_span!(parent: &read_span, "lexical.read.all_terms", terms = int(terms.len()), read = int(page.points.len()));
         let next_page = match &next {
-            Some(_) => pages.next().and_then(BatchPage::terms),
+            Some(_) => Some(answer(pages.next().and_then(BatchPage::terms))?),
             None => None,
         };
         let in_sources = terms_apart.sources_found(in_sources, pages.next())?;

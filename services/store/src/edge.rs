@@ -30,9 +30,10 @@ use qdrant_edge as qe;
 use uuid::Uuid;
 
 use crate::{
-    Change, CollectionInfo, CollectionSpec, Counted, DENSE_VECTOR, EmbedderId, Filter, Fold, Hit,
-    Keeping, Memory, NativeLexical, PayloadRead, PayloadSchema, Point, Query, Result,
-    SPARSE_VECTOR, Scan, ScrollPage, SparseVector, Store, StoreError, TermPage, TermPoint,
+    BatchPage, BatchRead, Change, CollectionInfo, CollectionSpec, Counted, DENSE_VECTOR,
+    EmbedderId, Filter, Fold, Hit, Keeping, Memory, NativeLexical, PayloadRead, PayloadSchema,
+    Point, Query, Result, SPARSE_VECTOR, Scan, ScrollPage, SparseVector, Store, StoreError,
+    TermPage, TermPoint,
 };
 use schema::io;
 use trine_core::Document;
@@ -482,6 +483,35 @@ impl Store for EdgeStore {
         let filter = filter::to_qdrant(filter, &self.inner.schema)?;
         self.with_shard(move |open, _| open.scroll_terms(filter, limit, offset, source))
             .await
+    }
+
+    /// In one blocking task, one read after another: the engine is in this
+    /// process, so side by side would only add threads.
+    async fn read_batch(&self, reads: &[BatchRead]) -> Result<Vec<BatchPage>> {
+        let reads = reads
+            .iter()
+            .map(|read| {
+                let (BatchRead::Terms { filter, limit, .. }
+                | BatchRead::Memories { filter, limit }) = read;
+                check_limit(*limit)?;
+                let filter = filter::to_qdrant(filter, &self.inner.schema)?;
+                Ok((read.clone(), filter))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.with_shard(move |open, _| {
+            reads
+                .into_iter()
+                .map(|(read, filter)| match read {
+                    BatchRead::Terms { limit, source, .. } => open
+                        .scroll_terms(filter, limit, None, source)
+                        .map(BatchPage::Terms),
+                    BatchRead::Memories { limit, .. } => open
+                        .scroll(filter, limit, None)
+                        .map(|page| BatchPage::Memories(page.memories)),
+                })
+                .collect()
+        })
+        .await
     }
 
     async fn query(&self, query: Query) -> Result<Vec<Hit>> {

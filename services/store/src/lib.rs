@@ -199,8 +199,9 @@ pub trait Store: Send + Sync + 'static {
 
     /// Each read's first page, as [`Store::scroll_terms`] and
     /// [`Store::scroll`] read it, in the order asked: the reads a search can
-    /// make at once, side by side ([`side_by_side`]); a server store asked
-    /// to batch them makes them one call (Qdrant's batch query).
+    /// make at once: side by side ([`side_by_side`]) unless the store does
+    /// better (Edge: in one blocking task; a server asked to batch them: one
+    /// call, Qdrant's batch query).
     async fn read_batch(&self, reads: &[BatchRead]) -> Result<Vec<BatchPage>> {
         side_by_side(self, reads).await
     }
