@@ -153,8 +153,8 @@ pub async fn candidates(
     // first, so that the cap never drops a verbatim match (the all-terms set
     // follows point-id order and can exceed the cap): the text's, and the
     // source's (a source holds the query without the text holding its
-    // terms). The reads the plan makes at once go to the store as one batch
-    // (`Store::read_batch`: one call to a server).
+    // terms). The reads the plan makes at once go to the store together
+    // (`Store::read_batch`).
     let multi = terms.len() >= 2;
     let in_sources = multi && texts.source_phrases;
     let read_started = Instant::now();
@@ -185,7 +185,7 @@ pub async fn candidates(
             return Ok((total, per_term, counts_took, in_texts, in_sources, read));
         }
         // Every term is common: the all-terms read first (as the ADR says),
-        // and in the same batch the first page of the rarest term's read,
+        // and in the same round the first page of the rarest term's read,
         // with room for the whole cap (the all-terms read may bring none), so
         // that its new points are the ones read after it ([`read_term`]), and
         // the sources' phrase read.
@@ -378,7 +378,7 @@ impl Plan {
 }
 
 /// The term reads of the plans without an all-terms read
-/// ([`Plan::NoPhrase`], [`Plan::RarestFirst`]), made at once, side by side:
+/// ([`Plan::NoPhrase`], [`Plan::RarestFirst`]), made at once, in one round:
 /// each term's points that no term read before it (rarer) holds
 /// (`Filter::no_terms`), at most the room the rarer terms can leave — `cap`
 /// less the largest of their counts. Taken in order they are the points

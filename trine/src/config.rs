@@ -54,7 +54,7 @@ pub struct Config {
     pub read_consistency: Option<String>,
     /// The lexical reads a search makes at once go to the server as one
     /// batch query: fewer calls and less CPU a search, but Qdrant 1.19 runs
-    /// them one after another (docs/benchmarks.md). Off: side by side.
+    /// them one after another, so their times add up. Off: side by side.
     pub batch_reads: bool,
     /// What each server takes on at once.
     pub server: ServerSection,

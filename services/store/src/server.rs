@@ -352,7 +352,8 @@ impl Store for ServerStore {
 
     /// Side by side, or with `batch_reads` one call: Qdrant's batch query,
     /// whose queries 1.19 runs one after another — fewer calls, less CPU a
-    /// search, the reads' times added (docs/benchmarks.md).
+    /// search, the reads' times added (real text at 40,000, one search at a
+    /// time: the lexical read's p50 went from 5.3 to 7.0 ms).
     async fn read_batch(&self, reads: &[BatchRead]) -> Result<Vec<BatchPage>> {
         if self.batch_reads {
             self.read_batch_points(reads).await
