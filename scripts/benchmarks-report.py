@@ -599,6 +599,20 @@ def cpu_of(path: Path) -> dict[str, dict[str, float]]:
     return phases
 
 
+def deployed_commits(work: Path) -> str:
+    """Which commit each group of runs measured (RUN-commit.txt), else the last run's."""
+    by_commit: dict[str, list[str]] = {}
+    for path in sorted(work.glob("*-*-*-commit.txt")):
+        commit = path.read_text(encoding="utf-8").strip()
+        by_commit.setdefault(commit, []).append(path.name.removesuffix("-commit.txt"))
+    if not by_commit:
+        last = work / "commit.txt"
+        return f"trine at commit `{last.read_text(encoding='utf-8').strip() if last.exists() else '?'}`"
+    return "; ".join(f"trine at commit `{commit}` ({', '.join(groups)})"
+                     for commit, groups in by_commit.items()) + \
+        " (a trailing + marks uncommitted changes)"
+
+
 def deployed_section(work: Path) -> list[str]:
     """trine as deployed (scripts/deployed.sh): four processes over a server and a cluster."""
     runs = []
@@ -627,8 +641,7 @@ def deployed_section(work: Path) -> list[str]:
         "arrived in 1.20) on the same collection, with the same queries, concurrency and "
         "duration. No warm-up: the first searches, on queries never seen, are measured too. "
         "Milliseconds end to end; the counts share is the `lexical.counts` time over the search's "
-        f"(budget {BUDGET}). Runs: trine at commit `{read('commit.txt')}`, {read('profile.txt')} "
-        "profile.",
+        f"(budget {BUDGET}). Runs: {deployed_commits(work)}, {read('profile.txt')} profile.",
         "",
         "| topology | corpus | memories | strategy | load | trine p50 / p95 | trine searches/s | "
         "native p50 / p95 | native searches/s | trine / native p50 | trine / native throughput | "

@@ -11,8 +11,8 @@
 # and the searches over the budget; no warm-up, so that the first, fresh
 # queries are measured too. Release profile, static embedder.
 #
-#     ./scripts/deployed.sh                       # 40,000: ~35 min on 2 cores
-#     DEPLOYED_SIZES="40000 385000" ./scripts/deployed.sh   # + 385,000: hours
+#     ./scripts/deployed.sh                       # 40,000: ~12 min on 2 cores
+#     DEPLOYED_SIZES="40000 385000" ./scripts/deployed.sh   # + 385,000: ~30 min more
 #
 # DEPLOYED_SIZES (default 40000), DEPLOYED_CORPORA ("scale real"),
 # DEPLOYED_TOPOLOGIES ("server cluster"), DEPLOYED_CONCURRENCY ("1 16 64"),
@@ -118,6 +118,7 @@ for topology in $topologies; do
         --embedder static --models "$models")
       "$trine" "${server[@]}" ingest "$dir/memories.jsonl" --batch 1024 >"$at-ingest.txt" 2>&1
       four_start "$at" "${server[@]}"
+      cp "$work/commit.txt" "$at-commit.txt" # the commit these runs measure
       for strategy in $strategies; do
         for c in $concurrency; do
           echo "deployed: $topology, $corpus $size, $strategy, concurrency $c" >&2
