@@ -491,10 +491,8 @@ impl Store for EdgeStore {
         let reads = reads
             .iter()
             .map(|read| {
-                let (BatchRead::Terms { filter, limit, .. }
-                | BatchRead::Memories { filter, limit }) = read;
-                check_limit(*limit)?;
-                let filter = filter::to_qdrant(filter, &self.inner.schema)?;
+                check_limit(read.limit())?;
+                let filter = filter::to_qdrant(read.filter(), &self.inner.schema)?;
                 Ok((read.clone(), filter))
             })
             .collect::<Result<Vec<_>>>()?;

@@ -27,7 +27,7 @@ pub use metered::Metered;
 pub use model::*;
 pub use payload::{FieldIndex, PayloadSchema, TimeBounds, TimeFormat};
 pub use query::{NativeLexical, Query, Ranking};
-pub use server::{Layout, ReadConsistency, ServerStore};
+pub use server::{CHANNELS_PER_NODE, Layout, ReadConsistency, ServerStore};
 pub use tracked::Tracked;
 
 /// The reads of a batch made side by side, each its own call.

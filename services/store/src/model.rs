@@ -15,6 +15,20 @@ pub enum BatchRead {
     Memories { filter: Filter, limit: usize },
 }
 
+impl BatchRead {
+    /// The points read: those matching this filter.
+    pub fn filter(&self) -> &Filter {
+        let (Self::Terms { filter, .. } | Self::Memories { filter, .. }) = self;
+        filter
+    }
+
+    /// At most this many points.
+    pub fn limit(&self) -> usize {
+        let (Self::Terms { limit, .. } | Self::Memories { limit, .. }) = self;
+        *limit
+    }
+}
+
 /// What one [`BatchRead`] found.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BatchPage {

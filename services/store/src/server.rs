@@ -35,7 +35,7 @@ use qdrant_client::{Payload, Qdrant, QdrantError};
 use serde_json::{Map, Value as Json};
 use uuid::Uuid;
 
-pub use self::cluster::{Layout, ReadConsistency};
+pub use self::cluster::{CHANNELS_PER_NODE, Layout, ReadConsistency};
 pub(crate) use self::journal::{RETENTION, micros, now_micros};
 use self::{convert::*, error::*, filter::*, schema::*};
 use crate::query::{Rankings, check_dim};

@@ -31,6 +31,21 @@ pub(super) async fn node_urls(raw: &str) -> Result<Vec<String>> {
 /// Tries of one call across the nodes before it fails (see `ServerStore::call`).
 pub(super) const ATTEMPTS: usize = 4;
 
+/// The HTTP/2 connections the client keeps to each node, calls spread over
+/// them in turn (each multiplexes its calls).
+pub const CHANNELS_PER_NODE: usize = 3;
+
+/// Connects every channel of `client`'s pool: one call on each, in turn
+/// (the pool hands its channels out round robin, connecting one on first
+/// use). A node that does not answer is left to connect on use.
+async fn warm(client: &Qdrant) {
+    for _ in 0..CHANNELS_PER_NODE {
+        if client.health_check().await.is_err() {
+            return;
+        }
+    }
+}
+
 /// A call to one node, as `ServerStore::call` runs it.
 pub(super) type Call<'s, T> = std::pin::Pin<
     Box<dyn std::future::Future<Output = std::result::Result<T, QdrantError>> + Send + 's>,
@@ -123,22 +138,22 @@ impl ServerStore {
         }
         let mut nodes = Vec::with_capacity(urls.len());
         for node in &urls {
-            let client = Qdrant::from_url(node)
+            let mut config = Qdrant::from_url(node)
                 .api_key(api_key.clone())
                 .connect_timeout(CONNECT_TIMEOUT)
                 .timeout(REQUEST_TIMEOUT)
-                .skip_compatibility_check()
-                .build()
-                .map_err(|e| match e {
-                    QdrantError::InvalidUri(e) => StoreError::invalid(
-                        "qdrant url",
-                        format!("`{node}` ({e}): use the gRPC address, e.g. http://localhost:6334"),
-                    ),
-                    other => StoreError::Unreachable {
-                        url: node.to_string(),
-                        why: why(&other),
-                    },
-                })?;
+                .skip_compatibility_check();
+            config.set_pool_size(CHANNELS_PER_NODE);
+            let client = config.build().map_err(|e| match e {
+                QdrantError::InvalidUri(e) => StoreError::invalid(
+                    "qdrant url",
+                    format!("`{node}` ({e}): use the gRPC address, e.g. http://localhost:6334"),
+                ),
+                other => StoreError::Unreachable {
+                    url: node.to_string(),
+                    why: why(&other),
+                },
+            })?;
             nodes.push((node.to_string(), client));
         }
         // One node answering is enough: the others are failed over to later.
@@ -161,6 +176,16 @@ impl ServerStore {
                 why: reasons.join("; "),
             });
         };
+        // Every channel connected now rather than by the first searches: the
+        // node that answered, before this returns; the others (failed over to
+        // later) in the background, so that one down does not hold the start.
+        warm(&nodes[current].1).await;
+        for (i, (_, client)) in nodes.iter().enumerate() {
+            if i != current {
+                let client = client.clone();
+                tokio::spawn(async move { warm(&client).await });
+            }
+        }
         Ok(ServerStore {
             engine: trine_core::model::Engine::qdrant(&version),
             nodes,

@@ -206,11 +206,7 @@ impl ServerStore {
         }
         let mut queries = Vec::with_capacity(reads.len());
         for read in reads {
-            let (filter, limit) = match read {
-                BatchRead::Terms { filter, limit, .. } | BatchRead::Memories { filter, limit } => {
-                    (filter, *limit)
-                }
-            };
+            let (filter, limit) = (read.filter(), read.limit());
             if limit == 0 || u32::try_from(limit).is_err() {
                 return Err(StoreError::invalid(
                     "read limit",
