@@ -4,6 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/fetch-model.sh
 scripts/fetch-mcp-sdk.sh
+scripts/fetch-k8s-tools.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 

@@ -156,6 +156,20 @@ fn pem(what: &str, path: &Path) -> Result<Vec<u8>, String> {
 }
 
 impl TlsSection {
+    /// The files of a directory laid out as a Kubernetes TLS Secret mounted
+    /// (`tls.crt`, `tls.key`, and `ca.crt` when the issuer gives it): this
+    /// process's certificate, and the CA both trusted for the servers it
+    /// calls and required of its clients — one CA for the whole mesh.
+    pub fn from_secret(dir: &Path) -> Self {
+        let ca = Some(dir.join("ca.crt")).filter(|path| path.is_file());
+        Self {
+            cert: Some(dir.join("tls.crt")),
+            key: Some(dir.join("tls.key")),
+            client_ca: ca.clone(),
+            ca,
+        }
+    }
+
     fn identity(&self) -> Result<Option<tonic::transport::Identity>, String> {
         match (&self.cert, &self.key) {
             (Some(cert), Some(key)) => Ok(Some(tonic::transport::Identity::from_pem(
@@ -475,6 +489,11 @@ pub struct Overrides {
     /// RESOURCE_EXHAUSTED [default: 256]
     #[arg(long, global = true, env = "TRINE_MAX_IN_FLIGHT", value_name = "N")]
     pub max_in_flight: Option<usize>,
+    /// TLS from a directory laid out as a Kubernetes TLS Secret: tls.crt and
+    /// tls.key this process's certificate; ca.crt, when there, the CA trusted
+    /// for peers and required of clients (mutual TLS). Replaces [tls]
+    #[arg(long, global = true, env = "TRINE_TLS_DIR", value_name = "DIR")]
+    pub tls_dir: Option<PathBuf>,
 }
 
 /// A configuration that cannot be used, and why.
@@ -541,6 +560,9 @@ impl Config {
         }
         if let Some(v) = o.max_in_flight {
             config.server.max_in_flight = v;
+        }
+        if let Some(dir) = o.tls_dir {
+            config.tls = TlsSection::from_secret(&dir);
         }
         config.validate()?;
         Ok(config)

@@ -539,3 +539,211 @@ fn the_qdrant_key_comes_from_a_secret_and_the_layout_fits_the_cluster() {
             .exists()
     );
 }
+
+/// `kubectl` and `kubernetes-validate` as `scripts/fetch-k8s-tools.sh`
+/// installs them (`$TRINE_K8S_TOOLS`, default `~/.cache/trine/k8s`).
+struct SchemaTools {
+    kubectl: PathBuf,
+    python_path: PathBuf,
+}
+
+/// The Kubernetes version the manifests are held against.
+const KUBERNETES: &str = "1.37.0";
+
+fn schema_tools() -> Option<SchemaTools> {
+    let root = match std::env::var_os("TRINE_K8S_TOOLS") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/trine/k8s"),
+    };
+    let tools = SchemaTools {
+        kubectl: root.join("bin/kubectl"),
+        python_path: root.join("py"),
+    };
+    (tools.kubectl.is_file() && tools.python_path.join("kubernetes_validate").is_dir())
+        .then_some(tools)
+}
+
+/// `kubectl kustomize DIR`: what `kubectl apply -k DIR` would apply.
+fn render(tools: &SchemaTools, dir: &Path) -> String {
+    let out = std::process::Command::new(&tools.kubectl)
+        .arg("kustomize")
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "kubectl kustomize {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `kubernetes-validate --strict` (unknown fields refused) of `yaml`:
+/// whether every document passed, and what the validator said.
+fn validate(tools: &SchemaTools, yaml: &str, name: &str) -> (bool, String) {
+    let file = std::env::temp_dir().join(format!("trine-k8s-{}-{name}.yaml", std::process::id()));
+    std::fs::write(&file, yaml).unwrap();
+    let out = std::process::Command::new("python3")
+        .args([
+            "-m",
+            "kubernetes_validate",
+            "--strict",
+            "--quiet",
+            "-k",
+            KUBERNETES,
+        ])
+        .arg(&file)
+        .env("PYTHONPATH", &tools.python_path)
+        .output()
+        .unwrap();
+    std::fs::remove_file(&file).unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), said)
+}
+
+/// Every kustomization (the base and each overlay) as kustomize renders it,
+/// every document held against Kubernetes' own schemas.
+#[test]
+fn every_kustomization_renders_and_passes_kubernetes_schemas() {
+    let Some(tools) = schema_tools() else {
+        eprintln!(
+            "skipped: the manifests against Kubernetes' schemas (run scripts/fetch-k8s-tools.sh)"
+        );
+        return;
+    };
+    let mut dirs = vec![k8s().join("base")];
+    for entry in std::fs::read_dir(k8s().join("overlays")).unwrap() {
+        dirs.push(entry.unwrap().path());
+    }
+    for dir in dirs {
+        let yaml = render(&tools, &dir);
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        let documents = yaml.matches("\nkind: ").count() + usize::from(yaml.starts_with("kind: "));
+        assert!(documents > 10, "{name}: {documents} documents rendered");
+        let (passed, said) = validate(&tools, &yaml, &name);
+        assert!(
+            passed,
+            "{name} fails Kubernetes {KUBERNETES}'s schemas:\n{said}"
+        );
+    }
+}
+
+/// The check can fail: a misspelt field, a string where a number goes and a
+/// field at the wrong level each fail it, naming the resource.
+#[test]
+fn a_wrong_field_name_or_type_fails_the_schemas() {
+    let Some(tools) = schema_tools() else {
+        eprintln!("skipped: the schemas' refusals (run scripts/fetch-k8s-tools.sh)");
+        return;
+    };
+    let yaml = render(&tools, &k8s().join("overlays/production"));
+    for (what, from, to) in [
+        ("a misspelt field", "periodSeconds:", "periodSecond:"),
+        (
+            "a string for a number",
+            "minReplicas: 3",
+            "minReplicas: \"three\"",
+        ),
+        (
+            "a list for a map",
+            "app.kubernetes.io/part-of: trine",
+            "- trine",
+        ),
+    ] {
+        assert!(yaml.contains(from), "{what}: the rendering has {from:?}");
+        let broken = yaml.replacen(from, to, 1);
+        let (passed, said) = validate(&tools, &broken, "broken");
+        assert!(!passed, "{what} ({from:?} → {to:?}) passed the schemas");
+        assert!(
+            said.contains("did not validate for resource"),
+            "{what}: the validator names the resource: {said}"
+        );
+    }
+}
+
+/// The TLS overlay as rendered: every service runs with `--tls-dir` on the
+/// mounted `trine-tls` Secret, and its probes are `trine health` over that
+/// TLS — readiness asking the service's own status, liveness the server's —
+/// on the container's gRPC port (the kubelet's gRPC probes speak plaintext).
+#[test]
+fn the_tls_overlay_mounts_the_secret_and_probes_over_tls() {
+    let Some(tools) = schema_tools() else {
+        eprintln!("skipped: the TLS overlay as rendered (run scripts/fetch-k8s-tools.sh)");
+        return;
+    };
+    let yaml = render(&tools, &k8s().join("overlays/tls"));
+    let docs: Vec<Value> = serde_yaml::Deserializer::from_str(&yaml)
+        .map(|doc| Value::deserialize(doc).unwrap())
+        .collect();
+    let deployments = kind(&docs, "Deployment");
+    assert_eq!(deployments.len(), 4);
+    for deployment in deployments {
+        let who = name(deployment);
+        let pod = &deployment["spec"]["template"]["spec"];
+        let container = &pod["containers"][0];
+        let args: Vec<&str> = container["args"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        let dir = arg(container, "--tls-dir").unwrap_or_else(|| panic!("{who}: --tls-dir"));
+        assert_eq!(&args[..2], ["--tls-dir", dir], "{who}: a global flag first");
+        let mount = container["volumeMounts"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .find(|m| m["mountPath"] == dir)
+            .unwrap_or_else(|| panic!("{who}: {dir} mounted"));
+        let volume = pod["volumes"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == mount["name"])
+            .unwrap();
+        assert_eq!(volume["secret"]["secretName"], "trine-tls", "{who}");
+
+        let port = container_ports(deployment)["grpc"];
+        let service = match who {
+            "gateway" => "trine.v1.Memory",
+            "lexical-svc" => "trine.v1.Lexical",
+            "semantic-svc" => "trine.v1.Semantic",
+            "fusion-svc" => "trine.v1.Fusion",
+            other => panic!("unexpected Deployment {other}"),
+        };
+        let command = |probe: &str| -> Vec<String> {
+            let probe = &container[probe];
+            assert!(probe["grpc"].is_null(), "{who}: no plaintext gRPC probe");
+            probe["exec"]["command"]
+                .as_sequence()
+                .unwrap_or_else(|| panic!("{who}: an exec probe"))
+                .iter()
+                .map(|a| a.as_str().unwrap().to_string())
+                .collect()
+        };
+        let at = format!("localhost:{port}");
+        assert_eq!(
+            command("readinessProbe"),
+            [
+                "trine",
+                "--tls-dir",
+                dir,
+                "health",
+                "--service",
+                service,
+                &at
+            ],
+            "{who}"
+        );
+        assert_eq!(
+            command("livenessProbe"),
+            ["trine", "--tls-dir", dir, "health", &at],
+            "{who}"
+        );
+    }
+}

@@ -198,6 +198,66 @@ fn a_server_with_a_client_ca_answers_only_clients_it_signed() {
     }
 }
 
+/// `--tls-dir` (`TRINE_TLS_DIR`), as the Kubernetes TLS overlay mounts a
+/// Secret (`tls.crt`, `tls.key`, `ca.crt`): the server requires a client
+/// certificate the CA signed, and `trine health` given the same directory —
+/// the overlay's exec probe — presents one and trusts the server; without it,
+/// or with another CA's directory, the probe fails.
+#[test]
+fn a_secret_directory_serves_mutual_tls_and_the_probe_passes_it() {
+    let Some(certs) = certificates() else { return };
+    let dir = certs.path();
+    let secret = |name: &str, cert: &str, ca: &str| {
+        let path = dir.join(name);
+        std::fs::create_dir_all(&path).unwrap();
+        for (from, to) in [
+            (format!("{cert}.crt"), "tls.crt"),
+            (format!("{cert}.key"), "tls.key"),
+            (format!("{ca}.crt"), "ca.crt"),
+        ] {
+            std::fs::copy(dir.join(from), path.join(to)).unwrap();
+        }
+        path
+    };
+    let mesh = secret("secret-mesh", "mesh", "mesh-ca");
+    let stranger = secret("secret-stranger", "stranger", "stranger-ca");
+    let data = dir.join("data");
+    let mut cmd = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data);
+    cmd.env("TRINE_TLS_DIR", &mesh).args([
+        "serve",
+        "--role",
+        "fusion",
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics",
+        "off",
+    ]);
+    let served = trine_testkit::Served::start(cmd);
+    let probe = |secret: Option<&Path>| {
+        let mut cmd = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data);
+        cmd.env_remove("TRINE_TLS_DIR");
+        if let Some(secret) = secret {
+            cmd.env("TRINE_TLS_DIR", secret);
+        }
+        cmd.args(["health", "--service", "trine.v1.Fusion", &served.addr])
+            .output()
+            .unwrap()
+    };
+    let out = probe(Some(&mesh));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "SERVING");
+    for (who, secret) in [
+        ("plaintext", None),
+        ("another CA", Some(stranger.as_path())),
+    ] {
+        assert!(!probe(secret).status.success(), "{who}: refused");
+    }
+}
+
 async fn never() {
     std::future::pending::<()>().await;
 }
