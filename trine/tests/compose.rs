@@ -51,12 +51,30 @@ fn the_stack_is_consistent() {
         assert!(names.contains(want), "{want} in {names:?}");
     }
 
+    let prometheus = yaml("prometheus.yml");
+    let scraped: BTreeSet<&str> = prometheus["scrape_configs"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .flat_map(|job| strings(&job["static_configs"][0]["targets"]))
+        .collect();
+
     // Qdrant in distributed mode: node 0 starts, the others bootstrap from it.
     for i in 0..3 {
         let node = &compose["services"][format!("qdrant-{i}").as_str()];
         assert_eq!(node["environment"]["QDRANT__CLUSTER__ENABLED"], "true");
         let command = strings(&node["command"]);
-        assert_eq!(arg(&command, "--uri"), format!("http://qdrant-{i}:6335"));
+        // Ports of its own (6333+10i, ...), so that host networking works.
+        let p2p = 6335 + 10 * i;
+        assert_eq!(arg(&command, "--uri"), format!("http://qdrant-{i}:{p2p}"));
+        if i > 0 {
+            let env = &node["environment"];
+            assert_eq!(env["QDRANT__CLUSTER__P2P__PORT"], p2p.to_string().as_str());
+            assert_eq!(env["QDRANT__SERVICE__GRPC_PORT"], (p2p - 1).to_string().as_str());
+            assert_eq!(env["QDRANT__SERVICE__HTTP_PORT"], (p2p - 2).to_string().as_str());
+        }
+        let http = 6333 + 10 * i;
+        assert!(scraped.contains(format!("qdrant-{i}:{http}").as_str()), "qdrant-{i} scraped");
         if i > 0 {
             assert_eq!(arg(&command, "--bootstrap"), "http://qdrant-0:6335");
         }
@@ -77,13 +95,6 @@ fn the_stack_is_consistent() {
     assert_eq!(collector, "http://otel-collector:4317");
 
     let dockerfile = std::fs::read_to_string(deploy().join("Dockerfile")).unwrap();
-    let prometheus = yaml("prometheus.yml");
-    let scraped: BTreeSet<&str> = prometheus["scrape_configs"]
-        .as_sequence()
-        .unwrap()
-        .iter()
-        .flat_map(|job| strings(&job["static_configs"][0]["targets"]))
-        .collect();
     for role in ["gateway", "lexical", "semantic", "fusion"] {
         let service = &compose["services"][role];
         assert_eq!(service["build"]["target"], role);
@@ -160,4 +171,84 @@ fn docker_compose_accepts_the_file() {
         "docker compose config: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// compose.loopback.yaml, what deploy/smoke.sh brings up beside compose.yaml,
+/// holds only what host networking changes: every service on the host's
+/// network (none left on a network the others are not on), every name the
+/// stack calls another by resolved to loopback, Qdrant bound to loopback and
+/// its image replaceable, published ports reset; no command, no config.
+#[test]
+fn the_loopback_override_holds_only_the_network_differences() {
+    let base = yaml("compose.yaml");
+    let text = std::fs::read_to_string(deploy().join("compose.loopback.yaml")).unwrap();
+    let mut loopback: Value = serde_yaml::from_str(&text).unwrap();
+    // Its `<<:` merge keys; a second pass for those inside an anchor.
+    loopback.apply_merge().unwrap();
+    loopback.apply_merge().unwrap();
+    let services = base["services"].as_mapping().unwrap();
+    let overridden = loopback["services"].as_mapping().unwrap();
+    let names = |m: &serde_yaml::Mapping| -> BTreeSet<String> {
+        m.keys().map(|k| k.as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(names(overridden), names(services), "every service, no other");
+
+    // Every name a service is reached by: the config's addresses and Qdrant's
+    // peer URIs.
+    let config = std::fs::read_to_string(deploy().join("trine.toml")).unwrap();
+    let mut reached: BTreeSet<String> = BTreeSet::new();
+    for (name, _) in services {
+        let name = name.as_str().unwrap();
+        if config.contains(&format!("{name}:")) || text.contains(&format!("http://{name}:")) {
+            reached.insert(name.to_string());
+        }
+        let command = strings(&base["services"][name]["command"]);
+        for flag in ["--uri", "--bootstrap"] {
+            if let Some(i) = command.iter().position(|a| *a == flag) {
+                let host = command[i + 1].trim_start_matches("http://");
+                reached.insert(host.split(':').next().unwrap().to_string());
+            }
+        }
+    }
+    for name in ["qdrant-0", "qdrant-1", "qdrant-2", "lexical", "semantic", "fusion"] {
+        assert!(reached.contains(name), "{name} is reached by name");
+    }
+
+    for (name, service) in overridden {
+        let name = name.as_str().unwrap();
+        assert_eq!(service["network_mode"], "host", "{name}");
+        let hosts: BTreeSet<&str> = strings(&service["extra_hosts"]).into_iter().collect();
+        for host in &reached {
+            assert!(
+                hosts.contains(format!("{host}:127.0.0.1").as_str()),
+                "{name}: {host} resolves to loopback"
+            );
+        }
+        for key in service.as_mapping().unwrap().keys() {
+            let key = key.as_str().unwrap();
+            let allowed = match key {
+                "network_mode" | "extra_hosts" | "ports" => true,
+                "image" | "environment" => name.starts_with("qdrant-"),
+                _ => false,
+            };
+            assert!(allowed, "{name}: `{key}` is not a network difference");
+        }
+        if let Some(env) = service["environment"].as_mapping() {
+            for (key, value) in env {
+                let key = key.as_str().unwrap();
+                assert!(
+                    key == "QDRANT__SERVICE__HOST" && value == "127.0.0.1"
+                        || key == "QDRANT__TELEMETRY_DISABLED" && value == "true",
+                    "{name}: {key} is not a network difference"
+                );
+            }
+        }
+        // Published ports mean nothing on the host's network: reset.
+        if !base["services"][name]["ports"].is_null() {
+            assert!(
+                matches!(&service["ports"], Value::Tagged(t) if t.tag == "!reset"),
+                "{name}: its ports reset"
+            );
+        }
+    }
 }
