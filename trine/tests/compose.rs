@@ -70,11 +70,20 @@ fn the_stack_is_consistent() {
         if i > 0 {
             let env = &node["environment"];
             assert_eq!(env["QDRANT__CLUSTER__P2P__PORT"], p2p.to_string().as_str());
-            assert_eq!(env["QDRANT__SERVICE__GRPC_PORT"], (p2p - 1).to_string().as_str());
-            assert_eq!(env["QDRANT__SERVICE__HTTP_PORT"], (p2p - 2).to_string().as_str());
+            assert_eq!(
+                env["QDRANT__SERVICE__GRPC_PORT"],
+                (p2p - 1).to_string().as_str()
+            );
+            assert_eq!(
+                env["QDRANT__SERVICE__HTTP_PORT"],
+                (p2p - 2).to_string().as_str()
+            );
         }
         let http = 6333 + 10 * i;
-        assert!(scraped.contains(format!("qdrant-{i}:{http}").as_str()), "qdrant-{i} scraped");
+        assert!(
+            scraped.contains(format!("qdrant-{i}:{http}").as_str()),
+            "qdrant-{i} scraped"
+        );
         if i > 0 {
             assert_eq!(arg(&command, "--bootstrap"), "http://qdrant-0:6335");
         }
@@ -191,7 +200,11 @@ fn the_loopback_override_holds_only_the_network_differences() {
     let names = |m: &serde_yaml::Mapping| -> BTreeSet<String> {
         m.keys().map(|k| k.as_str().unwrap().to_string()).collect()
     };
-    assert_eq!(names(overridden), names(services), "every service, no other");
+    assert_eq!(
+        names(overridden),
+        names(services),
+        "every service, no other"
+    );
 
     // Every name a service is reached by: the config's addresses and Qdrant's
     // peer URIs.
@@ -210,7 +223,9 @@ fn the_loopback_override_holds_only_the_network_differences() {
             }
         }
     }
-    for name in ["qdrant-0", "qdrant-1", "qdrant-2", "lexical", "semantic", "fusion"] {
+    for name in [
+        "qdrant-0", "qdrant-1", "qdrant-2", "lexical", "semantic", "fusion",
+    ] {
         assert!(reached.contains(name), "{name} is reached by name");
     }
 
