@@ -115,7 +115,10 @@ def fuse(row: dict, cfg: dict) -> list[str]:
                 score[i] += wl * la / total
             if sa and semantic and i not in in_s:
                 score[i] += ws * sa / total
-    verbatim, n_terms, query = [e[0] for e in lexical if e[2]], len(terms(row["query"])), row["query"]
+    # The lists name the query's term count under the collection's fold
+    # (older lists files: counted here under case folding).
+    n_terms = row["terms"] if "terms" in row else len(terms(row["query"]))
+    verbatim, query = [e[0] for e in lexical if e[2]], row["query"]
     tier = bool(verbatim) and n_terms > 0 and (
         (shaped(query) and len(verbatim) <= 3) if n_terms == 1 else (shaped(query) or len(verbatim) <= 3))
     first = set(verbatim) if tier else set()

@@ -77,6 +77,7 @@ pub fn fuse_request(
         lexical: &lexical,
         semantic: &semantic,
         lexical_reference: request.lexical_reference,
+        terms: usize::try_from(request.terms).unwrap_or(usize::MAX),
     };
     Ok(fusion::fuse(&lists, &settings, limit)
         .iter()

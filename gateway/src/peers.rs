@@ -145,6 +145,7 @@ impl Channels for Peers {
             candidates,
             strategy: answer.strategy,
             reference: answer.reference_score,
+            terms: usize::try_from(answer.terms).unwrap_or(usize::MAX),
             timings: timings_from_wire(&answer.timings),
         })
     }
@@ -200,6 +201,7 @@ impl Channels for Peers {
             weights: Some(weights),
             fusion: Some(options),
             lexical_reference: lists.reference,
+            terms: u32::try_from(lists.terms).unwrap_or(u32::MAX),
         };
         let mut client = self.fusion.clone();
         let answer = call(deadline, client.fuse(with_deadline(message, deadline)))

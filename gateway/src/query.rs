@@ -39,6 +39,8 @@ pub struct LexicalList {
     pub strategy: String,
     /// The lexical score of a full match (0: unknown).
     pub reference: f64,
+    /// The query's terms as the channel split it, under the collection's fold.
+    pub terms: usize,
     pub timings: Timings,
 }
 
@@ -95,6 +97,8 @@ pub struct ToFuse<'a> {
     pub lexical: &'a [LexicalEntry],
     pub semantic: &'a [(Uuid, f64)],
     pub reference: f64,
+    /// The query's terms under the collection's fold (the lexical channel's).
+    pub terms: usize,
 }
 
 /// The three internal services as the searcher calls them, each within a

@@ -185,7 +185,7 @@ impl Searcher {
             tenant = query.filter.tenant.as_str(),
             mode = query.mode.name(),
             strategy = field::Empty,
-            terms = int(trine_core::terms(&query.text, trine_core::Fold::CASE).len()),
+            terms = field::Empty,
             limit = int(query.limit),
             lexical = field::Empty,
             semantic = field::Empty,
@@ -240,6 +240,7 @@ impl Searcher {
 
         let mut strategy = String::new();
         let mut reference = 0.0;
+        let mut terms = 0;
         let mut lists = 0;
         let mut lexical = match lexical {
             None => Vec::new(),
@@ -247,6 +248,8 @@ impl Searcher {
                 lists += 1;
                 strategy = answer.strategy;
                 reference = answer.reference;
+                terms = answer.terms;
+                span.record("terms", int(terms));
                 timings.push((Stage::Lexical, took));
                 timings.extend(answer.timings);
                 answer.candidates
@@ -293,6 +296,7 @@ impl Searcher {
             lexical: &lexical,
             semantic: &semantic,
             reference,
+            terms,
         };
         let fusion_deadline = within(self.config.fusion_deadline)?;
         let fused = match self.channels.fuse(query, to_fuse, fusion_deadline).await {
@@ -308,6 +312,7 @@ impl Searcher {
                     lexical: &lexical,
                     semantic: &semantic,
                     lexical_reference: reference,
+                    terms,
                 };
                 fusion::fuse(&lists, &query.fusion, query.limit)
             }
@@ -348,12 +353,7 @@ impl Searcher {
         }
         if query.mode.uses_lexical() {
             self.metrics.counts_share(share);
-            check_budget(
-                share,
-                took,
-                trine_core::terms(&query.text, trine_core::Fold::CASE).len(),
-                &query.filter.tenant,
-            );
+            check_budget(share, took, terms, &query.filter.tenant);
         }
         if !reasons.is_empty() {
             tracing::warn!(reasons = ?reasons, "degraded search");

@@ -13,7 +13,7 @@ use trine_api::v1;
 use trine_api::v1::lexical_server::{Lexical, LexicalServer};
 use trine_api::{cap_from_wire, filter_from_wire, status, timings_to_wire, to_status};
 use trine_core::model::{Filter, MAX_QUERY_BYTES, check_query_bytes};
-use trine_core::{ErrorKind, Fold, Strategy};
+use trine_core::{ErrorKind, Strategy};
 use trine_embed::Embedder;
 use trine_store::{Keeping, Metered, Store};
 use trine_telemetry::Metrics;
@@ -204,10 +204,6 @@ impl Lexical for LexicalService {
         let request = request.into_inner();
         let invalid = |e: String| status(ErrorKind::InvalidArgument, e);
         check_query_bytes(&request.query, MAX_QUERY_BYTES).map_err(invalid)?;
-        tracing::Span::current().record(
-            "terms",
-            trine_telemetry::int(trine_core::terms(&request.query, Fold::CASE).len()),
-        );
         let requested = if request.strategy.is_empty() {
             self.config.strategy
         } else {
@@ -227,6 +223,9 @@ impl Lexical for LexicalService {
         let resolved = self.resolve(requested).await.map_err(failed)?;
         let strategy = resolved.0;
         span.record("strategy", strategy.name());
+        // Split under the collection's fold, as the strategies split it.
+        let terms = trine_core::terms(&request.query, resolved.1.fold).len();
+        span.record("terms", trine_telemetry::int(terms));
         let found = self
             .list(resolved, &request.query, &filter, cap)
             .await
@@ -241,6 +240,7 @@ impl Lexical for LexicalService {
             strategy: strategy.name().to_string(),
             timings: timings_to_wire(&found.timings),
             reference_score: found.reference,
+            terms: u32::try_from(terms).unwrap_or(u32::MAX),
         }))
     }
 }

@@ -228,7 +228,7 @@ struct Targets {
     fold: Fold,
     /// Each query's channel lists, read once: by (qid, strategy) for the
     /// lexical list, by qid for the semantic one.
-    lexical_lists: HashMap<(String, String), (Vec<v1::Candidate>, f64)>,
+    lexical_lists: HashMap<(String, String), (Vec<v1::Candidate>, f64, u32)>,
     semantic_lists: HashMap<String, Vec<v1::Neighbor>>,
 }
 
@@ -238,7 +238,7 @@ impl Targets {
         &mut self,
         query: &Query,
         strategy: &str,
-    ) -> Result<(Vec<v1::Candidate>, f64, Vec<v1::Neighbor>), String> {
+    ) -> Result<(Vec<v1::Candidate>, f64, u32, Vec<v1::Neighbor>), String> {
         let filters = Filters {
             tenant: query.tenant.clone(),
             ..Filters::default()
@@ -256,8 +256,10 @@ impl Targets {
                 .await
                 .map_err(|s| format!("lexical: {:?}: {}", s.code(), s.message()))?
                 .into_inner();
-            self.lexical_lists
-                .insert(key.clone(), (answer.candidates, answer.reference_score));
+            self.lexical_lists.insert(
+                key.clone(),
+                (answer.candidates, answer.reference_score, answer.terms),
+            );
         }
         if !self.semantic_lists.contains_key(&query.qid) {
             let answer = self
@@ -273,8 +275,13 @@ impl Targets {
             self.semantic_lists
                 .insert(query.qid.clone(), answer.neighbors);
         }
-        let (lexical, reference) = self.lexical_lists[&key].clone();
-        Ok((lexical, reference, self.semantic_lists[&query.qid].clone()))
+        let (lexical, reference, terms) = self.lexical_lists[&key].clone();
+        Ok((
+            lexical,
+            reference,
+            terms,
+            self.semantic_lists[&query.qid].clone(),
+        ))
     }
 }
 
@@ -324,7 +331,8 @@ async fn answer(
             weights,
             fusion,
         } => {
-            let (lexical, lexical_reference, semantic) = targets.lists(query, strategy).await?;
+            let (lexical, lexical_reference, terms, semantic) =
+                targets.lists(query, strategy).await?;
             let request = v1::FuseRequest {
                 query: query.query.trim().to_string(),
                 lexical,
@@ -333,6 +341,7 @@ async fn answer(
                 weights: *weights,
                 fusion: fusion.clone(),
                 lexical_reference,
+                terms,
             };
             let hits = trine_fusion::fuse_request(&request, &targets.fusion, args.depth)?;
             Ok(hits.into_iter().map(|h| h.id).collect())
@@ -511,6 +520,8 @@ struct ListsLine<'a> {
     gold: &'a [String],
     strategy: &'a str,
     reference: f64,
+    /// The query's terms under the collection's fold (the lexical channel's).
+    terms: u32,
     lexical: Vec<(&'a str, f64, bool)>,
     semantic: Vec<(&'a str, f64)>,
 }
@@ -525,8 +536,9 @@ async fn write_lists(
     let mut out = String::new();
     for query in queries {
         for strategy in strategies {
-            let (lexical, reference, semantic) = targets.lists(query, strategy).await?;
+            let (lexical, reference, terms, semantic) = targets.lists(query, strategy).await?;
             let line = ListsLine {
+                terms,
                 qid: &query.qid,
                 kind: query.kind.as_deref(),
                 query: &query.query,

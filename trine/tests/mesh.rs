@@ -410,3 +410,117 @@ async fn bad_input_says_what_to_fix() {
     }
     f.mesh.stop().await.unwrap();
 }
+
+/// The collection's fold everywhere a query is split. Under each fold the
+/// lexical channel reports the terms `trine_core::terms` makes under it, the
+/// index finds what those terms name, and the verbatim tier counts the same
+/// terms: "Café cafe" is one term folded to ASCII (a single plain word, no
+/// tier) and two under case folding alone (a rare phrase: the tier);
+/// "running runs" one term stemmed, two not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_collections_fold_splits_every_query() {
+    use trine_api::v1::CandidatesRequest;
+    use trine_api::v1::lexical_client::LexicalClient;
+    use trine_core::Fold;
+    use trine_store::{CollectionSpec, EmbedderId};
+
+    const HOLDER: &str = "00000000-0000-4000-8000-0000000000a1";
+    const ACCENTED: &str = "00000000-0000-4000-8000-0000000000a2";
+    let english = Fold::ASCII.with_stemmer(Some(trine_core::Language::English));
+    for (fold, query, terms, tier) in [
+        (Fold::CASE, "Café cafe", 2, true),
+        (Fold::ASCII, "Café cafe", 1, false),
+        (Fold::ASCII, "running runs", 2, true),
+        (english, "running runs", 1, false),
+    ] {
+        let case = format!("{fold:?}, {query:?}");
+        assert_eq!(trine_core::terms(query, fold).len(), terms, "{case}");
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
+        let embedder: Arc<dyn trine_embed::Embedder> = Arc::new(trine_embed::HashEmbedder::new(64));
+        let spec = CollectionSpec {
+            embedder: EmbedderId {
+                name: embedder.name().to_string(),
+                dim: embedder.dim(),
+            },
+            fold,
+        };
+        store.ensure_collection(&spec).await.unwrap();
+        let mesh = trine_testkit::mesh(store.clone(), embedder, MeshConfig::default()).await;
+        let mut client = MemoryClient::connect(format!("http://{}", mesh.gateway))
+            .await
+            .unwrap();
+        let mut records: Vec<Record> = (1..=12)
+            .map(|i| {
+                let id = format!("00000000-0000-4000-8000-{i:012}");
+                record(&id, common(i), "acme", &format!("notes/{i}.md"))
+            })
+            .collect();
+        records.push(record(
+            HOLDER,
+            "Café cafe corner: running runs daily".into(),
+            "acme",
+            "notes/holder.md",
+        ));
+        records.push(record(
+            ACCENTED,
+            "Only the Café, nothing else".into(),
+            "acme",
+            "notes/accented.md",
+        ));
+        let stored = client
+            .upsert(UpsertRequest { records })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(stored.failed.is_empty(), "{:?}", stored.failed);
+
+        // The lexical channel splits the query under the collection's fold.
+        let mut lexical = LexicalClient::connect(format!("http://{}", mesh.lexical))
+            .await
+            .unwrap();
+        let answer = lexical
+            .candidates(CandidatesRequest {
+                query: query.to_string(),
+                filters: search(query, "acme").filters,
+                cap: 0,
+                strategy: String::new(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(answer.terms as usize, terms, "{case}: the channel's terms");
+
+        // The index folds as the terms do: "CAFE" names the accented memory
+        // only where accents fold.
+        let plain = client
+            .search(SearchRequest {
+                mode: v1::Mode::Lexical as i32,
+                ..search("CAFE", "acme")
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let folds_accents = fold != Fold::CASE;
+        assert_eq!(
+            plain.hits.iter().any(|h| h.id == ACCENTED),
+            folds_accents,
+            "{case}: the index under the fold"
+        );
+
+        // The tier counts the channel's terms.
+        let answer = client
+            .search(search(query, "acme"))
+            .await
+            .unwrap()
+            .into_inner();
+        let first = &answer.hits[0];
+        assert_eq!(first.id, HOLDER, "{case}");
+        assert_eq!(
+            first.explain.as_ref().map(|e| e.tier),
+            Some(tier),
+            "{case}: the tier"
+        );
+        mesh.stop().await.unwrap();
+    }
+}

@@ -310,6 +310,9 @@ pub struct Lists<'a> {
     /// The lexical score of a full match for this query (BM25's reference,
     /// `bm25::reference`); 0 when unknown.
     pub lexical_reference: f64,
+    /// How many terms the query has under the collection's fold, as the
+    /// lexical channel split it (`crate::terms(query, fold).len()`).
+    pub terms: usize,
 }
 
 /// Whether a query is shaped like a title or an identifier: one of its
@@ -341,12 +344,17 @@ pub enum TierReason {
 }
 
 /// The tier rule: `Some(reason)` when the verbatim candidates rank above the
-/// rest. `verbatim` is how many candidates hold the query verbatim. A query
-/// of two terms or more forms the tier when it is shaped or rare; a single
-/// term only when it is both (a common shaped word such as `ipv6` ranks by
-/// fusion, as every single term does).
-pub fn tier_rule(query: &str, verbatim: usize, settings: &Settings) -> Option<TierReason> {
-    let terms = crate::terms(query, crate::Fold::CASE).len();
+/// rest. `terms` is how many terms the query has under the collection's fold
+/// (`crate::terms(query, fold).len()`), `verbatim` how many candidates hold
+/// the query verbatim. A query of two terms or more forms the tier when it
+/// is shaped or rare; a single term only when it is both (a common shaped
+/// word such as `ipv6` ranks by fusion, as every single term does).
+pub fn tier_rule(
+    query: &str,
+    terms: usize,
+    verbatim: usize,
+    settings: &Settings,
+) -> Option<TierReason> {
     if !settings.tier || verbatim == 0 || terms == 0 {
         None
     } else if terms == 1 {
@@ -523,9 +531,10 @@ pub fn fuse(lists: &Lists<'_>, settings: &Settings, limit: usize) -> Vec<Fused> 
         .collect();
     // A single term has no verbatim list (the ADR: the lexical list already is
     // that term), except as the tier of an identifier; it never votes.
-    let two_terms = crate::terms(lists.query, crate::Fold::CASE).len() >= 2;
+    let two_terms = lists.terms >= 2;
     let identifier = !two_terms
-        && tier_rule(lists.query, holding.len(), settings) == Some(TierReason::Identifier);
+        && tier_rule(lists.query, lists.terms, holding.len(), settings)
+            == Some(TierReason::Identifier);
     let verbatim = if two_terms || identifier {
         holding
     } else {
@@ -622,7 +631,7 @@ pub fn fuse(lists: &Lists<'_>, settings: &Settings, limit: usize) -> Vec<Fused> 
             }
         }
     }
-    let tier = tier_rule(lists.query, verbatim.len(), settings).is_some();
+    let tier = tier_rule(lists.query, lists.terms, verbatim.len(), settings).is_some();
     let mut hits: Vec<Fused> = by_id.into_values().collect();
     for hit in &mut hits {
         hit.placings.sort_by_key(|(kind, _)| *kind);
@@ -678,6 +687,7 @@ mod tests {
                 lexical: &l,
                 semantic: &s,
                 lexical_reference: 0.0,
+                terms: crate::terms(query, crate::Fold::CASE).len(),
             },
             settings,
             100,
@@ -844,6 +854,7 @@ mod tests {
             lexical: &l,
             semantic: &s,
             lexical_reference: 10.0,
+            terms: crate::terms("how do we deploy", crate::Fold::CASE).len(),
         };
         let hits = fuse(&lists, &settings, 10);
         assert_eq!(order(&hits), [2, 1]);
@@ -885,6 +896,7 @@ mod tests {
                 lexical: &l,
                 semantic: &[],
                 lexical_reference: 10.0,
+                terms: crate::terms("why did the app crash", crate::Fold::CASE).len(),
             };
             let hits = fuse(&lists, &settings, 10);
             let got: Vec<f64> = hits
@@ -935,6 +947,11 @@ mod tests {
             lexical: &l,
             semantic: &s,
             lexical_reference: 10.0,
+            terms: crate::terms(
+                "why did the iPhone app crash when opening it last month?",
+                crate::Fold::CASE,
+            )
+            .len(),
         };
         // The lexical power alone (this short list's confidence is not the
         // real one's: semantic trust off).
@@ -995,6 +1012,7 @@ mod tests {
                 lexical: &lexical,
                 semantic: &semantic,
                 lexical_reference: 6.0,
+                terms: crate::terms("what did kate cook", crate::Fold::CASE).len(),
             };
             let settings = Settings {
                 semantic_confidence: *gamma,
@@ -1018,6 +1036,7 @@ mod tests {
             lexical: &[],
             semantic: &flat,
             lexical_reference: 0.0,
+            terms: crate::terms("what did kate cook", crate::Fold::CASE).len(),
         };
         assert_eq!(channel_weights(&lists, &rrf), (1.0, 2.0));
     }
@@ -1102,6 +1121,7 @@ mod tests {
     #[test]
     fn the_tier_rule() {
         let s = Settings::default();
+        let terms = |query: &str| crate::terms(query, crate::Fold::CASE).len();
         // (query, verbatim candidates, reason)
         let table: &[(&str, usize, Option<TierReason>)] = &[
             ("Meeting 2026-11-11 09:58", 1, Some(TierReason::Shaped)),
@@ -1128,13 +1148,14 @@ mod tests {
         ];
         for (query, verbatim, want) in table {
             assert_eq!(
-                tier_rule(query, *verbatim, &s),
+                tier_rule(query, terms(query), *verbatim, &s),
                 *want,
                 "{query} with {verbatim}"
             );
         }
         let off = Settings { tier: false, ..s };
-        assert_eq!(tier_rule("Meeting 2026-11-11 09:58", 1, &off), None);
+        let meeting = "Meeting 2026-11-11 09:58";
+        assert_eq!(tier_rule(meeting, terms(meeting), 1, &off), None);
         let shapes: &[(&str, bool)] = &[
             ("Meeting 2026-11-11 09:58", true),
             ("OPS-1432", true),

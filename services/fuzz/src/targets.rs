@@ -90,7 +90,7 @@ pub fn terms(g: &mut Gen) -> Case {
     }
     let _ = fusion::shaped(&q);
     let settings = Settings::default();
-    let _ = fusion::tier_rule(&q, g.below(40), &settings);
+    let _ = fusion::tier_rule(&q, g.below(8), g.below(40), &settings);
     let max = g.below(MAX_QUERY_BYTES * 2);
     let fits = q.len() <= max.min(MAX_QUERY_BYTES);
     check(check_query_bytes(&q, max).is_ok() == fits, || {
@@ -302,6 +302,7 @@ fn request(g: &mut Gen, kind: usize) -> Request {
             weights: g.chance(2).then(|| weights(g)),
             fusion: g.chance(2).then(|| options(g)),
             lexical_reference: g.f64(),
+            terms: g.u32() % 64,
         }),
     }
 }
