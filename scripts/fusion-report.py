@@ -101,9 +101,9 @@ def main() -> None:
              f"- Runs: {datetime.fromtimestamp(runs, timezone.utc):%Y-%m-%d %H:%M} UTC, "
              f"trine at commit `{commit}`",
              "- The default is the configured `[fusion]` of each run's embedder "
-             "(README, \"Fusion\"); kinds: `question` (ordinary questions whose answer does "
-             "not hold them verbatim), `semantic` (the sample's and the scale corpus's "
-             "paraphrased questions), `title`, `identifier`, `phrase`, `variant`.", ""]
+             "(docs/search.md, \"Fusion\"); kinds: `question` (ordinary questions whose "
+             "answer does not hold them verbatim), `semantic` (the sample's and the scale "
+             "corpus's paraphrased questions), `title`, `identifier`, `phrase`, `variant`.", ""]
     for name, title, embedder, half in RUNS:
         path = work / f"{name}.json"
         size = work / f"{name}.size"

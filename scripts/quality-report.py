@@ -120,7 +120,7 @@ def main() -> int:
              "Produced by `./scripts/quality.sh` (which ends with `python3 scripts/quality-report.py "
              "quality-work > docs/quality.md`); every figure is read from a `trine eval --save` report.", "",
              f"- trine at commit `{commit}`, {profile} profile; default configuration (`[fusion]` of each "
-             "embedder, README \"Fusion\").",
+             "embedder, docs/search.md \"Fusion\").",
              "- Held-back halves only (the tune halves are for choosing). Kinds: `question` (a package's "
              "synopsis or a function's first sentence, not verbatim in its answer), `multi-hop`, "
              "`temporal`, `commonsense` (REALTALK's annotated questions about a conversation), `recall` "

@@ -339,9 +339,9 @@ async fn load(
 }
 
 /// The store's document frequencies (the embedded store's, or those kept of
-/// a server collection) are built once asked (README, "The budget"); until
-/// then counts are made in the store. The run measures what a store serves
-/// once they are built, and the wait is printed.
+/// a server collection) are built once asked (docs/operations.md, "The
+/// budget"); until then counts are made in the store. The run measures what
+/// a store serves once they are built, and the wait is printed.
 async fn frequencies_built(store: &dyn Store, requests: &[SearchRequest]) {
     let Some(tenant) = requests
         .iter()

@@ -216,8 +216,8 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         ..config.mesh()
     };
     // The embedded store's document frequencies are built now, not at the
-    // first search, and lexical-svc answers none until they are (README,
-    // "The budget").
+    // first search, and lexical-svc answers none until they are
+    // (docs/operations.md, "The budget").
     mesh_config.lexical.keep_counts = true;
     mesh_config.serving.tls = config.tls.server()?;
 

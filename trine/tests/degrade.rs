@@ -122,8 +122,8 @@ async fn a_channel_down_degrades_and_none_is_unavailable() {
 }
 
 /// Each server reports SERVING; the gateway once its first readiness check
-/// has found every channel serving (it starts NOT_SERVING: README, "The
-/// budget"), which is waited for as a condition.
+/// has found every channel serving (it starts NOT_SERVING:
+/// docs/operations.md, "The budget"), which is waited for as a condition.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_server_reports_serving() {
     let dir = tempfile::tempdir().unwrap();

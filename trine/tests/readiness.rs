@@ -1,4 +1,4 @@
-//! Readiness that means it (README, "The budget"): while lexical-svc's
+//! Readiness that means it (docs/operations.md, "The budget"): while lexical-svc's
 //! document frequencies are being built, it reports NOT_SERVING and answers
 //! no search, the gateway's health follows it, and a search sent meanwhile
 //! waits — within its deadline — instead of being answered with counts that
