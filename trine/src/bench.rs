@@ -198,7 +198,10 @@ async fn run_trine(
             let local = local_mesh(config).await?;
             // `candidates` counts from the statistics and `sparse` is
             // weighted by them (`auto` may resolve to either).
-            let strategy = args.strategy.as_deref().unwrap_or(&config.lexical.strategy);
+            let strategy = args
+                .strategy
+                .as_deref()
+                .unwrap_or(config.lexical.strategy.name());
             if config.lexical.count_statistics
                 && matches!(strategy, "candidates" | "sparse" | "auto")
             {
@@ -231,7 +234,7 @@ async fn run_trine(
         strategy: args
             .strategy
             .clone()
-            .unwrap_or_else(|| config.lexical.strategy.clone()),
+            .unwrap_or_else(|| config.lexical.strategy.name().to_string()),
         concurrency: args.concurrency,
         rate: args.rate,
         shed,

@@ -3,7 +3,46 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
+use trine_core::Strategy;
+use trine_core::fusion::{Method, Normalization};
+use trine_embed::EmbedderKind;
+use trine_store::ReadConsistency;
+
+/// A named value of the config file parsed at load, the error naming `key`.
+fn parsed<'de, D, T>(
+    d: D,
+    key: &str,
+    parse: impl FnOnce(&str) -> Result<T, String>,
+) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    let raw = String::deserialize(d)?;
+    parse(&raw).map_err(|e| serde::de::Error::custom(format!("{key}: {e}")))
+}
+
+fn embedder<'de, D: Deserializer<'de>>(d: D) -> Result<EmbedderKind, D::Error> {
+    parsed(d, "embedder", |raw| {
+        EmbedderKind::parse(raw).map_err(|e| e.to_string())
+    })
+}
+
+fn strategy<'de, D: Deserializer<'de>>(d: D) -> Result<Strategy, D::Error> {
+    parsed(d, "lexical.strategy", Strategy::parse)
+}
+
+fn method<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Method>, D::Error> {
+    parsed(d, "fusion.method", Method::parse).map(Some)
+}
+
+fn normalization<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Normalization>, D::Error> {
+    parsed(d, "fusion.normalization", Normalization::parse).map(Some)
+}
+
+fn read_consistency<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ReadConsistency>, D::Error> {
+    parsed(d, "read_consistency", ReadConsistency::parse).map(Some)
+}
 
 /// Where memories live and how they are embedded.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -25,7 +64,8 @@ pub struct Config {
     /// The collection's name.
     pub collection: String,
     /// `minilm` (default), `static` or `hash`.
-    pub embedder: String,
+    #[serde(deserialize_with = "embedder")]
+    pub embedder: EmbedderKind,
     /// Where model files live (`scripts/fetch-model.sh` fills it).
     pub models: PathBuf,
     /// The tracing filter (`RUST_LOG` overrides it).
@@ -51,7 +91,8 @@ pub struct Config {
     pub write_consistency_factor: Option<u32>,
     /// Replicas each read asks: majority, quorum, all or a number (Qdrant's
     /// default: one).
-    pub read_consistency: Option<String>,
+    #[serde(deserialize_with = "read_consistency")]
+    pub read_consistency: Option<ReadConsistency>,
     /// The lexical reads a search makes at once go to the server as one
     /// batch query: fewer calls and less CPU a search, but Qdrant 1.19 runs
     /// them one after another, so their times add up. Off: side by side.
@@ -238,7 +279,8 @@ impl Default for ServerSection {
 #[serde(deny_unknown_fields, default)]
 pub struct LexicalSection {
     /// candidates, bm25, sparse, gate, off or auto.
-    pub strategy: String,
+    #[serde(deserialize_with = "strategy")]
+    pub strategy: Strategy,
     /// Points the lexical channel reads at most.
     pub cap: usize,
     /// Seconds a count of at least `count_cache_min` points is reused (the
@@ -263,7 +305,7 @@ impl Default for LexicalSection {
     fn default() -> Self {
         let cache = trine_lexical::CountCacheConfig::default();
         Self {
-            strategy: "candidates".to_string(),
+            strategy: Strategy::Candidates,
             cap: 256,
             count_cache_secs: cache.ttl.as_secs(),
             count_cache_min: cache.min_count,
@@ -280,9 +322,11 @@ impl Default for LexicalSection {
 #[serde(deny_unknown_fields, default)]
 pub struct FusionSection {
     /// rrf, score or dbsf.
-    pub method: Option<String>,
+    #[serde(deserialize_with = "method")]
+    pub method: Option<Method>,
     /// Score fusion's normalisation: absolute, fixed_floor, min_max or z_score.
-    pub normalization: Option<String>,
+    #[serde(deserialize_with = "normalization")]
+    pub normalization: Option<Normalization>,
     /// RRF's k.
     pub rrf_k: Option<f64>,
     /// Cosine's floor in the absolute and fixed_floor normalisations (BM25's is 0).
@@ -305,78 +349,29 @@ pub struct FusionSection {
 }
 
 impl FusionSection {
-    /// The fusion's settings over the default of `embedder`, or what is
-    /// wrong with the section.
-    pub fn settings(&self, embedder: &str) -> Result<trine_fusion::Settings, String> {
-        use trine_core::fusion::{Method, Normalization, Settings, Weights};
-        let invalid = |what: &str| format!("[fusion] {what}");
-        let base = Settings::for_embedder(embedder);
-        let weights = Weights {
-            lexical: self.lexical_weight.unwrap_or(base.weights.lexical),
-            semantic: self.semantic_weight.unwrap_or(base.weights.semantic),
-            verbatim: self.verbatim_weight.unwrap_or(base.weights.verbatim),
-        };
-        for (name, w) in [
-            ("lexical_weight", weights.lexical),
-            ("semantic_weight", weights.semantic),
-            ("verbatim_weight", weights.verbatim),
-        ] {
-            if !(w.is_finite() && w >= 0.0) {
-                return Err(invalid(&format!("{name} is {w}: give a number >= 0")));
-            }
-        }
-        let rrf_k = self.rrf_k.unwrap_or(base.rrf_k);
-        if !(rrf_k.is_finite() && rrf_k > 0.0) {
-            return Err(invalid(&format!("rrf_k is {rrf_k}: give a number > 0")));
-        }
-        let semantic_floor = self.semantic_floor.unwrap_or(base.semantic_floor);
-        if !(semantic_floor.is_finite() && (-1.0..1.0).contains(&semantic_floor)) {
-            return Err(invalid("semantic_floor must be a cosine in [-1, 1)"));
-        }
-        let adaptive = self.adaptive.unwrap_or(base.adaptive);
-        if !(adaptive.is_finite() && (0.0..=trine_core::fusion::MAX_ADAPTIVE).contains(&adaptive)) {
-            return Err(invalid(&format!(
-                "adaptive must be 0 (off) to {}",
-                trine_core::fusion::MAX_ADAPTIVE
-            )));
-        }
-        let semantic_confidence = self.semantic_confidence.unwrap_or(base.semantic_confidence);
-        if !(semantic_confidence.is_finite()
-            && (0.0..=trine_core::fusion::MAX_ADAPTIVE).contains(&semantic_confidence))
-        {
-            return Err(invalid(&format!(
-                "semantic_confidence must be 0 (off) to {}",
-                trine_core::fusion::MAX_ADAPTIVE
-            )));
-        }
-        let lexical_power = self.lexical_power.unwrap_or(base.lexical_power);
-        if !(lexical_power.is_finite()
-            && lexical_power > 0.0
-            && lexical_power <= trine_core::fusion::MAX_LEXICAL_POWER)
-        {
-            return Err(invalid(&format!(
-                "lexical_power must be above 0, at most {} (1: linear)",
-                trine_core::fusion::MAX_LEXICAL_POWER
-            )));
-        }
-        Ok(Settings {
-            method: match &self.method {
-                Some(m) => Method::parse(m).map_err(|e| invalid(&e))?,
-                None => base.method,
+    /// The fusion's settings over the default of `embedder`
+    /// ([`EmbedderKind::fusion`]), or what is wrong with the section.
+    pub fn settings(&self, embedder: EmbedderKind) -> Result<trine_fusion::Settings, String> {
+        use trine_core::fusion::{Settings, Weights};
+        let base = embedder.fusion();
+        let settings = Settings {
+            method: self.method.unwrap_or(base.method),
+            rrf_k: self.rrf_k.unwrap_or(base.rrf_k),
+            normalization: self.normalization.unwrap_or(base.normalization),
+            weights: Weights {
+                lexical: self.lexical_weight.unwrap_or(base.weights.lexical),
+                semantic: self.semantic_weight.unwrap_or(base.weights.semantic),
+                verbatim: self.verbatim_weight.unwrap_or(base.weights.verbatim),
             },
-            rrf_k,
-            normalization: match &self.normalization {
-                Some(n) => Normalization::parse(n).map_err(|e| invalid(&e))?,
-                None => base.normalization,
-            },
-            weights,
-            semantic_floor,
+            semantic_floor: self.semantic_floor.unwrap_or(base.semantic_floor),
             tier: self.tier.unwrap_or(base.tier),
             tier_max: self.tier_max.unwrap_or(base.tier_max),
-            adaptive,
-            lexical_power,
-            semantic_confidence,
-        })
+            adaptive: self.adaptive.unwrap_or(base.adaptive),
+            lexical_power: self.lexical_power.unwrap_or(base.lexical_power),
+            semantic_confidence: self.semantic_confidence.unwrap_or(base.semantic_confidence),
+        };
+        settings.check().map_err(|e| format!("[fusion] {e}"))?;
+        Ok(settings)
     }
 }
 
@@ -398,7 +393,7 @@ impl Default for Config {
             keys_file: None,
             api_key: None,
             collection: "memories".to_string(),
-            embedder: "minilm".to_string(),
+            embedder: EmbedderKind::MiniLm,
             models: PathBuf::from("models"),
             log: "warn".to_string(),
             otlp_endpoint: None,
@@ -535,7 +530,8 @@ impl Config {
             config.collection = v;
         }
         if let Some(v) = o.embedder {
-            config.embedder = v;
+            config.embedder = EmbedderKind::parse(&v)
+                .map_err(|e| ConfigError::Invalid(format!("--embedder / TRINE_EMBEDDER: {e}")))?;
         }
         if let Some(v) = o.models {
             config.models = v;
@@ -556,7 +552,9 @@ impl Config {
             config.peers.fusion = Some(v);
         }
         if let Some(v) = o.lexical_strategy {
-            config.lexical.strategy = v;
+            config.lexical.strategy = Strategy::parse(&v).map_err(|e| {
+                ConfigError::Invalid(format!("--lexical-strategy / TRINE_LEXICAL_STRATEGY: {e}"))
+            })?;
         }
         if let Some(v) = o.max_in_flight {
             config.server.max_in_flight = v;
@@ -591,15 +589,9 @@ impl Config {
                 self.collection
             )));
         }
-        trine_embed::EmbedderKind::parse(&self.embedder)
-            .map_err(|e| ConfigError::Invalid(e.to_string()))?;
-        trine_core::Strategy::parse(&self.lexical.strategy).map_err(ConfigError::Invalid)?;
         self.payload
             .validate()
             .map_err(|e| ConfigError::Invalid(format!("[payload]: {e}")))?;
-        if let Some(raw) = &self.read_consistency {
-            trine_store::ReadConsistency::parse(raw).map_err(ConfigError::Invalid)?;
-        }
         if self.write_consistency_factor == Some(0) {
             return Err(ConfigError::Invalid(
                 "write_consistency_factor must be at least 1 (or left out)".to_string(),
@@ -616,7 +608,7 @@ impl Config {
             ));
         }
         self.fusion
-            .settings(&self.embedder)
+            .settings(self.embedder)
             .map_err(ConfigError::Invalid)?;
         self.quotas.validate().map_err(ConfigError::Invalid)?;
         if self.server.max_in_flight == 0 || self.server.max_message_bytes < 1 << 16 {
@@ -638,13 +630,12 @@ impl Config {
         };
         mesh.lexical.count_statistics = self.lexical.count_statistics;
         mesh.stemmer = self.lexical.stemmer;
-        // Validated at load.
-        if let Ok(strategy) = trine_core::Strategy::parse(&self.lexical.strategy) {
-            mesh.lexical.strategy = strategy;
-        }
-        if let Ok(fusion) = self.fusion.settings(&self.embedder) {
-            mesh.search.fusion = fusion;
-        }
+        mesh.lexical.strategy = self.lexical.strategy;
+        // Checked at load ([`Config::validate`]); the embedder's default else.
+        mesh.search.fusion = self
+            .fusion
+            .settings(self.embedder)
+            .unwrap_or_else(|_| self.embedder.fusion());
         mesh.serving = trine_api::server::Serving {
             max_in_flight: self.server.max_in_flight,
             max_message_bytes: self.server.max_message_bytes,
@@ -665,7 +656,7 @@ impl Config {
     pub fn for_test(data: &Path) -> Self {
         Self {
             data: data.to_path_buf(),
-            embedder: "hash".to_string(),
+            embedder: EmbedderKind::Hash,
             ..Self::default()
         }
     }
@@ -696,12 +687,12 @@ mod tests {
         let (_dir, mut o) = overrides_with_file("collection = \"notes\"\nembedder = \"hash\"\n");
         let from_file = Config::load(&o).unwrap();
         assert_eq!(from_file.collection, "notes");
-        assert_eq!(from_file.embedder, "hash");
+        assert_eq!(from_file.embedder.name(), "hash");
 
         o.collection = Some("flagged".into());
         let flagged = Config::load(&o).unwrap();
         assert_eq!(flagged.collection, "flagged");
-        assert_eq!(flagged.embedder, "hash");
+        assert_eq!(flagged.embedder.name(), "hash");
     }
 
     #[test]
@@ -727,7 +718,7 @@ mod tests {
     fn the_fusion_default_is_the_embedders() {
         let (_dir, o) = overrides_with_file("embedder = \"static\"\n");
         let fusion = Config::load(&o).unwrap().mesh().search.fusion;
-        assert_eq!(fusion, trine_fusion::Settings::for_embedder("static"));
+        assert_eq!(fusion, EmbedderKind::Static.fusion());
         assert_ne!(fusion, trine_fusion::Settings::default());
         let (_dir, o) = overrides_with_file("embedder = \"static\"\n[fusion]\nadaptive = 0\n");
         let fusion = Config::load(&o).unwrap().mesh().search.fusion;
@@ -831,7 +822,7 @@ mod tests {
         );
         let config = Config::load(&o).unwrap();
         assert_eq!(config.write_consistency_factor, Some(2));
-        assert_eq!(config.read_consistency.as_deref(), Some("majority"));
+        assert_eq!(config.read_consistency, Some(ReadConsistency::Majority));
         assert!(config.batch_reads);
         assert!(
             !Config::default().batch_reads,

@@ -70,14 +70,14 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     let mut problems = problems(config, info.as_ref());
     let configured = strategies
         .iter()
-        .find(|s| s.strategy == config.lexical.strategy);
+        .find(|s| s.strategy == config.lexical.strategy.name());
     if let Some(StrategyReport {
         missing: Some(why), ..
     }) = configured
     {
         problems.push(format!(
             "the configured strategy `{}` is not ready: {why}",
-            config.lexical.strategy
+            config.lexical.strategy.name()
         ));
     }
     let report = Report {
@@ -88,9 +88,9 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             .clone()
             .unwrap_or_else(|| config.data.display().to_string()),
         exists: info.is_some(),
-        configured_embedder: config.embedder.clone(),
+        configured_embedder: config.embedder.name().to_string(),
         strategies,
-        configured_strategy: config.lexical.strategy.clone(),
+        configured_strategy: config.lexical.strategy.name().to_string(),
         problems,
         ok: false,
         advice: info.as_ref().map(advice).unwrap_or_default(),
@@ -121,9 +121,11 @@ fn problems(config: &Config, info: Option<&CollectionInfo>) -> Vec<String> {
     };
     let mut out = Vec::new();
     match &info.embedder {
-        Some(e) if e.name != config.embedder => out.push(format!(
+        Some(e) if e.name != config.embedder.name() => out.push(format!(
             "written by embedder `{}` but `{}` is configured: use `--embedder {}`",
-            e.name, config.embedder, e.name
+            e.name,
+            config.embedder.name(),
+            e.name
         )),
         Some(_) => {}
         None => out.push("no embedder recorded: the collection was not made by trine".to_string()),

@@ -23,7 +23,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
-use trine_embed::{Embedder, EmbedderKind};
+use trine_embed::Embedder;
 use trine_store::{EdgeStore, ServerStore, Store};
 
 pub use config::{Config, Overrides};
@@ -212,11 +212,7 @@ pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>, trine_store::
                 replication_factor: config.replication_factor,
                 write_consistency_factor: config.write_consistency_factor,
             };
-            // Validated at load.
-            let reads = config
-                .read_consistency
-                .as_deref()
-                .and_then(|raw| trine_store::ReadConsistency::parse(raw).ok());
+            let reads = config.read_consistency;
             // The document frequencies are kept (by a lexical-svc that asks
             // for them) where the text index is trine's own.
             let trines_layout = schema == trine_store::PayloadSchema::default();
@@ -253,7 +249,7 @@ pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>, trine_store::
 
 /// Loads the configured embedder (the model files for `minilm`/`static`).
 pub async fn load_embedder(config: &Config) -> Result<Arc<dyn Embedder>, trine_embed::EmbedError> {
-    let kind = EmbedderKind::parse(&config.embedder)?;
+    let kind = config.embedder;
     let models = config.models.clone();
     tokio::task::spawn_blocking(move || trine_embed::load(kind, &models))
         .await

@@ -248,80 +248,46 @@ pub fn fusion_from_wire(
 ) -> Result<Settings, String> {
     let mut s = *defaults;
     if let Some(w) = weights {
-        for (list, weight, slot) in [
-            ("lexical", w.lexical, &mut s.weights.lexical),
-            ("semantic", w.semantic, &mut s.weights.semantic),
-            ("verbatim", w.verbatim, &mut s.weights.verbatim),
+        for (weight, slot) in [
+            (w.lexical, &mut s.weights.lexical),
+            (w.semantic, &mut s.weights.semantic),
+            (w.verbatim, &mut s.weights.verbatim),
         ] {
-            if !(weight.is_finite() && weight >= 0.0) {
-                return Err(format!(
-                    "weight of the {list} list is {weight}: give a finite number >= 0 (0: the default)"
-                ));
-            }
-            if weight > 0.0 {
+            if weight != 0.0 {
                 *slot = weight;
             }
         }
     }
-    let Some(o) = options else {
-        return Ok(s);
-    };
-    if !o.method.is_empty() {
-        s.method = Method::parse(&o.method)?;
-    }
-    if o.rrf_k != 0.0 {
-        if !(o.rrf_k.is_finite() && o.rrf_k > 0.0) {
-            return Err(format!(
-                "fusion.rrf_k is {}: give a finite number > 0 (e.g. 60)",
-                o.rrf_k
-            ));
+    if let Some(o) = options {
+        if !o.method.is_empty() {
+            s.method = Method::parse(&o.method)?;
         }
-        s.rrf_k = o.rrf_k;
-    }
-    if !o.normalization.is_empty() {
-        s.normalization = Normalization::parse(&o.normalization)?;
-    }
-    if let Some(tier) = o.tier {
-        s.tier = tier;
-    }
-    if let Some(max) = o.tier_max {
-        s.tier_max = usize::try_from(max).unwrap_or(usize::MAX);
-    }
-    if let Some(beta) = o.adaptive {
-        if !(beta.is_finite() && (0.0..=fusion::MAX_ADAPTIVE).contains(&beta)) {
-            return Err(format!(
-                "fusion.adaptive is {beta}: give 0 (off) to {}",
-                fusion::MAX_ADAPTIVE
-            ));
+        if o.rrf_k != 0.0 {
+            s.rrf_k = o.rrf_k;
         }
-        s.adaptive = beta;
-    }
-    if let Some(floor) = o.semantic_floor {
-        if !(floor.is_finite() && (-1.0..1.0).contains(&floor)) {
-            return Err(format!(
-                "fusion.semantic_floor is {floor}: give a cosine in [-1, 1)"
-            ));
+        if !o.normalization.is_empty() {
+            s.normalization = Normalization::parse(&o.normalization)?;
         }
-        s.semantic_floor = floor;
-    }
-    if let Some(power) = o.lexical_power {
-        if !(power.is_finite() && power > 0.0 && power <= fusion::MAX_LEXICAL_POWER) {
-            return Err(format!(
-                "fusion.lexical_power is {power}: give a number above 0, at most {} (1: linear)",
-                fusion::MAX_LEXICAL_POWER
-            ));
+        if let Some(tier) = o.tier {
+            s.tier = tier;
         }
-        s.lexical_power = power;
-    }
-    if let Some(gamma) = o.semantic_confidence {
-        if !(gamma.is_finite() && (0.0..=fusion::MAX_ADAPTIVE).contains(&gamma)) {
-            return Err(format!(
-                "fusion.semantic_confidence is {gamma}: give 0 (off) to {}",
-                fusion::MAX_ADAPTIVE
-            ));
+        if let Some(max) = o.tier_max {
+            s.tier_max = usize::try_from(max).unwrap_or(usize::MAX);
         }
-        s.semantic_confidence = gamma;
+        s.adaptive = o.adaptive.unwrap_or(s.adaptive);
+        s.semantic_floor = o.semantic_floor.unwrap_or(s.semantic_floor);
+        s.lexical_power = o.lexical_power.unwrap_or(s.lexical_power);
+        s.semantic_confidence = o.semantic_confidence.unwrap_or(s.semantic_confidence);
     }
+    s.check().map_err(|e| match e.key {
+        "lexical_weight" | "semantic_weight" | "verbatim_weight" => format!(
+            "weight of the {} list is {}: give {} (0: the default)",
+            e.key.trim_end_matches("_weight"),
+            e.value,
+            e.want
+        ),
+        _ => format!("fusion.{e}"),
+    })?;
     Ok(s)
 }
 

@@ -262,34 +262,93 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// trine's default fusion for a collection embedded by `embedder`. The
-    /// `absolute` normalisation scales cosine from a floor measured on
-    /// MiniLM, the default embedder, and squares the lexical share (a
-    /// question's common words matched in a memory count for little beside
-    /// its meaning); semantic trust (γ 1.5 at weight 2) gives the dense list
-    /// its weight where its first stands out and hands the lead to the
-    /// lexical list where it is flat (French text, short chat messages). On
-    /// the `static` embedder (a weaker semantic channel with another cosine
-    /// scale) z-scores with per-query weighting of both channels rank
-    /// ordinary questions best. Chosen on the tune halves of five
-    /// development sets (`scripts/fusion-study.py`), reported on the
-    /// held-back halves in docs/quality.md.
-    pub fn for_embedder(embedder: &str) -> Self {
-        match embedder {
-            "static" => Self {
-                normalization: Normalization::ZScore,
-                weights: Weights {
-                    lexical: 1.0,
-                    semantic: 2.0,
-                    verbatim: 0.0,
-                },
-                adaptive: 1.0,
-                lexical_power: 1.0,
-                semantic_confidence: 0.0,
-                ..Self::default()
+    /// trine's default fusion for a collection of `static` embeddings (the
+    /// default, [`Settings::default`], is MiniLM's). The `absolute`
+    /// normalisation scales cosine from a floor measured on MiniLM, the
+    /// default embedder, and squares the lexical share (a question's common
+    /// words matched in a memory count for little beside its meaning);
+    /// semantic trust (γ 1.5 at weight 2) gives the dense list its weight
+    /// where its first stands out and hands the lead to the lexical list
+    /// where it is flat (French text, short chat messages). On the `static`
+    /// embedder (a weaker semantic channel with another cosine scale)
+    /// z-scores with per-query weighting of both channels rank ordinary
+    /// questions best. Chosen on the tune halves of five development sets
+    /// (`scripts/fusion-study.py`), reported on the held-back halves in
+    /// docs/quality.md.
+    pub fn for_static() -> Self {
+        Self {
+            normalization: Normalization::ZScore,
+            weights: Weights {
+                lexical: 1.0,
+                semantic: 2.0,
+                verbatim: 0.0,
             },
-            _ => Self::default(),
+            adaptive: 1.0,
+            lexical_power: 1.0,
+            semantic_confidence: 0.0,
+            ..Self::default()
         }
+    }
+
+    /// Every number within its range — the one check of the config file,
+    /// the flags and the wire alike, each saying it in its own words.
+    pub fn check(&self) -> Result<(), OutOfRange> {
+        let out = |key, value, want| Err(OutOfRange { key, value, want });
+        for (key, w) in [
+            ("lexical_weight", self.weights.lexical),
+            ("semantic_weight", self.weights.semantic),
+            ("verbatim_weight", self.weights.verbatim),
+        ] {
+            if !(w.is_finite() && w >= 0.0) {
+                return out(key, w, "a finite number >= 0".to_string());
+            }
+        }
+        if !(self.rrf_k.is_finite() && self.rrf_k > 0.0) {
+            return out(
+                "rrf_k",
+                self.rrf_k,
+                "a finite number > 0 (e.g. 60)".to_string(),
+            );
+        }
+        if !(self.semantic_floor.is_finite() && (-1.0..1.0).contains(&self.semantic_floor)) {
+            return out(
+                "semantic_floor",
+                self.semantic_floor,
+                "a cosine in [-1, 1)".to_string(),
+            );
+        }
+        for (key, beta) in [
+            ("adaptive", self.adaptive),
+            ("semantic_confidence", self.semantic_confidence),
+        ] {
+            if !(beta.is_finite() && (0.0..=MAX_ADAPTIVE).contains(&beta)) {
+                return out(key, beta, format!("0 (off) to {MAX_ADAPTIVE}"));
+            }
+        }
+        let power = self.lexical_power;
+        if !(power.is_finite() && power > 0.0 && power <= MAX_LEXICAL_POWER) {
+            return out(
+                "lexical_power",
+                power,
+                format!("a number above 0, at most {MAX_LEXICAL_POWER} (1: linear)"),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// A fusion setting out of its range: which ([`Settings::check`]'s key, as
+/// the config file names it), its value, and what to give instead.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutOfRange {
+    pub key: &'static str,
+    pub value: f64,
+    pub want: String,
+}
+
+impl std::fmt::Display for OutOfRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} is {}: give {}", self.key, self.value, self.want)
     }
 }
 

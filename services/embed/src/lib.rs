@@ -60,6 +60,25 @@ impl EmbedderKind {
             other => Err(EmbedError::UnknownEmbedder(other.to_string())),
         }
     }
+
+    /// The name `parse` takes, and the collection records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::MiniLm => "minilm",
+            Self::Static => "static",
+            Self::Hash => "hash",
+        }
+    }
+
+    /// trine's default fusion for a collection of this embedder's vectors:
+    /// the static embedder's cosines are on another scale
+    /// ([`trine_core::fusion::Settings::for_static`]).
+    pub fn fusion(self) -> trine_core::fusion::Settings {
+        match self {
+            Self::Static => trine_core::fusion::Settings::for_static(),
+            Self::MiniLm | Self::Hash => trine_core::fusion::Settings::default(),
+        }
+    }
 }
 
 /// Loads the named embedder from the models directory (`models/` by default):
