@@ -18,12 +18,15 @@ use trine_core::Strategy;
 
 mod candidates;
 pub mod counts;
+mod query;
 pub mod readiness;
+mod reads;
 mod service;
 mod strategies;
 
-pub use candidates::{Candidate, Candidates, LexicalError, candidates};
+pub use candidates::{Candidate, Candidates, LexicalError, candidates, read_candidates};
 pub use counts::{Clock, CountCacheConfig, Counter};
+pub use query::LexicalQuery;
 pub use readiness::{Ready, Texts};
 pub use service::{LexicalService, run};
 pub use strategies::{phrase_holders, with_phrase_holders};

@@ -12,14 +12,14 @@ use tonic::{Request, Response, Status};
 use trine_api::v1;
 use trine_api::v1::lexical_server::{Lexical, LexicalServer};
 use trine_api::{cap_from_wire, filter_from_wire, status, timings_to_wire, to_status};
-use trine_core::model::{Filter, MAX_QUERY_BYTES, check_query_bytes};
+use trine_core::model::{MAX_QUERY_BYTES, check_query_bytes};
 use trine_core::{ErrorKind, Strategy};
 use trine_embed::Embedder;
 use trine_store::{Keeping, Metered, Store};
 use trine_telemetry::Metrics;
 
 use crate::readiness::{self, Probe, Ready, Texts, auto};
-use crate::{Candidates, Counter, LexicalConfig, LexicalError, strategies};
+use crate::{Candidates, Counter, LexicalConfig, LexicalError, LexicalQuery, strategies};
 
 /// How long a probe that found the requested strategy ready is trusted.
 const READY_FOR: Duration = Duration::from_secs(30);
@@ -160,27 +160,19 @@ impl LexicalService {
     /// rest; the others add them after their own list).
     pub async fn list(
         &self,
-        (strategy, texts): (Strategy, Texts),
-        query: &str,
-        filter: &Filter,
-        cap: usize,
+        strategy: Strategy,
+        q: &LexicalQuery,
     ) -> Result<Candidates, LexicalError> {
         let store = self.store.as_ref();
         let embedder = self.embedder.as_deref();
-        let counter = self.counter.as_ref();
-        let run = strategies::run(
-            strategy, store, counter, embedder, query, texts, filter, cap,
-        );
+        let run = strategies::run(strategy, store, self.counter.as_ref(), embedder, q);
         if matches!(strategy, Strategy::Off | Strategy::Candidates) {
             // `candidates` reads the phrase points itself, before scoring.
             return run.await;
         }
         // The phrase read runs beside the strategy's query, not after it.
-        let (found, holders) = tokio::try_join!(
-            run,
-            strategies::phrase_holders(store, query, texts, filter, cap)
-        )?;
-        Ok(strategies::with_phrase_holders(found, holders, cap))
+        let (found, holders) = tokio::try_join!(run, strategies::phrase_holders(store, q))?;
+        Ok(strategies::with_phrase_holders(found, holders, q.cap))
     }
 }
 
@@ -220,16 +212,12 @@ impl Lexical for LexicalService {
         if requested != Strategy::Off && !self.counts_ready() {
             return Err(failed(LexicalError::Starting));
         }
-        let resolved = self.resolve(requested).await.map_err(failed)?;
-        let strategy = resolved.0;
+        let (strategy, texts) = self.resolve(requested).await.map_err(failed)?;
         span.record("strategy", strategy.name());
-        // Split under the collection's fold, as the strategies split it.
-        let terms = trine_core::terms(&request.query, resolved.1.fold).len();
-        span.record("terms", trine_telemetry::int(terms));
-        let found = self
-            .list(resolved, &request.query, &filter, cap)
-            .await
-            .map_err(failed)?;
+        // Split once, under the collection's fold.
+        let q = LexicalQuery::new(&request.query, texts, filter, cap);
+        span.record("terms", trine_telemetry::int(q.terms.len()));
+        let found = self.list(strategy, &q).await.map_err(failed)?;
         span.record("candidates", trine_telemetry::int(found.list.len()));
         for (stage, took) in &found.timings {
             self.metrics.stage(stage.name(), *took);
@@ -240,7 +228,7 @@ impl Lexical for LexicalService {
             strategy: strategy.name().to_string(),
             timings: timings_to_wire(&found.timings),
             reference_score: found.reference,
-            terms: u32::try_from(terms).unwrap_or(u32::MAX),
+            terms: u32::try_from(q.terms.len()).unwrap_or(u32::MAX),
         }))
     }
 }

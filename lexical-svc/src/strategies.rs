@@ -9,12 +9,14 @@ use trine_core::Stage;
 use uuid::Uuid;
 
 use trine_core::model::{Filter, Hit, PayloadRead};
-use trine_core::{Strategy, Verbatim, gate, sparse, terms};
+use trine_core::{Strategy, Verbatim, gate, sparse};
 use trine_embed::Embedder;
 use trine_store::{Query, Store};
 
-use crate::candidates::phrase_reads;
-use crate::{Candidate, Candidates, Counter, LexicalError, Texts, candidates};
+use crate::candidates::read_candidates;
+use crate::query::LexicalQuery;
+use crate::reads::phrase_reads;
+use crate::{Candidate, Candidates, Counter, LexicalError, Texts};
 
 /// What a strategy's query reads of each hit for the verbatim check: the
 /// whole memory only for a single-term query that is not that term alone
@@ -47,53 +49,45 @@ fn verbatim_list(verbatim: &Verbatim, terms: &[String], hits: Vec<Hit>) -> Vec<C
         .collect()
 }
 
-/// Runs one strategy (never `auto`: resolve it first) for `query` within
-/// `filter`, reading at most `cap` points ranked by the strategy; `texts`
-/// says how the collection's texts are read (the fold of its text index).
-#[allow(clippy::too_many_arguments)]
+/// Runs one strategy (never `auto`: resolve it first) for `q`, reading at
+/// most `q.cap` points ranked by the strategy.
 pub async fn run(
     strategy: Strategy,
     store: &dyn Store,
     counter: &Counter,
     embedder: Option<&dyn Embedder>,
-    query: &str,
-    texts: Texts,
-    filter: &Filter,
-    cap: usize,
+    q: &LexicalQuery,
 ) -> Result<Candidates, LexicalError> {
-    let fold = texts.fold;
-    let terms = terms(query, fold);
-    if terms.is_empty() || cap == 0 {
+    if q.is_empty() {
         return Ok(Candidates::default());
     }
     let started = Instant::now();
-    let verbatim = Verbatim::new(query, fold);
-    let read = read_for(&verbatim, &terms, texts);
+    let verbatim = q.verbatim();
+    let read = read_for(&verbatim, &q.terms, q.texts);
+    let (filter, cap) = (&q.filter, q.cap);
     let hits = match strategy {
-        Strategy::Candidates => {
-            return candidates(store, counter, query, texts, filter, cap).await;
-        }
+        Strategy::Candidates => return read_candidates(store, counter, q).await,
         Strategy::Off => return Ok(Candidates::default()),
         Strategy::Auto => return Err(LexicalError::Unresolved),
         Strategy::Bm25 => {
             store
-                .query(Query::text(terms.join(" "), filter, cap).with_payload(read))
+                .query(Query::text(q.terms.join(" "), filter, cap).with_payload(read))
                 .await?
         }
         Strategy::Sparse => {
-            let vector = sparse::encode_query(query, fold);
+            let vector = sparse::encode_query(&q.text, q.fold());
             store
                 .query(Query::sparse(vector, filter, cap).with_payload(read))
                 .await?
         }
         Strategy::Gate => {
-            let tokens = gate::salient_tokens(query, fold);
+            let tokens = gate::salient_tokens(&q.text, q.fold());
             if tokens.is_empty() {
-                return Err(LexicalError::EmptyGate(query.to_string()));
+                return Err(LexicalError::EmptyGate(q.text.clone()));
             }
             let embedder = embedder.ok_or(LexicalError::NoEmbedder)?;
             let vector = embedder
-                .embed(&[query.to_string()])
+                .embed(std::slice::from_ref(&q.text))
                 .await
                 .map_err(|e| LexicalError::Embed(e.to_string()))?
                 .into_iter()
@@ -109,7 +103,7 @@ pub async fn run(
         }
     };
     Ok(Candidates {
-        list: verbatim_list(&verbatim, &terms, hits),
+        list: verbatim_list(&verbatim, &q.terms, hits),
         term_counts: Vec::new(),
         total: 0,
         reference: 0.0,
@@ -124,18 +118,14 @@ pub async fn run(
 /// beside the strategy's own query ([`with_phrase_holders`] merges).
 pub async fn phrase_holders(
     store: &dyn Store,
-    query: &str,
-    texts: Texts,
-    filter: &Filter,
-    cap: usize,
+    q: &LexicalQuery,
 ) -> Result<Option<(Vec<Uuid>, Duration)>, LexicalError> {
-    let fold = texts.fold;
-    if terms(query, fold).len() < 2 || cap == 0 {
+    if q.terms.len() < 2 || q.cap == 0 {
         return Ok(None);
     }
     let started = Instant::now();
-    let memories = phrase_reads(store, query, texts, filter, cap).await?;
-    let verbatim = Verbatim::new(query, fold);
+    let memories = phrase_reads(store, q).await?;
+    let verbatim = q.verbatim();
     let holders = memories
         .iter()
         .filter(|m| verbatim.matches(&m.text, m.source.as_deref()))
