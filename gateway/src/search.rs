@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tracing::{Instrument, field};
-use trine_core::fusion::{self, Lists};
+use trine_core::fusion;
 use trine_core::{ErrorKind, Mode, Stage};
 use trine_store::{Metered, Store};
 use trine_telemetry::metrics::COUNTS_BUDGET;
@@ -199,127 +199,131 @@ impl Searcher {
         query: &SearchQuery,
         budget: Option<Duration>,
     ) -> Result<Answer, PeerError> {
-        let started = Instant::now();
-        let within = |configured: Duration| -> Result<Duration, PeerError> {
-            let Some(budget) = budget else {
-                return Ok(configured);
-            };
-            match budget.checked_sub(started.elapsed()) {
-                Some(left) if !left.is_zero() => Ok(configured.min(left)),
-                _ => Err(failed(
-                    ErrorKind::DeadlineExceeded,
-                    format!(
-                        "the caller's deadline of {} ms has passed",
-                        budget.as_millis()
-                    ),
-                )),
-            }
+        let clock = Clock {
+            started: Instant::now(),
+            budget,
         };
-        let span = tracing::Span::current();
-        let mut timings: Timings = Vec::new();
-        let mut reasons: Vec<String> = Vec::new();
-        let deadline = within(self.config.channel_deadline)?;
+        let mut lists = self.lists(query, &clock).await?;
+        let began = Instant::now();
+        let fused = self.fuse(query, &mut lists, &clock).await?;
+        lists.timings.push((Stage::FusionCall, began.elapsed()));
+        let began = Instant::now();
+        let hits = self.payload(query, fused).await?;
+        lists.timings.push((Stage::Payload, began.elapsed()));
+        Ok(self.answer(query, lists, hits, clock.started.elapsed()))
+    }
 
+    /// The channels' lists, asked of both at once within their deadline; a
+    /// channel that fails degrades the answer (its reason kept), unless the
+    /// failure is the caller's; none answering is UNAVAILABLE.
+    async fn lists(&self, query: &SearchQuery, clock: &Clock) -> Result<Gathered, PeerError> {
+        let deadline = clock.within(self.config.channel_deadline)?;
         let lexical = async {
             if !query.mode.uses_lexical() {
                 return None;
             }
-            let began = Instant::now();
-            let result = self.channels.candidates(query, deadline).await;
-            Some((result, began.elapsed()))
+            timed(self.channels.candidates(query, deadline)).await
         };
         let semantic = async {
             if !query.mode.uses_semantic() {
                 return None;
             }
-            let began = Instant::now();
-            let result = self.channels.nearest(query, deadline).await;
-            Some((result, began.elapsed()))
+            timed(self.channels.nearest(query, deadline)).await
         };
         let (lexical, semantic) = tokio::join!(lexical, semantic);
 
-        let mut strategy = String::new();
-        let mut reference = 0.0;
-        let mut terms = 0;
-        let mut lists = 0;
-        let mut lexical = match lexical {
-            None => Vec::new(),
+        let mut lists = Gathered::default();
+        let mut answered = 0;
+        match lexical {
+            None => {}
             Some((Ok(answer), took)) => {
-                lists += 1;
-                strategy = answer.strategy;
-                reference = answer.reference;
-                terms = answer.terms;
-                span.record("terms", int(terms));
-                timings.push((Stage::Lexical, took));
-                timings.extend(answer.timings);
-                answer.candidates
+                answered += 1;
+                lists.strategy = answer.strategy;
+                lists.reference = answer.reference;
+                lists.terms = answer.terms;
+                lists.timings.push((Stage::Lexical, took));
+                lists.timings.extend(answer.timings);
+                lists.lexical = answer.candidates;
             }
             Some((Err(e), _)) if e.is_callers() => return Err(e),
-            Some((Err(e), _)) => {
-                reasons.push(format!("lexical: {}", e.message));
-                Vec::new()
-            }
-        };
-        let semantic = match semantic {
-            None => Vec::new(),
+            Some((Err(e), _)) => lists.reasons.push(format!("lexical: {}", e.message)),
+        }
+        match semantic {
+            None => {}
             Some((Ok(answer), took)) => {
-                lists += 1;
-                timings.push((Stage::Semantic, took));
-                timings.extend(answer.timings);
-                answer.neighbors
+                answered += 1;
+                lists.timings.push((Stage::Semantic, took));
+                lists.timings.extend(answer.timings);
+                lists.semantic = answer.neighbors;
             }
             Some((Err(e), _)) if e.is_callers() => return Err(e),
-            Some((Err(e), _)) => {
-                reasons.push(format!("semantic: {}", e.message));
-                Vec::new()
-            }
-        };
-        if lists == 0 {
+            Some((Err(e), _)) => lists.reasons.push(format!("semantic: {}", e.message)),
+        }
+        if answered == 0 {
             return Err(failed(
                 ErrorKind::Unavailable,
-                format!("no channel answered: {}", reasons.join("; ")),
+                format!("no channel answered: {}", lists.reasons.join("; ")),
             ));
         }
-
-        span.record("strategy", strategy.as_str());
-        span.record("lexical", int(lexical.len()));
-        span.record("semantic", int(semantic.len()));
+        let span = tracing::Span::current();
+        span.record("strategy", lists.strategy.as_str());
+        span.record("terms", int(lists.terms));
+        span.record("lexical", int(lists.lexical.len()));
+        span.record("semantic", int(lists.semantic.len()));
         if query.mode == Mode::Lexical || !query.verbatim {
             // Lexical mode answers from the lexical list only: no verbatim
             // list; and a search may leave it out.
-            for candidate in &mut lexical {
+            for candidate in &mut lists.lexical {
                 candidate.verbatim = false;
             }
         }
-        let began = Instant::now();
-        let to_fuse = ToFuse {
-            lexical: &lexical,
-            semantic: &semantic,
-            reference,
-            terms,
-        };
-        let fusion_deadline = within(self.config.fusion_deadline)?;
-        let fused = match self.channels.fuse(query, to_fuse, fusion_deadline).await {
-            Ok(answer) => {
-                timings.extend(answer.timings);
-                answer.hits
-            }
-            Err(e) if e.is_callers() => return Err(e),
-            Err(e) => {
-                reasons.push(format!("fusion: {} (fused in the gateway)", e.message));
-                let lists = Lists {
-                    query: &query.text,
-                    lexical: &lexical,
-                    semantic: &semantic,
-                    lexical_reference: reference,
-                    terms,
-                };
-                fusion::fuse(&lists, &query.fusion, query.limit)
-            }
-        };
-        timings.push((Stage::FusionCall, began.elapsed()));
+        Ok(lists)
+    }
 
-        let began = Instant::now();
+    /// The lists fused by fusion-svc within its deadline, or here with the
+    /// same settings when it fails (the answer then degraded).
+    async fn fuse(
+        &self,
+        query: &SearchQuery,
+        lists: &mut Gathered,
+        clock: &Clock,
+    ) -> Result<Vec<fusion::Fused>, PeerError> {
+        let to_fuse = ToFuse {
+            lexical: &lists.lexical,
+            semantic: &lists.semantic,
+            reference: lists.reference,
+            terms: lists.terms,
+        };
+        let deadline = clock.within(self.config.fusion_deadline)?;
+        match self.channels.fuse(query, to_fuse, deadline).await {
+            Ok(answer) => {
+                lists.timings.extend(answer.timings);
+                Ok(answer.hits)
+            }
+            Err(e) if e.is_callers() => Err(e),
+            Err(e) => {
+                lists
+                    .reasons
+                    .push(format!("fusion: {} (fused in the gateway)", e.message));
+                let fusing = fusion::Lists {
+                    query: &query.text,
+                    lexical: &lists.lexical,
+                    semantic: &lists.semantic,
+                    lexical_reference: lists.reference,
+                    terms: lists.terms,
+                };
+                Ok(fusion::fuse(&fusing, &query.fusion, query.limit))
+            }
+        }
+    }
+
+    /// The fused hits with their memories (read for these hits only, the
+    /// tenant's alone), within the search's character budget.
+    async fn payload(
+        &self,
+        query: &SearchQuery,
+        fused: Vec<fusion::Fused>,
+    ) -> Result<Vec<(fusion::Fused, trine_core::model::Memory)>, PeerError> {
         let ids: Vec<_> = fused.iter().map(|h| h.id).collect();
         let mut records: HashMap<_, _> = self
             .store
@@ -331,41 +335,99 @@ impl Searcher {
             .filter(|m| m.tenant == query.filter.tenant)
             .map(|m| (m.id, m))
             .collect();
-        let hits: Vec<_> = fused
+        let hits = fused
             .into_iter()
             .filter_map(|hit| {
                 let memory = records.remove(&hit.id)?;
                 Some((hit, memory))
             })
             .collect();
-        let hits = within_chars(hits, query.max_chars);
-        timings.push((Stage::Payload, began.elapsed()));
-        let took = started.elapsed();
-        timings.push((Stage::Gateway, took));
-        let share = counts_share(&timings, took);
+        Ok(within_chars(hits, query.max_chars))
+    }
+
+    /// The answer, its span, metrics and budget check recorded.
+    fn answer(
+        &self,
+        query: &SearchQuery,
+        mut lists: Gathered,
+        hits: Vec<(fusion::Fused, trine_core::model::Memory)>,
+        took: Duration,
+    ) -> Answer {
+        lists.timings.push((Stage::Gateway, took));
+        let share = counts_share(&lists.timings, took);
+        let span = tracing::Span::current();
         span.record("hits", int(hits.len()));
-        span.record("degraded", !reasons.is_empty());
+        span.record("degraded", !lists.reasons.is_empty());
         span.record("counts_share", share);
-        for (stage, took) in &timings {
+        for (stage, took) in &lists.timings {
             if stage.is_the_gateways() {
                 self.metrics.stage(stage.name(), *took);
             }
         }
         if query.mode.uses_lexical() {
             self.metrics.counts_share(share);
-            check_budget(share, took, terms, &query.filter.tenant);
+            check_budget(share, took, lists.terms, &query.filter.tenant);
         }
-        if !reasons.is_empty() {
-            tracing::warn!(reasons = ?reasons, "degraded search");
+        if !lists.reasons.is_empty() {
+            tracing::warn!(reasons = ?lists.reasons, "degraded search");
         }
-        Ok(Answer {
+        Answer {
             hits,
-            timings,
-            reasons,
-            strategy,
+            timings: lists.timings,
+            reasons: lists.reasons,
+            strategy: lists.strategy,
             counts_share: share,
-        })
+        }
     }
+}
+
+/// `call`'s answer and how long it took.
+async fn timed<T>(call: impl Future<Output = T>) -> Option<(T, Duration)> {
+    let began = Instant::now();
+    let answer = call.await;
+    Some((answer, began.elapsed()))
+}
+
+/// When a search started, and the caller's time for it.
+struct Clock {
+    started: Instant,
+    budget: Option<Duration>,
+}
+
+impl Clock {
+    /// A hop's deadline: `configured`, cut to what is left of the caller's
+    /// budget; DEADLINE_EXCEEDED once nothing is.
+    fn within(&self, configured: Duration) -> Result<Duration, PeerError> {
+        let Some(budget) = self.budget else {
+            return Ok(configured);
+        };
+        match budget.checked_sub(self.started.elapsed()) {
+            Some(left) if !left.is_zero() => Ok(configured.min(left)),
+            _ => Err(failed(
+                ErrorKind::DeadlineExceeded,
+                format!(
+                    "the caller's deadline of {} ms has passed",
+                    budget.as_millis()
+                ),
+            )),
+        }
+    }
+}
+
+/// What the channels answered, and what the search gathers on its way.
+#[derive(Default)]
+struct Gathered {
+    lexical: Vec<fusion::LexicalEntry>,
+    semantic: Vec<(uuid::Uuid, f64)>,
+    /// The lexical strategy that ran.
+    strategy: String,
+    /// The lexical score of a full match (0: unknown).
+    reference: f64,
+    /// The query's terms under the collection's fold (the lexical channel's).
+    terms: usize,
+    timings: Timings,
+    /// Why the answer is degraded, one reason a hop.
+    reasons: Vec<String>,
 }
 
 #[cfg(test)]

@@ -182,6 +182,29 @@ async fn start_one(
     Ok(registry)
 }
 
+/// Serves each registry's `/metrics` (the gateway's first) on `base` and
+/// the next ports: where each listens.
+async fn serve_metrics(
+    base: SocketAddr,
+    registries: Vec<(&'static str, Arc<Metrics>)>,
+    tasks: &mut Tasks,
+) -> Result<MetricsAddrs, String> {
+    let mut addrs = Vec::new();
+    for (index, (name, registry)) in (0u16..).zip(registries) {
+        let listener = bind_metrics(base, index).await?;
+        addrs.push(tasks.serve_metrics(name, listener, registry)?);
+    }
+    match addrs[..] {
+        [gateway, lexical, semantic, fusion] => Ok(MetricsAddrs {
+            gateway,
+            lexical,
+            semantic,
+            fusion,
+        }),
+        _ => Err(format!("{} metrics registries, not four", addrs.len())),
+    }
+}
+
 /// A running mesh. Dropping it without [`Mesh::stop`] leaves the services
 /// running until the runtime ends.
 pub struct Mesh {
@@ -256,22 +279,10 @@ impl Mesh {
         .await?;
         registries.insert(0, ("gateway", registry));
 
-        let mut metrics = None;
-        if let Some(base) = config.metrics {
-            let mut addrs = Vec::new();
-            for (index, (name, registry)) in (0u16..).zip(registries) {
-                let listener = bind_metrics(base, index).await?;
-                addrs.push(tasks.serve_metrics(name, listener, registry)?);
-            }
-            if let [gateway, lexical, semantic, fusion] = addrs[..] {
-                metrics = Some(MetricsAddrs {
-                    gateway,
-                    lexical,
-                    semantic,
-                    fusion,
-                });
-            }
-        }
+        let metrics = match config.metrics {
+            Some(base) => Some(serve_metrics(base, registries, &mut tasks).await?),
+            None => None,
+        };
         Ok(Self {
             gateway: gateway_addr,
             lexical,
