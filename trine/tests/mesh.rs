@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use trine_api::v1::memory_client::MemoryClient;
-use trine_api::v1::{self, Filters, Record, SearchRequest, UpsertRequest};
+use trine_api::v1::{self, Filters, Record, SearchRequest};
 use trine_core::model::Filter;
 use trine_embed::EmbedderKind;
 use trine_mesh::{Mesh, MeshConfig};
@@ -67,6 +67,22 @@ fn search(query: &str, tenant: &str) -> SearchRequest {
     }
 }
 
+/// `n` of acme's notes (`common(i)`, ids `00000000-0000-4000-8000-<i>`).
+fn fillers(n: u32) -> Vec<Record> {
+    (1..=n)
+        .map(|i| {
+            let id = format!("00000000-0000-4000-8000-{i:012}");
+            record(&id, common(i), "acme", &format!("notes/{i}.md"))
+        })
+        .collect()
+}
+
+async fn gateway_client(mesh: &Mesh) -> MemoryClient<tonic::transport::Channel> {
+    MemoryClient::connect(format!("http://{}", mesh.gateway))
+        .await
+        .unwrap()
+}
+
 struct Fixture {
     _dir: tempfile::TempDir,
     store: Arc<dyn Store>,
@@ -83,16 +99,9 @@ async fn fixture() -> Fixture {
     config.lexical.cap = 8;
     config.semantic.cap = 8;
     let mesh = trine_testkit::mesh(store.clone(), embedder, config).await;
-    let mut client = MemoryClient::connect(format!("http://{}", mesh.gateway))
-        .await
-        .unwrap();
+    let mut client = gateway_client(&mesh).await;
 
-    let mut records: Vec<Record> = (1..=30)
-        .map(|i| {
-            let id = format!("00000000-0000-4000-8000-{i:012}");
-            record(&id, common(i), "acme", &format!("notes/{i}.md"))
-        })
-        .collect();
+    let mut records = fillers(30);
     records.push(record(
         MEETING,
         transcript(),
@@ -112,12 +121,7 @@ async fn fixture() -> Fixture {
         "acme",
         "docs/billing/retry_policy.md",
     ));
-    let stored = client
-        .upsert(UpsertRequest { records })
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(stored.failed.is_empty(), "{:?}", stored.failed);
+    trine_testkit::upsert_all(&mut client, records).await;
     Fixture {
         _dir: dir,
         store,
@@ -447,15 +451,8 @@ async fn the_collections_fold_splits_every_query() {
         };
         store.ensure_collection(&spec).await.unwrap();
         let mesh = trine_testkit::mesh(store.clone(), embedder, MeshConfig::default()).await;
-        let mut client = MemoryClient::connect(format!("http://{}", mesh.gateway))
-            .await
-            .unwrap();
-        let mut records: Vec<Record> = (1..=12)
-            .map(|i| {
-                let id = format!("00000000-0000-4000-8000-{i:012}");
-                record(&id, common(i), "acme", &format!("notes/{i}.md"))
-            })
-            .collect();
+        let mut client = gateway_client(&mesh).await;
+        let mut records = fillers(12);
         records.push(record(
             HOLDER,
             "Café cafe corner: running runs daily".into(),
@@ -468,12 +465,7 @@ async fn the_collections_fold_splits_every_query() {
             "acme",
             "notes/accented.md",
         ));
-        let stored = client
-            .upsert(UpsertRequest { records })
-            .await
-            .unwrap()
-            .into_inner();
-        assert!(stored.failed.is_empty(), "{:?}", stored.failed);
+        trine_testkit::upsert_all(&mut client, records).await;
 
         // The lexical channel splits the query under the collection's fold.
         let mut lexical = LexicalClient::connect(format!("http://{}", mesh.lexical))

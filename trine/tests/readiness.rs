@@ -16,7 +16,7 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 use trine_api::v1::lexical_client::LexicalClient;
 use trine_api::v1::memory_client::MemoryClient;
-use trine_api::v1::{CandidatesRequest, Filters, SearchRequest, UpsertRequest};
+use trine_api::v1::{CandidatesRequest, Filters, SearchRequest};
 use trine_embed::{Embedder, HashEmbedder};
 use trine_mesh::{MeshConfig, channel};
 use trine_store::{EdgeStore, Store};
@@ -75,12 +75,7 @@ async fn no_search_is_answered_before_counts_are_cheap() {
         None,
     );
     // Writes are taken while the mesh starts.
-    let stored = client
-        .upsert(UpsertRequest { records })
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(stored.failed.is_empty(), "{:?}", stored.failed);
+    trine_testkit::upsert_all(&mut client, records).await;
 
     // Starting: lexical-svc and the gateway NOT_SERVING; lexical-svc
     // refuses a search; a search at the gateway waits out its deadline.

@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use trine_api::v1::memory_client::MemoryClient;
-use trine_api::v1::{Filters, Record, SearchRequest, SearchResponse, UpsertRequest};
+use trine_api::v1::{Filters, Record, SearchRequest, SearchResponse};
 use trine_embed::{Embedder, HashEmbedder};
 use trine_mesh::{Mesh, MeshConfig};
 use trine_store::{EdgeStore, Store};
@@ -73,12 +73,7 @@ async fn fixture(tenant: &str) -> Fixture {
         record(3, "A retry budget keeps the payments queue calm.", tenant),
         record(4, "Lunch is at noon on Fridays.", tenant),
     ];
-    let stored = client
-        .upsert(UpsertRequest { records })
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(stored.failed.is_empty(), "{:?}", stored.failed);
+    trine_testkit::upsert_all(&mut client, records).await;
     Fixture {
         _dir: dir,
         mesh,

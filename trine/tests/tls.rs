@@ -107,6 +107,39 @@ fn toml(dir: &Path, name: &str, section: &TlsSection) -> PathBuf {
     path
 }
 
+/// `trine serve --role fusion` on a free loopback port, as `configure`
+/// sets it up (its TLS).
+fn serve_fusion(data: &Path, configure: impl FnOnce(&mut Command)) -> trine_testkit::Served {
+    let mut cmd = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), data);
+    configure(&mut cmd);
+    cmd.args([
+        "serve",
+        "--role",
+        "fusion",
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics",
+        "off",
+    ]);
+    trine_testkit::Served::start(cmd)
+}
+
+/// `trine health [ARGS] ADDR` against `served`, as `configure` sets it up.
+fn trine_health(
+    data: &Path,
+    served: &trine_testkit::Served,
+    args: &[&str],
+    configure: impl FnOnce(&mut Command),
+) -> std::process::Output {
+    let mut cmd = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), data);
+    configure(&mut cmd);
+    cmd.arg("health")
+        .args(args)
+        .arg(&served.addr)
+        .output()
+        .unwrap()
+}
+
 /// With `[tls]` securing gRPC, a plain HTTP surface beyond loopback is
 /// refused at start, saying what to do instead.
 #[test]
@@ -144,23 +177,15 @@ fn a_server_with_a_client_ca_answers_only_clients_it_signed() {
         &tls(dir, Some("mesh"), None, Some("mesh-ca")),
     );
     let data = dir.join("data");
-    let mut cmd = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data);
-    cmd.arg("--config").arg(&server).args([
-        "serve",
-        "--role",
-        "fusion",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics",
-        "off",
-    ]);
-    let served = trine_testkit::Served::start(cmd);
+    let served = serve_fusion(&data, |cmd| {
+        cmd.arg("--config").arg(&server);
+    });
     let health = |config: Option<PathBuf>| {
-        let mut cmd = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data);
-        if let Some(config) = config {
-            cmd.arg("--config").arg(config);
-        }
-        cmd.args(["health", &served.addr]).output().unwrap()
+        trine_health(&data, &served, &[], |cmd| {
+            if let Some(config) = config {
+                cmd.arg("--config").arg(config);
+            }
+        })
     };
     let signed = toml(
         dir,
@@ -222,26 +247,16 @@ fn a_secret_directory_serves_mutual_tls_and_the_probe_passes_it() {
     let mesh = secret("secret-mesh", "mesh", "mesh-ca");
     let stranger = secret("secret-stranger", "stranger", "stranger-ca");
     let data = dir.join("data");
-    let mut cmd = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data);
-    cmd.env("TRINE_TLS_DIR", &mesh).args([
-        "serve",
-        "--role",
-        "fusion",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics",
-        "off",
-    ]);
-    let served = trine_testkit::Served::start(cmd);
+    let served = serve_fusion(&data, |cmd| {
+        cmd.env("TRINE_TLS_DIR", &mesh);
+    });
     let probe = |secret: Option<&Path>| {
-        let mut cmd = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data);
-        cmd.env_remove("TRINE_TLS_DIR");
-        if let Some(secret) = secret {
-            cmd.env("TRINE_TLS_DIR", secret);
-        }
-        cmd.args(["health", "--service", "trine.v1.Fusion", &served.addr])
-            .output()
-            .unwrap()
+        trine_health(&data, &served, &["--service", "trine.v1.Fusion"], |cmd| {
+            cmd.env_remove("TRINE_TLS_DIR");
+            if let Some(secret) = secret {
+                cmd.env("TRINE_TLS_DIR", secret);
+            }
+        })
     };
     let out = probe(Some(&mesh));
     assert!(

@@ -174,6 +174,23 @@ pub async fn mesh(
         .expect("the mesh starts")
 }
 
+/// Stores `records` through the gateway `client` talks to, asserting none
+/// was refused.
+///
+/// # Panics
+/// When the call fails or a record is refused.
+pub async fn upsert_all(
+    client: &mut trine_api::v1::memory_client::MemoryClient<tonic::transport::Channel>,
+    records: Vec<trine_api::v1::Record>,
+) {
+    let stored = client
+        .upsert(trine_api::v1::UpsertRequest { records })
+        .await
+        .expect("the upsert is answered")
+        .into_inner();
+    assert!(stored.failed.is_empty(), "{:?}", stored.failed);
+}
+
 /// ADR 0172's headline query: a meeting's title, every term of it common.
 pub const TITLE: &str = "Meeting 2026-11-11 09:58";
 /// The id of the meeting that holds [`TITLE`].
