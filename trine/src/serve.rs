@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
-use trine_gateway::Writer;
 use trine_gateway::auth::Keys;
 use trine_mesh::{Deps, MeshConfig, PeerAddrs, Role, Running};
 
@@ -253,13 +252,6 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             None
         },
     };
-    // The whole mesh makes the collection ready before it serves.
-    if let (Role::All, Some(store), Some(embedder)) = (role, &deps.store, &deps.embedder) {
-        Writer::new(store.clone(), embedder.clone())
-            .with_stemmer(config.lexical.stemmer)
-            .prepare()
-            .await?;
-    }
     let running = trine_mesh::spawn(role, listener, deps, mesh_config).await?;
     let ready = match &running {
         Running::All(mesh) => {

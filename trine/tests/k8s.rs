@@ -237,6 +237,14 @@ fn deployments_have_probes_limits_and_a_matching_service() {
             "{}: {pause} s pause, {grace} s grace",
             name(d)
         );
+        // trine cuts its drain off within the grace period, before the
+        // kubelet kills it.
+        assert!(
+            pause + trine_mesh::GRACE.as_secs() <= grace,
+            "{}: {pause} s pause and trine's {} s drain within {grace} s",
+            name(d),
+            trine_mesh::GRACE.as_secs()
+        );
         assert_eq!(spec["securityContext"]["runAsNonRoot"], true, "{}", name(d));
     }
     // Internal services are headless: the gateway balances over their pods.

@@ -516,3 +516,49 @@ async fn the_collections_fold_splits_every_query() {
         mesh.stop().await.unwrap();
     }
 }
+
+/// Stopping drains the calls in flight for at most the grace period, then
+/// cuts off what is still running and says so — here a search whose store
+/// stopped answering: the mesh stops within the grace, not the channel's
+/// 10 s deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_cuts_off_a_call_still_running_after_the_grace() {
+    let dir = tempfile::tempdir().unwrap();
+    let edge: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
+    let gated = trine_testkit::Gated::new(edge);
+    gated.open();
+    let store: Arc<dyn Store> = gated.clone();
+    let grace = std::time::Duration::from_millis(500);
+    let config = MeshConfig {
+        grace: Some(grace),
+        ..MeshConfig::default()
+    };
+    let embedder = Arc::new(trine_embed::HashEmbedder::new(64));
+    let mesh = trine_testkit::mesh(store, embedder, config).await;
+    let mut client = gateway_client(&mesh).await;
+    trine_testkit::upsert_all(&mut client, fillers(3)).await;
+
+    gated.stall();
+    let search = tokio::spawn(async move { client.search(search(TITLE, "acme")).await });
+    // In flight: semantic-svc's query waits on the store.
+    let waited = std::time::Instant::now();
+    while gated.waiting() == 0 {
+        assert!(
+            waited.elapsed() < std::time::Duration::from_secs(10),
+            "the search reached the store"
+        );
+        tokio::task::yield_now().await;
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let stopping = std::time::Instant::now();
+    let stopped = mesh.stop().await;
+    let took = stopping.elapsed();
+    let said = stopped.expect_err("a call was cut off");
+    assert!(said.contains("cut off"), "{said}");
+    assert!(
+        took < grace + std::time::Duration::from_secs(3),
+        "stopped in {took:?}, the grace {grace:?}"
+    );
+    gated.release();
+    let _ = search.await;
+}

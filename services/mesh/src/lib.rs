@@ -19,7 +19,7 @@ use trine_lexical::LexicalConfig;
 use trine_semantic::SemanticConfig;
 
 pub use channel::{ApiKey, GatewayClient, channel, channel_tls, gateway_client, remote_embedder};
-pub use mesh::{Mesh, MetricsAddrs, Running, Service, spawn};
+pub use mesh::{GRACE, Mesh, MetricsAddrs, Running, Service, spawn};
 pub use role::{Deps, PeerAddrs, Role, gateway_service, peers};
 
 /// Settings of every service in the mesh.
@@ -43,4 +43,7 @@ pub struct MeshConfig {
     pub quotas: Option<Arc<trine_gateway::quota::Quotas>>,
     /// The stemmer of a collection the gateway creates; `None`: none.
     pub stemmer: Option<trine_store::Language>,
+    /// How long the services drain their calls once told to stop; `None`:
+    /// [`GRACE`].
+    pub grace: Option<std::time::Duration>,
 }

@@ -4,6 +4,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -47,8 +48,16 @@ fn io(e: std::io::Error) -> String {
     format!("cannot bind a loopback port: {e}")
 }
 
+/// How long the services may take to drain their calls once told to stop:
+/// Kubernetes' grace period (`terminationGracePeriodSeconds: 30` in k8s/)
+/// less the 5 s preStop pause, so that trine ends before the kubelet kills
+/// it.
+pub const GRACE: Duration = Duration::from_secs(25);
+
 /// The tasks of running services and the signal that stops them all.
 struct Tasks {
+    /// How long the servers may drain once told to stop.
+    grace: Duration,
     stop: watch::Sender<bool>,
     rx: watch::Receiver<bool>,
     served: Vec<(&'static str, Served)>,
@@ -59,9 +68,10 @@ struct Tasks {
 }
 
 impl Tasks {
-    fn new() -> Self {
+    fn new(grace: Duration) -> Self {
         let (stop, rx) = watch::channel(false);
         Self {
+            grace,
             stop,
             rx,
             served: Vec::new(),
@@ -96,15 +106,25 @@ impl Tasks {
         Ok(addr)
     }
 
-    /// Signals every server to stop, then waits for each to drain.
+    /// Signals every server to stop, then waits for each to drain, all of
+    /// them within the grace period ([`GRACE`] unless configured): a call
+    /// still running then is cut off (and said), as Kubernetes would.
     async fn stop(self) -> Result<(), String> {
         let _ = self.stop.send(true);
+        let deadline = tokio::time::Instant::now() + self.grace;
         let mut failures = Vec::new();
-        for (name, task) in self.served {
-            match task.await {
-                Ok(Ok(())) => {}
+        for (name, mut task) in self.served {
+            match tokio::time::timeout_at(deadline, &mut task).await {
+                Ok(Ok(Ok(()))) => {}
+                Ok(Ok(Err(e))) => failures.push(format!("{name}: {e}")),
                 Ok(Err(e)) => failures.push(format!("{name}: {e}")),
-                Err(e) => failures.push(format!("{name}: {e}")),
+                Err(_) => {
+                    task.abort();
+                    failures.push(format!(
+                        "{name}: calls still running after {} ms, cut off",
+                        self.grace.as_millis()
+                    ));
+                }
             }
         }
         for (name, task) in self.metrics {
@@ -221,13 +241,21 @@ pub struct Mesh {
 
 impl Mesh {
     /// Starts all four services: the gateway on `gateway`, the others on
-    /// loopback ports of their own, over one store and one embedder.
+    /// loopback ports of their own, over one store and one embedder — the
+    /// collection made ready first (created when missing, with the
+    /// configured stemmer), as `trine serve`, the in-process commands and
+    /// the tests all run it.
     pub async fn start(
         gateway: TcpListener,
         store: Arc<dyn Store>,
         embedder: Arc<dyn Embedder>,
         config: MeshConfig,
     ) -> Result<Self, String> {
+        trine_gateway::Writer::new(store.clone(), embedder.clone())
+            .with_stemmer(config.stemmer)
+            .prepare()
+            .await
+            .map_err(|e| format!("the collection cannot be made ready: {e}"))?;
         let bind = || TcpListener::bind("127.0.0.1:0");
         let (lexical_l, semantic_l, fusion_l) = (
             bind().await.map_err(io)?,
@@ -257,7 +285,7 @@ impl Mesh {
             tls: None,
             ..config.serving.clone()
         };
-        let mut tasks = Tasks::new();
+        let mut tasks = Tasks::new(config.grace.unwrap_or(GRACE));
         let mut registries = Vec::new();
         for (role, listener) in [
             (Role::Lexical, lexical_l),
@@ -321,7 +349,7 @@ impl Service {
         config: &MeshConfig,
     ) -> Result<Self, String> {
         let addr = listener.local_addr().map_err(io)?;
-        let mut tasks = Tasks::new();
+        let mut tasks = Tasks::new(config.grace.unwrap_or(GRACE));
         let registry = start_one(
             role,
             listener,
@@ -355,7 +383,7 @@ impl Service {
         serving: trine_api::server::Serving,
     ) -> Result<Self, String> {
         let addr = listener.local_addr().map_err(io)?;
-        let mut tasks = Tasks::new();
+        let mut tasks = Tasks::new(GRACE);
         let run = trine_gateway::run(listener, service, serving, tasks.stopped());
         tasks.served.push(("gateway", tokio::spawn(run)));
         Ok(Self {

@@ -15,11 +15,16 @@ use uuid::Uuid;
 /// A real store (every call goes to it) whose document frequencies read as
 /// still being built until [`Gated::open`]: what a server sees in the
 /// seconds after it starts over a large collection, held for as long as a
-/// test needs. It also counts the counts that went to the store.
+/// test needs. It also counts the counts that went to the store, and can
+/// hold its queries ([`Gated::stall`]): a store that stops answering.
 pub struct Gated {
     inner: Arc<dyn Store>,
     held: AtomicBool,
     reads: AtomicU64,
+    /// True: every `query` waits until it turns false.
+    stalled: tokio::sync::watch::Sender<bool>,
+    /// The queries waiting now.
+    waiting: AtomicU64,
 }
 
 impl Gated {
@@ -29,7 +34,24 @@ impl Gated {
             inner,
             held: AtomicBool::new(true),
             reads: AtomicU64::new(0),
+            stalled: tokio::sync::watch::Sender::new(false),
+            waiting: AtomicU64::new(0),
         })
+    }
+
+    /// Every `query` from now on waits, unanswered, until [`Gated::release`].
+    pub fn stall(&self) {
+        self.stalled.send_replace(true);
+    }
+
+    /// The waiting queries go on, and the next ones are answered.
+    pub fn release(&self) {
+        self.stalled.send_replace(false);
+    }
+
+    /// How many queries wait now.
+    pub fn waiting(&self) -> u64 {
+        self.waiting.load(Ordering::SeqCst)
     }
 
     /// The statistics are what the store says from now on.
@@ -116,6 +138,13 @@ impl Store for Gated {
         self.inner.scroll(filter, limit, offset).await
     }
     async fn query(&self, query: Query) -> Result<Vec<Hit>> {
+        let mut stalled = self.stalled.subscribe();
+        if *stalled.borrow() {
+            self.waiting.fetch_add(1, Ordering::SeqCst);
+            // An error: the sender is gone with the store; answer then.
+            let _ = stalled.wait_for(|s| !*s).await;
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+        }
         self.inner.query(query).await
     }
     async fn set_sparse(&self, vectors: Vec<(Uuid, SparseVector)>) -> Result<()> {

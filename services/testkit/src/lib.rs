@@ -162,10 +162,6 @@ pub async fn mesh(
     embedder: std::sync::Arc<dyn trine_embed::Embedder>,
     config: trine_mesh::MeshConfig,
 ) -> trine_mesh::Mesh {
-    trine_gateway::Writer::new(store.clone(), embedder.clone())
-        .prepare()
-        .await
-        .expect("the collection is made ready");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a loopback port");
