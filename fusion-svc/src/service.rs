@@ -43,7 +43,9 @@ impl FusionService {
 }
 
 /// Fuses a request's lists under `defaults` with what the request sets: the
-/// fusion of the service, and of the gateway when fusion-svc is down.
+/// fusion of the service, and of `trine eval`'s fused configurations (the
+/// gateway, when fusion-svc is down, calls `trine_core::fusion::fuse` with
+/// the search's settings: the same rules).
 pub fn fuse_request(
     request: &v1::FuseRequest,
     defaults: &Settings,

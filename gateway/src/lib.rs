@@ -5,8 +5,10 @@
 //! Search fans out to lexical-svc and semantic-svc and fuses through
 //! fusion-svc ([`Searcher`], on the domain [`query::SearchQuery`]); the wire
 //! is known only to the edges: `service.rs` (the `Memory` server, where a
-//! request becomes a query and an answer a response) and `peers.rs` (the
-//! clients of the three services).
+//! request becomes a query and an answer a response), `peers.rs` (the
+//! clients of the three services), and the other surfaces over the same
+//! service — `rest.rs` (HTTP/JSON), `mcp.rs`, `explain.rs` — and `server.rs`
+//! (serving it).
 #![forbid(unsafe_code)]
 
 pub mod auth;

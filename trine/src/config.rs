@@ -317,7 +317,7 @@ impl Default for LexicalSection {
 
 /// `[fusion]`: how a search's lists are fused (DESIGN.md §1, "Fusion"); a
 /// search may override each over the wire. What the section leaves out is
-/// the embedder's default ([`trine_fusion::Settings::for_embedder`]).
+/// the embedder's default ([`EmbedderKind::fusion`]).
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FusionSection {

@@ -137,3 +137,101 @@ fn the_cli_builds_no_service() {
         "services built in the CLI crate: {found:?}"
     );
 }
+
+/// The `.rs` text under `dir`'s `subdirs` (and `files`), joined.
+fn code_under(dir: &std::path::Path, subdirs: &[&str], files: &[&str]) -> String {
+    let mut text = String::new();
+    let mut dirs: Vec<std::path::PathBuf> = subdirs.iter().map(|s| dir.join(s)).collect();
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                text += &std::fs::read_to_string(&path).unwrap();
+            }
+        }
+    }
+    for file in files {
+        text += &std::fs::read_to_string(dir.join(file)).unwrap_or_default();
+    }
+    text
+}
+
+/// Whether `ident` appears in `text` as a whole identifier.
+fn names(text: &str, ident: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(ident).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + ident.len()..].chars().next();
+        !before.is_some_and(word) && !after.is_some_and(word)
+    })
+}
+
+/// Every dependency a crate declares is used by its code — the check of
+/// `cargo machete`, made here by reading each crate's own files: a normal
+/// dependency is named in `src/` (or `build.rs`), a dev-dependency in
+/// `src/`, `tests/`, `benches/` or `examples/`, a build-dependency in
+/// `build.rs`. The few used only by generated code are named with why.
+#[test]
+fn no_crate_declares_a_dependency_its_code_does_not_use() {
+    // (crate, dependency, why its code does not name it)
+    let generated: &[(&str, &str, &str)] = &[
+        (
+            "trine-api",
+            "prost",
+            "the code tonic-build generates into OUT_DIR",
+        ),
+        (
+            "trine-api",
+            "tonic-prost",
+            "the code tonic-build generates into OUT_DIR",
+        ),
+    ];
+    let cargo = option_env!("CARGO").unwrap_or("cargo");
+    let out = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(trine_testkit::workspace_dir())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut unused = Vec::new();
+    for package in metadata["packages"].as_array().unwrap() {
+        let name = package["name"].as_str().unwrap();
+        let manifest = std::path::PathBuf::from(package["manifest_path"].as_str().unwrap());
+        let dir = manifest.parent().unwrap();
+        let src = code_under(dir, &["src"], &["build.rs"]);
+        let all = code_under(dir, &["src", "tests", "benches", "examples"], &["build.rs"]);
+        let build = code_under(dir, &[], &["build.rs"]);
+        for dep in package["dependencies"].as_array().unwrap() {
+            let dep_name = dep["name"].as_str().unwrap();
+            let ident = dep["rename"].as_str().unwrap_or(dep_name).replace('-', "_");
+            let (text, kind) = match dep["kind"].as_str() {
+                None => (&src, "dependency"),
+                Some("dev") => (&all, "dev-dependency"),
+                _ => (&build, "build-dependency"),
+            };
+            let excused = generated
+                .iter()
+                .any(|(c, d, _)| *c == name && *d == dep_name);
+            if !excused && !names(text, &ident) {
+                unused.push(format!("{name}: {kind} {dep_name}"));
+            }
+        }
+    }
+    assert!(unused.is_empty(), "declared, never used: {unused:#?}");
+}

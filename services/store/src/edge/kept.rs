@@ -9,17 +9,19 @@
 //!
 //! Exact by construction, with writes going on: every write runs under the
 //! writes lock, and so does each page the build reads (in ascending id
-//! order), after which the build's cursor is the page's last id. A write
-//! reads the versions it replaces under that lock, and applies itself (those
-//! versions out, its own in) to the statistics when they are ready, and
-//! while they are built to the points at or before the cursor: the pages
-//! still to read will hold it as it is. So a write waits for at most one page
+//! order), after which the build's bound is where the next page starts:
+//! every id below it has been read. A write reads the versions it replaces
+//! under that lock, and applies itself (those versions out, its own in) to
+//! the statistics when they are ready, and while they are built to the ids
+//! below the bound: the pages still to read will hold the others as they
+//! are. (The bound is the next page's first id, not the last id read: a
+//! point written between the two would otherwise be in neither.) So a write waits for at most one page
 //! read (4,096 points), and the build finishes under any stream of writes. A
 //! write that failed drops them: counts go to the store until a count starts
 //! the next build ([`RETRY`] later at the earliest). Statistics are kept
 //! only for the text index trine creates on its own layout
 //! ([`schema::trines_text_index`]), where trine's split is the index's, and
-//! the ids compared with the cursor are the UUIDs trine writes.
+//! the ids compared with the bound are the UUIDs trine writes.
 
 use std::sync::{Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
@@ -72,8 +74,9 @@ struct Build {
 struct Read {
     /// Unset until the build has checked the index.
     frequencies: Option<Frequencies>,
-    /// The last id read; `None`: none yet.
-    cursor: Option<Uuid>,
+    /// Every id below it is read (where the next page starts); `None`:
+    /// nothing read yet.
+    bound: Option<Uuid>,
 }
 
 /// A write in progress: holds the writes lock; `reads` says whether it is
@@ -178,19 +181,16 @@ impl Kept {
             }
             (Status::Building(build), Ok((replaced, written))) => {
                 // The build's pages are read under the writes lock this
-                // write holds: the cursor stands still meanwhile.
+                // write holds: the bound stands still meanwhile.
                 let read = build.read.clone();
                 drop(state);
                 let mut read = locked(&read);
-                let Read {
-                    frequencies,
-                    cursor,
-                } = &mut *read;
-                let dropped = match (frequencies, *cursor, replaced) {
+                let Read { frequencies, bound } = &mut *read;
+                let dropped = match (frequencies, *bound, replaced) {
                     // Nothing read yet: the pages will hold this write.
                     (_, None, _) => false,
-                    (Some(frequencies), Some(cursor), Some(replaced)) => {
-                        apply(frequencies, replaced, written, |id| id <= cursor);
+                    (Some(frequencies), Some(bound), Some(replaced)) => {
+                        apply(frequencies, replaced, written, |id| id < bound);
                         false
                     }
                     _ => true,
@@ -329,8 +329,8 @@ impl Kept {
     }
 
     /// Reads the page of build `number` from `offset` under the writes lock,
-    /// counts it in and moves the cursor; the last page makes the statistics
-    /// ready.
+    /// counts it in and moves the bound to the next page's first id; the
+    /// last page makes the statistics ready.
     fn page(&self, open: &Open, number: u64, offset: Option<Uuid>, started: Instant) -> Next {
         let _order = self.order();
         let read = match &self.state().status {
@@ -354,10 +354,8 @@ impl Kept {
         for document in &documents {
             frequencies.add(document);
         }
-        if let Some(last) = documents.last() {
-            read.cursor = Some(last.memory.id);
-        }
         if next_offset.is_some() {
+            read.bound = next_offset;
             return Next::Read(next_offset);
         }
         let Some(frequencies) = read.frequencies.take() else {
