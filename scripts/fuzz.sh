@@ -4,7 +4,7 @@
 # robin over the targets, and exits 1 on the first panic or broken invariant,
 # printing its seed (replay: trine-fuzz --target T --seed S --cases 1).
 #   scripts/fuzz.sh [SECONDS] [FIRST-SEED]
-# The test command runs a short run of every target (services/fuzz's tests).
+# The test command runs a short run of every target (wiring/trine-fuzz's tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-300}

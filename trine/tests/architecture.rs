@@ -235,3 +235,86 @@ fn no_crate_declares_a_dependency_its_code_does_not_use() {
     }
     assert!(unused.is_empty(), "declared, never used: {unused:#?}");
 }
+
+/// The floor of a crate's folder, bottom up: the shared lower layer
+/// (`lib/`), the services over it (`services/`), the crates that wire the
+/// services together (`wiring/`), the binary on top (`trine/`).
+fn floor(folder: &str) -> Option<usize> {
+    match folder.split('/').next()? {
+        "lib" => Some(0),
+        "services" => Some(1),
+        "wiring" => Some(2),
+        "trine" => Some(3),
+        _ => None,
+    }
+}
+
+/// Every crate lives on its floor, in a folder named as its package, and
+/// depends on no crate of a floor above it.
+#[test]
+fn each_crate_sits_on_its_floor_in_a_folder_of_its_name() {
+    let cargo = option_env!("CARGO").unwrap_or("cargo");
+    let root = trine_testkit::workspace_dir().canonicalize().unwrap();
+    let out = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let packages = metadata["packages"].as_array().unwrap();
+    let mut folders: BTreeMap<String, String> = BTreeMap::new();
+    for package in packages {
+        let name = package["name"].as_str().unwrap().to_string();
+        let manifest = std::path::PathBuf::from(package["manifest_path"].as_str().unwrap());
+        let dir = manifest.parent().unwrap().strip_prefix(&root).unwrap();
+        let folder = dir.to_string_lossy().to_string();
+        assert_eq!(
+            dir.file_name().unwrap().to_string_lossy(),
+            name,
+            "{folder}: the folder is named as its package"
+        );
+        assert!(
+            floor(&folder).is_some(),
+            "{folder}: under lib/, services/, wiring/ or trine/"
+        );
+        folders.insert(name, folder);
+    }
+    let mut above = Vec::new();
+    for package in packages {
+        let name = package["name"].as_str().unwrap();
+        let own = floor(&folders[name]).unwrap();
+        for dep in package["dependencies"].as_array().unwrap() {
+            let dep = dep["name"].as_str().unwrap();
+            if let Some(folder) = folders.get(dep)
+                && dep_is_normal(package, dep)
+                && floor(folder).unwrap() > own
+            {
+                above.push(format!("{name} ({}) → {dep} ({folder})", folders[name]));
+            }
+        }
+    }
+    assert!(
+        above.is_empty(),
+        "crates depending on a floor above theirs: {above:#?}"
+    );
+}
+
+/// Whether `package` depends on `dep` as a normal dependency.
+fn dep_is_normal(package: &serde_json::Value, dep: &str) -> bool {
+    package["dependencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|d| d["name"] == dep && d["kind"].is_null())
+}
