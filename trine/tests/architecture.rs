@@ -4,8 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Each workspace crate and the crates it depends on (normal dependencies).
-fn dependencies() -> BTreeMap<String, BTreeSet<String>> {
+/// `cargo metadata` of the workspace's own packages.
+fn metadata() -> serde_json::Value {
     let cargo = option_env!("CARGO").unwrap_or("cargo");
     let out = std::process::Command::new(cargo)
         .args([
@@ -23,7 +23,12 @@ fn dependencies() -> BTreeMap<String, BTreeSet<String>> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Each workspace crate and the crates it depends on (normal dependencies).
+fn dependencies() -> BTreeMap<String, BTreeSet<String>> {
+    let metadata = metadata();
     metadata["packages"]
         .as_array()
         .unwrap()
@@ -191,24 +196,7 @@ fn no_crate_declares_a_dependency_its_code_does_not_use() {
             "the code tonic-build generates into OUT_DIR",
         ),
     ];
-    let cargo = option_env!("CARGO").unwrap_or("cargo");
-    let out = std::process::Command::new(cargo)
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--no-deps",
-            "--offline",
-        ])
-        .current_dir(trine_testkit::workspace_dir())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let metadata = metadata();
     let mut unused = Vec::new();
     for package in metadata["packages"].as_array().unwrap() {
         let name = package["name"].as_str().unwrap();
@@ -253,25 +241,8 @@ fn floor(folder: &str) -> Option<usize> {
 /// depends on no crate of a floor above it.
 #[test]
 fn each_crate_sits_on_its_floor_in_a_folder_of_its_name() {
-    let cargo = option_env!("CARGO").unwrap_or("cargo");
     let root = trine_testkit::workspace_dir().canonicalize().unwrap();
-    let out = std::process::Command::new(cargo)
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--no-deps",
-            "--offline",
-        ])
-        .current_dir(&root)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let metadata = metadata();
     let packages = metadata["packages"].as_array().unwrap();
     let mut folders: BTreeMap<String, String> = BTreeMap::new();
     for package in packages {

@@ -97,6 +97,48 @@ impl Serving {
     }
 }
 
+/// A service trine serves on a port of its own: the generated server that
+/// wraps it, its metrics and, where it has one, its readiness.
+pub trait Served: Sized {
+    type Server: Bounded
+        + tonic::server::NamedService
+        + tonic::codegen::Service<
+            tonic::codegen::http::Request<tonic::body::Body>,
+            Response = tonic::codegen::http::Response<tonic::body::Body>,
+            Error = std::convert::Infallible,
+            Future: Send + 'static,
+        > + Clone
+        + Send
+        + Sync
+        + 'static;
+
+    /// The generated server around the service.
+    fn server(self) -> Self::Server;
+
+    /// The registry its `/metrics` shows.
+    fn metrics(&self) -> Arc<Metrics>;
+
+    /// Whether it is ready to answer ([`Readiness`]); `None`: from the start.
+    fn readiness(&self) -> Readiness {
+        None
+    }
+}
+
+/// Serves `service` on `listener` with `serving`'s limits until `shutdown`
+/// resolves ([`serve`]): the one way every trine service is run.
+pub async fn run<S: Served>(
+    listener: TcpListener,
+    service: S,
+    serving: Serving,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), tonic::transport::Error> {
+    let names = [<S::Server as tonic::server::NamedService>::NAME];
+    let metrics = service.metrics();
+    let ready = service.readiness();
+    let routes = Routes::new(serving.apply(service.server()));
+    serve(routes, &names, metrics, serving, listener, ready, shutdown).await
+}
+
 /// The services every port lists besides its own: health and reflection.
 const ADVERTISED_ALWAYS: [&str; 3] = [
     "grpc.health.v1.Health",

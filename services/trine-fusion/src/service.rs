@@ -1,13 +1,9 @@
 //! The `Fusion` gRPC service.
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 use trine_core::Stage;
 
-use tokio::net::TcpListener;
-use tonic::server::NamedService;
-use tonic::service::Routes;
 use tonic::{Request, Response, Status};
 use trine_api::v1::fusion_server::{Fusion, FusionServer};
 use trine_api::v1::{self, StageTiming};
@@ -115,15 +111,17 @@ impl Fusion for FusionService {
     }
 }
 
-/// Serves the `Fusion` service on `listener` until `shutdown` resolves.
-pub async fn run(
-    listener: TcpListener,
-    service: FusionService,
-    serving: trine_api::server::Serving,
-    shutdown: impl Future<Output = ()> + Send,
-) -> Result<(), tonic::transport::Error> {
-    let names = [<FusionServer<FusionService> as NamedService>::NAME];
-    let metrics = service.metrics();
-    let routes = Routes::new(serving.apply(FusionServer::new(service)));
-    trine_api::server::serve(routes, &names, metrics, serving, listener, None, shutdown).await
+impl trine_api::server::Served for FusionService {
+    type Server = FusionServer<FusionService>;
+
+    fn server(self) -> Self::Server {
+        FusionServer::new(self)
+    }
+
+    fn metrics(&self) -> Arc<Metrics> {
+        FusionService::metrics(self)
+    }
 }
+
+/// Serves the service on `listener` until `shutdown` resolves.
+pub use trine_api::server::run;

@@ -1,24 +1,26 @@
 //! Serving the gateway over gRPC.
 
-use std::future::Future;
+use std::sync::Arc;
 
-use tokio::net::TcpListener;
-use tonic::server::NamedService;
-use tonic::service::Routes;
 use trine_api::v1::memory_server::MemoryServer;
+use trine_telemetry::Metrics;
 
 use crate::service::MemoryService;
 
-/// Serves the `Memory` service on `listener` until `shutdown` resolves.
-pub async fn run(
-    listener: TcpListener,
-    service: MemoryService,
-    serving: trine_api::server::Serving,
-    shutdown: impl Future<Output = ()> + Send,
-) -> Result<(), tonic::transport::Error> {
-    let names = [<MemoryServer<MemoryService> as NamedService>::NAME];
-    let metrics = service.metrics();
-    let ready = Some(service.readiness());
-    let routes = Routes::new(serving.apply(MemoryServer::new(service)));
-    trine_api::server::serve(routes, &names, metrics, serving, listener, ready, shutdown).await
+impl trine_api::server::Served for MemoryService {
+    type Server = MemoryServer<MemoryService>;
+
+    fn server(self) -> Self::Server {
+        MemoryServer::new(self)
+    }
+
+    fn metrics(&self) -> Arc<Metrics> {
+        MemoryService::metrics(self)
+    }
+    fn readiness(&self) -> trine_api::server::Readiness {
+        Some(MemoryService::readiness(self))
+    }
 }
+
+/// Serves the service on `listener` until `shutdown` resolves.
+pub use trine_api::server::run;

@@ -1,13 +1,9 @@
 //! The `Lexical` gRPC service: the edge between the wire and the strategies.
 
-use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use trine_core::Stage;
 
-use tokio::net::TcpListener;
-use tonic::server::NamedService;
-use tonic::service::Routes;
 use tonic::{Request, Response, Status};
 use trine_api::v1;
 use trine_api::v1::lexical_server::{Lexical, LexicalServer};
@@ -233,16 +229,20 @@ impl Lexical for LexicalService {
     }
 }
 
-/// Serves the `Lexical` service on `listener` until `shutdown` resolves.
-pub async fn run(
-    listener: TcpListener,
-    service: LexicalService,
-    serving: trine_api::server::Serving,
-    shutdown: impl Future<Output = ()> + Send,
-) -> Result<(), tonic::transport::Error> {
-    let names = [<LexicalServer<LexicalService> as NamedService>::NAME];
-    let metrics = service.metrics();
-    let ready = Some(service.readiness());
-    let routes = Routes::new(serving.apply(LexicalServer::new(service)));
-    trine_api::server::serve(routes, &names, metrics, serving, listener, ready, shutdown).await
+impl trine_api::server::Served for LexicalService {
+    type Server = LexicalServer<LexicalService>;
+
+    fn server(self) -> Self::Server {
+        LexicalServer::new(self)
+    }
+
+    fn metrics(&self) -> Arc<Metrics> {
+        LexicalService::metrics(self)
+    }
+    fn readiness(&self) -> trine_api::server::Readiness {
+        Some(LexicalService::readiness(self))
+    }
 }
+
+/// Serves the service on `listener` until `shutdown` resolves.
+pub use trine_api::server::run;

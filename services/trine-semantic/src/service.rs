@@ -1,13 +1,9 @@
 //! The `Semantic` gRPC service.
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 use trine_core::Stage;
 
-use tokio::net::TcpListener;
-use tonic::server::NamedService;
-use tonic::service::Routes;
 use tonic::{Request, Response, Status};
 use trine_api::v1;
 use trine_api::v1::semantic_server::{Semantic, SemanticServer};
@@ -123,15 +119,17 @@ impl Semantic for SemanticService {
     }
 }
 
-/// Serves the `Semantic` service on `listener` until `shutdown` resolves.
-pub async fn run(
-    listener: TcpListener,
-    service: SemanticService,
-    serving: trine_api::server::Serving,
-    shutdown: impl Future<Output = ()> + Send,
-) -> Result<(), tonic::transport::Error> {
-    let names = [<SemanticServer<SemanticService> as NamedService>::NAME];
-    let metrics = service.metrics();
-    let routes = Routes::new(serving.apply(SemanticServer::new(service)));
-    trine_api::server::serve(routes, &names, metrics, serving, listener, None, shutdown).await
+impl trine_api::server::Served for SemanticService {
+    type Server = SemanticServer<SemanticService>;
+
+    fn server(self) -> Self::Server {
+        SemanticServer::new(self)
+    }
+
+    fn metrics(&self) -> Arc<Metrics> {
+        SemanticService::metrics(self)
+    }
 }
+
+/// Serves the service on `listener` until `shutdown` resolves.
+pub use trine_api::server::run;
