@@ -164,7 +164,7 @@ async fn ask(
     key: Option<&str>,
     request: SearchRequest,
 ) -> Result<v1::SearchResponse, String> {
-    let mut client = trine_mesh::gateway_client(channel, key)?;
+    let mut client = trine_mesh::gateway_client(channel, key).map_err(|e| e.to_string())?;
     client
         .search(request)
         .await

@@ -122,7 +122,7 @@ async fn bad_peer_addresses_say_what_to_fix() {
         ("dns://no-port", "dns://name:port"),
         ("dns://:50052", "dns://name:port"),
     ] {
-        let err = channel(addr).unwrap_err();
+        let err = channel(addr).unwrap_err().to_string();
         assert!(err.contains(want), "{addr}: {err}");
     }
 }

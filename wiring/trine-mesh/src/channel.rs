@@ -10,6 +10,8 @@ use tonic::transport::channel::Change;
 use tonic::transport::{Channel, Endpoint};
 use trine_semantic::RemoteEmbedder;
 
+use crate::MeshError;
+
 /// A gateway's client that sends an API key with every call.
 pub type GatewayClient = trine_api::v1::memory_client::MemoryClient<
     tonic::service::interceptor::InterceptedService<Channel, ApiKey>,
@@ -34,12 +36,12 @@ impl tonic::service::Interceptor for ApiKey {
 }
 
 /// A client of the gateway on `channel`, sending `key` (if any).
-pub fn gateway_client(channel: Channel, key: Option<&str>) -> Result<GatewayClient, String> {
+pub fn gateway_client(channel: Channel, key: Option<&str>) -> Result<GatewayClient, MeshError> {
     let value = key
         .map(|k| {
-            format!("Bearer {k}")
-                .parse()
-                .map_err(|_| "the API key holds characters a header cannot carry".to_string())
+            format!("Bearer {k}").parse().map_err(|_| {
+                MeshError::Address("the API key holds characters a header cannot carry".to_string())
+            })
         })
         .transpose()?;
     Ok(trine_api::v1::memory_client::MemoryClient::with_interceptor(channel, ApiKey(value)))
@@ -52,24 +54,24 @@ const RESOLVE_EVERY: Duration = Duration::from_secs(5);
 type Tls = Option<tonic::transport::ClientTlsConfig>;
 
 /// One peer's endpoint; with `tls`, over TLS (`host:port` becomes https).
-fn endpoint(addr: &str, tls: &Tls) -> Result<Endpoint, String> {
+fn endpoint(addr: &str, tls: &Tls) -> Result<Endpoint, MeshError> {
     let url = match (addr.contains("://"), tls) {
         (true, _) => addr.to_string(),
         (false, None) => format!("http://{addr}"),
         (false, Some(_)) => format!("https://{addr}"),
     };
     if tls.is_some() && url.starts_with("http://") {
-        return Err(format!(
+        return Err(MeshError::Address(format!(
             "peer address {url:?} is plain http but [tls] ca is set: give https:// or host:port"
-        ));
+        )));
     }
     let endpoint = Endpoint::from_shared(url.clone())
         .map(|e| e.connect_timeout(Duration::from_secs(2)))
-        .map_err(|e| format!("peer address {url:?}: {e}"))?;
+        .map_err(|e| MeshError::Address(format!("peer address {url:?}: {e}")))?;
     match tls {
         Some(tls) => endpoint
             .tls_config(tls.clone())
-            .map_err(|e| format!("peer address {url:?}: TLS: {e}")),
+            .map_err(|e| MeshError::Address(format!("peer address {url:?}: TLS: {e}"))),
         None => Ok(endpoint),
     }
 }
@@ -81,13 +83,13 @@ fn endpoint(addr: &str, tls: &Tls) -> Result<Endpoint, String> {
 /// - `dns://name:port`: every address the name resolves to (a Kubernetes
 ///   headless service), resolved again every 5 s, replicas added and
 ///   removed as they come and go. Needs a Tokio runtime.
-pub fn channel(addr: &str) -> Result<Channel, String> {
+pub fn channel(addr: &str) -> Result<Channel, MeshError> {
     channel_tls(addr, None)
 }
 
 /// As [`channel`], over TLS when `tls` is given (a `dns://` name is the name
 /// the peers' certificates must carry).
-pub fn channel_tls(addr: &str, tls: Tls) -> Result<Channel, String> {
+pub fn channel_tls(addr: &str, tls: Tls) -> Result<Channel, MeshError> {
     if let Some(target) = addr.strip_prefix("dns://") {
         let host = target.rsplit_once(':').map_or(target, |(host, _)| host);
         let tls = tls.map(|t| t.domain_name(host));
@@ -95,9 +97,9 @@ pub fn channel_tls(addr: &str, tls: Tls) -> Result<Channel, String> {
     }
     let addrs: Vec<&str> = addr.split(',').map(str::trim).collect();
     if addrs.iter().any(|a| a.is_empty()) {
-        return Err(format!(
+        return Err(MeshError::Address(format!(
             "peer address {addr:?}: an empty address in the list"
-        ));
+        )));
     }
     match addrs.as_slice() {
         [one] => Ok(endpoint(one, &tls)?.connect_lazy()),
@@ -111,14 +113,19 @@ pub fn channel_tls(addr: &str, tls: Tls) -> Result<Channel, String> {
     }
 }
 
-fn dns_channel(target: &str, tls: Tls) -> Result<Channel, String> {
-    let runtime = tokio::runtime::Handle::try_current()
-        .map_err(|_| format!("dns://{target}: resolving needs a running Tokio runtime"))?;
+fn dns_channel(target: &str, tls: Tls) -> Result<Channel, MeshError> {
+    let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
+        MeshError::Address(format!(
+            "dns://{target}: resolving needs a running Tokio runtime"
+        ))
+    })?;
     if !target
         .rsplit_once(':')
         .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok())
     {
-        return Err(format!("peer address dns://{target}: give dns://name:port"));
+        return Err(MeshError::Address(format!(
+            "peer address dns://{target}: give dns://name:port"
+        )));
     }
     let (channel, changes) = Channel::balance_channel::<SocketAddr>(64);
     let target = target.to_string();
@@ -155,13 +162,16 @@ fn dns_channel(target: &str, tls: Tls) -> Result<Channel, String> {
 
 /// Connects the embedder of writes to semantic-svc, waiting up to `wait` for
 /// it to answer.
-pub async fn remote_embedder(channel: Channel, wait: Duration) -> Result<RemoteEmbedder, String> {
+pub async fn remote_embedder(
+    channel: Channel,
+    wait: Duration,
+) -> Result<RemoteEmbedder, MeshError> {
     let deadline = tokio::time::Instant::now() + wait;
     loop {
         match RemoteEmbedder::connect(channel.clone()).await {
             Ok(embedder) => return Ok(embedder),
             Err(e) if tokio::time::Instant::now() >= deadline => {
-                return Err(format!("semantic-svc did not answer: {e}"));
+                return Err(MeshError::Peer(format!("semantic-svc did not answer: {e}")));
             }
             Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
         }

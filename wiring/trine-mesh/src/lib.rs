@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 mod channel;
+mod error;
 mod mesh;
 mod role;
 
@@ -19,6 +20,7 @@ use trine_lexical::LexicalConfig;
 use trine_semantic::SemanticConfig;
 
 pub use channel::{ApiKey, GatewayClient, channel, channel_tls, gateway_client, remote_embedder};
+pub use error::MeshError;
 pub use mesh::{GRACE, Mesh, MetricsAddrs, Running, Service, spawn};
 pub use role::{Deps, PeerAddrs, Role, gateway_service, peers};
 

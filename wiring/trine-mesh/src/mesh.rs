@@ -13,8 +13,8 @@ use trine_embed::Embedder;
 use trine_store::Store;
 use trine_telemetry::Metrics;
 
-use crate::MeshConfig;
 use crate::role::{self, Deps, Role};
+use crate::{MeshConfig, MeshError};
 
 /// Where each service of a mesh serves `/metrics`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,23 +29,23 @@ type Served = JoinHandle<Result<(), tonic::transport::Error>>;
 type MetricsServed = JoinHandle<std::io::Result<()>>;
 
 /// Binds the `/metrics` listener of the `index`-th service (0 = gateway).
-async fn bind_metrics(base: SocketAddr, index: u16) -> Result<TcpListener, String> {
+async fn bind_metrics(base: SocketAddr, index: u16) -> Result<TcpListener, MeshError> {
     let mut addr = base;
     if base.port() != 0 {
         addr.set_port(base.port().checked_add(index).ok_or_else(|| {
-            format!(
+            MeshError::Bind(format!(
                 "metrics port {} leaves no room for four services",
                 base.port()
-            )
+            ))
         })?);
     }
     TcpListener::bind(addr)
         .await
-        .map_err(|e| format!("cannot serve metrics on {addr}: {e}"))
+        .map_err(|e| MeshError::Bind(format!("cannot serve metrics on {addr}: {e}")))
 }
 
-fn io(e: std::io::Error) -> String {
-    format!("cannot bind a loopback port: {e}")
+fn io(e: std::io::Error) -> MeshError {
+    MeshError::Bind(format!("cannot bind a loopback port: {e}"))
 }
 
 /// How long the services may take to drain their calls once told to stop:
@@ -95,7 +95,7 @@ impl Tasks {
         name: &'static str,
         listener: TcpListener,
         registry: Arc<Metrics>,
-    ) -> Result<SocketAddr, String> {
+    ) -> Result<SocketAddr, MeshError> {
         let addr = listener.local_addr().map_err(io)?;
         let task = tokio::spawn(trine_telemetry::metrics::serve(
             listener,
@@ -109,7 +109,7 @@ impl Tasks {
     /// Signals every server to stop, then waits for each to drain, all of
     /// them within the grace period ([`GRACE`] unless configured): a call
     /// still running then is cut off (and said), as Kubernetes would.
-    async fn stop(self) -> Result<(), String> {
+    async fn stop(self) -> Result<(), MeshError> {
         let _ = self.stop.send(true);
         let deadline = tokio::time::Instant::now() + self.grace;
         let mut failures = Vec::new();
@@ -137,7 +137,7 @@ impl Tasks {
         if failures.is_empty() {
             Ok(())
         } else {
-            Err(failures.join("; "))
+            Err(MeshError::Stop(failures.join("; ")))
         }
     }
 }
@@ -151,7 +151,7 @@ async fn start_one(
     config: &MeshConfig,
     serving: trine_api::server::Serving,
     tasks: &mut Tasks,
-) -> Result<Arc<Metrics>, String> {
+) -> Result<Arc<Metrics>, MeshError> {
     let stopped = tasks.stopped();
     let (registry, task): (Arc<Metrics>, Served) = match role {
         Role::Lexical => {
@@ -176,13 +176,13 @@ async fn start_one(
             let addrs = deps
                 .peers
                 .as_ref()
-                .ok_or("the gateway needs its peers' addresses")?;
+                .ok_or_else(|| MeshError::Role("the gateway needs its peers' addresses".into()))?;
             let (peers, semantic) = role::peers(addrs)?;
             let service = role::gateway(peers, semantic, deps.store(role)?, config).await?;
             if let Some(addr) = config.http {
                 let listener = TcpListener::bind(addr)
                     .await
-                    .map_err(|e| format!("cannot serve HTTP on {addr}: {e}"))?;
+                    .map_err(|e| MeshError::Bind(format!("cannot serve HTTP on {addr}: {e}")))?;
                 tasks.http = Some(listener.local_addr().map_err(io)?);
                 let limits = trine_gateway::rest::Limits {
                     in_flight: serving.max_in_flight,
@@ -196,7 +196,11 @@ async fn start_one(
             let run = trine_gateway::run(listener, service, serving, stopped);
             (registry, tokio::spawn(run))
         }
-        Role::All => return Err("the whole mesh is Mesh::start, not one server".into()),
+        Role::All => {
+            return Err(MeshError::Role(
+                "the whole mesh is Mesh::start, not one server".into(),
+            ));
+        }
     };
     tasks.served.push((role.service_name(), task));
     Ok(registry)
@@ -208,7 +212,7 @@ async fn serve_metrics(
     base: SocketAddr,
     registries: Vec<(&'static str, Arc<Metrics>)>,
     tasks: &mut Tasks,
-) -> Result<MetricsAddrs, String> {
+) -> Result<MetricsAddrs, MeshError> {
     let mut addrs = Vec::new();
     for (index, (name, registry)) in (0u16..).zip(registries) {
         let listener = bind_metrics(base, index).await?;
@@ -221,7 +225,10 @@ async fn serve_metrics(
             semantic,
             fusion,
         }),
-        _ => Err(format!("{} metrics registries, not four", addrs.len())),
+        _ => Err(MeshError::Bind(format!(
+            "{} metrics registries, not four",
+            addrs.len()
+        ))),
     }
 }
 
@@ -250,12 +257,12 @@ impl Mesh {
         store: Arc<dyn Store>,
         embedder: Arc<dyn Embedder>,
         config: MeshConfig,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, MeshError> {
         trine_gateway::Writer::new(store.clone(), embedder.clone())
             .with_stemmer(config.stemmer)
             .prepare()
             .await
-            .map_err(|e| format!("the collection cannot be made ready: {e}"))?;
+            .map_err(|e| MeshError::Collection(e.to_string()))?;
         let bind = || TcpListener::bind("127.0.0.1:0");
         let (lexical_l, semantic_l, fusion_l) = (
             bind().await.map_err(io)?,
@@ -323,7 +330,7 @@ impl Mesh {
     }
 
     /// Signals every service to stop, then waits for each to drain.
-    pub async fn stop(self) -> Result<(), String> {
+    pub async fn stop(self) -> Result<(), MeshError> {
         self.tasks.stop().await
     }
 }
@@ -347,7 +354,7 @@ impl Service {
         listener: TcpListener,
         deps: &Deps,
         config: &MeshConfig,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, MeshError> {
         let addr = listener.local_addr().map_err(io)?;
         let mut tasks = Tasks::new(config.grace.unwrap_or(GRACE));
         let registry = start_one(
@@ -381,7 +388,7 @@ impl Service {
         listener: TcpListener,
         service: trine_gateway::MemoryService,
         serving: trine_api::server::Serving,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, MeshError> {
         let addr = listener.local_addr().map_err(io)?;
         let mut tasks = Tasks::new(GRACE);
         let run = trine_gateway::run(listener, service, serving, tasks.stopped());
@@ -396,7 +403,7 @@ impl Service {
     }
 
     /// Signals the service to stop, then waits for it to drain.
-    pub async fn stop(self) -> Result<(), String> {
+    pub async fn stop(self) -> Result<(), MeshError> {
         self.tasks.stop().await
     }
 }
@@ -409,7 +416,7 @@ pub enum Running {
 
 impl Running {
     /// Signals every service to stop, then waits for each to drain.
-    pub async fn stop(self) -> Result<(), String> {
+    pub async fn stop(self) -> Result<(), MeshError> {
         match self {
             Self::All(mesh) => mesh.stop().await,
             Self::One(service) => service.stop().await,
@@ -425,7 +432,7 @@ pub async fn spawn(
     listener: TcpListener,
     deps: Deps,
     config: MeshConfig,
-) -> Result<Running, String> {
+) -> Result<Running, MeshError> {
     match role {
         Role::All => {
             let mesh =

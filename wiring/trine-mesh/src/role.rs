@@ -13,8 +13,8 @@ use trine_lexical::LexicalService;
 use trine_semantic::SemanticService;
 use trine_store::Store;
 
-use crate::MeshConfig;
 use crate::channel::{channel_tls, remote_embedder};
+use crate::{MeshConfig, MeshError};
 
 /// Which service a process runs: all four, or one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,12 +47,14 @@ impl Role {
     }
 
     /// The role of a name, or what names there are.
-    pub fn parse(name: &str) -> Result<Self, String> {
+    pub fn parse(name: &str) -> Result<Self, MeshError> {
         Self::ALL
             .into_iter()
             .find(|r| r.name() == name)
             .ok_or_else(|| {
-                format!("unknown role {name:?}: use all, gateway, lexical, semantic or fusion")
+                MeshError::Role(format!(
+                    "unknown role {name:?}: use all, gateway, lexical, semantic or fusion"
+                ))
             })
     }
 
@@ -115,16 +117,16 @@ pub struct Deps {
 }
 
 impl Deps {
-    pub(crate) fn store(&self, role: Role) -> Result<Arc<dyn Store>, String> {
+    pub(crate) fn store(&self, role: Role) -> Result<Arc<dyn Store>, MeshError> {
         self.store
             .clone()
-            .ok_or_else(|| format!("{} needs a store", role.service_name()))
+            .ok_or_else(|| MeshError::Role(format!("{} needs a store", role.service_name())))
     }
 
-    pub(crate) fn embedder(&self, role: Role) -> Result<Arc<dyn Embedder>, String> {
+    pub(crate) fn embedder(&self, role: Role) -> Result<Arc<dyn Embedder>, MeshError> {
         self.embedder
             .clone()
-            .ok_or_else(|| format!("{} needs an embedder", role.service_name()))
+            .ok_or_else(|| MeshError::Role(format!("{} needs an embedder", role.service_name())))
     }
 }
 
@@ -160,7 +162,7 @@ pub(crate) async fn gateway(
     semantic: Channel,
     store: Arc<dyn Store>,
     config: &MeshConfig,
-) -> Result<MemoryService, String> {
+) -> Result<MemoryService, MeshError> {
     let writes = remote_embedder(semantic, SEMANTIC_WAIT).await?;
     Ok(gateway_service(peers, Arc::new(writes), store, config))
 }
@@ -187,7 +189,7 @@ pub fn gateway_service(
 
 /// The gateway's peers from their addresses, and the channel to
 /// semantic-svc among them (the embedder of writes).
-pub fn peers(addrs: &PeerAddrs) -> Result<(Peers, Channel), String> {
+pub fn peers(addrs: &PeerAddrs) -> Result<(Peers, Channel), MeshError> {
     let semantic = channel_tls(&addrs.semantic, addrs.tls.clone())?;
     let peers = Peers::lazy(
         channel_tls(&addrs.lexical, addrs.tls.clone())?,
