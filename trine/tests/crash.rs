@@ -1,7 +1,8 @@
 //! kill -9 of `trine serve` during a write load, on the embedded store, as a
 //! crash looks to trine: after each restart every acknowledged write is there
 //! (upserts present with their text, deletes gone), the store opens, the
-//! text index answers, and writers carry on where they were cut off.
+//! text index answers, and writers carry on where they were cut off. And
+//! kill -9 of `trine ingest` during its index build: the next run finishes.
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
 
 use std::collections::{HashMap, HashSet};
@@ -211,4 +212,110 @@ async fn every_acknowledged_write_survives_kill_9() {
     let report: serde_json::Value = serde_json::from_slice(&doctor.stdout).unwrap();
     assert_eq!(report["ok"], true, "{report:#}");
     assert!(report["info"]["points"].as_u64().unwrap() >= present.len() as u64);
+}
+
+/// kill -9 of `trine ingest` while it builds the indexes, every memory
+/// written: the next run of the same ingest finishes the job — it writes
+/// nothing twice (the ids are the file's), builds the indexes, and every
+/// memory is there and found.
+#[test]
+fn a_kill_during_the_index_build_is_finished_by_the_next_ingest() {
+    use std::io::{BufRead, BufReader, Write};
+    // Above the engine's indexing threshold: the build takes seconds.
+    const N: usize = 25_000;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = dir.path().join("memories.jsonl");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&file).unwrap());
+    for i in 0..N {
+        let line = serde_json::json!({
+            "id": format!("00000000-0000-4000-8000-{i:012}"),
+            "tenant": TENANT,
+            "text": format!("note {i}: the deploy of service {} took {} minutes", i % 97, i % 13),
+        });
+        writeln!(out, "{line}").unwrap();
+    }
+    writeln!(
+        out,
+        "{}",
+        serde_json::json!({"id": "ffffffff-ffff-4fff-bfff-ffffffffffff", "tenant": TENANT,
+            "text": "Meeting 2026-11-11 09:58 about the billing migration"})
+    )
+    .unwrap();
+    drop(out);
+    let ingest = || {
+        let mut cmd = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data);
+        cmd.arg("ingest").arg(&file);
+        cmd
+    };
+
+    let mut first = ingest()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = Vec::new();
+    let mut lines = BufReader::new(first.stderr.take().unwrap()).lines();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let building = line.starts_with("building indexes");
+        said.push(line);
+        if building {
+            break;
+        }
+    }
+    first.kill().unwrap(); // SIGKILL
+    first.wait().unwrap();
+    // What it wrote before it died.
+    said.extend(lines.map_while(Result::ok));
+    assert!(
+        said.iter().any(|l| l.starts_with("building indexes")),
+        "the build began: {said:?}"
+    );
+    assert!(
+        !said.iter().any(|l| l.starts_with("built indexes")),
+        "killed before the build ended: {said:?}"
+    );
+    let doctor = || {
+        let out = trine_testkit::run_ok(
+            trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data).args(["doctor", "--json"]),
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    assert_eq!(
+        doctor()["info"]["points"],
+        N + 1,
+        "every write outlived the kill"
+    );
+
+    let next = trine_testkit::run_ok(&mut ingest());
+    let stderr = String::from_utf8_lossy(&next.stderr);
+    let stdout = String::from_utf8_lossy(&next.stdout);
+    assert!(stderr.contains("built indexes"), "{stderr}");
+    assert!(
+        stdout.contains(&format!("stored {} memories", N + 1)),
+        "{stdout}"
+    );
+
+    let report = doctor();
+    assert_eq!(
+        report["info"]["points"],
+        N + 1,
+        "nothing lost, nothing twice"
+    );
+    assert_eq!(report["ok"], true, "{report}");
+    let search = trine_testkit::run_ok(
+        trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data).args([
+            "search",
+            "--tenant",
+            TENANT,
+            "--json",
+            "Meeting 2026-11-11 09:58",
+        ]),
+    );
+    let answer: serde_json::Value = serde_json::from_slice(&search.stdout).unwrap();
+    assert_eq!(
+        answer["hits"][0]["id"], "ffffffff-ffff-4fff-bfff-ffffffffffff",
+        "{answer}"
+    );
 }
