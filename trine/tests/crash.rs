@@ -214,20 +214,13 @@ async fn every_acknowledged_write_survives_kill_9() {
     assert!(report["info"]["points"].as_u64().unwrap() >= present.len() as u64);
 }
 
-/// kill -9 of `trine ingest` while it builds the indexes, every memory
-/// written: the next run of the same ingest finishes the job — it writes
-/// nothing twice (the ids are the file's), builds the indexes, and every
-/// memory is there and found.
-#[test]
-fn a_kill_during_the_index_build_is_finished_by_the_next_ingest() {
-    use std::io::{BufRead, BufReader, Write};
-    // Above the engine's indexing threshold: the build takes seconds.
-    const N: usize = 25_000;
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let file = dir.path().join("memories.jsonl");
+/// A file of `n` notes of [`TENANT`] (ids `00000000-0000-4000-8000-<i>`)
+/// and, last in id order, `planted` (id `ffffffff-…`).
+fn corpus(dir: &Path, n: usize, planted: &str) -> std::path::PathBuf {
+    use std::io::Write;
+    let file = dir.join("memories.jsonl");
     let mut out = std::io::BufWriter::new(std::fs::File::create(&file).unwrap());
-    for i in 0..N {
+    for i in 0..n {
         let line = serde_json::json!({
             "id": format!("00000000-0000-4000-8000-{i:012}"),
             "tenant": TENANT,
@@ -235,55 +228,102 @@ fn a_kill_during_the_index_build_is_finished_by_the_next_ingest() {
         });
         writeln!(out, "{line}").unwrap();
     }
-    writeln!(
-        out,
-        "{}",
-        serde_json::json!({"id": "ffffffff-ffff-4fff-bfff-ffffffffffff", "tenant": TENANT,
-            "text": "Meeting 2026-11-11 09:58 about the billing migration"})
-    )
-    .unwrap();
-    drop(out);
+    let line = serde_json::json!({"id": PLANTED, "tenant": TENANT, "text": planted});
+    writeln!(out, "{line}").unwrap();
+    file
+}
+
+const PLANTED: &str = "ffffffff-ffff-4fff-bfff-ffffffffffff";
+
+/// Runs `cmd` (its stdout and stderr read together, line by line) until a
+/// line starts with `until`, then kills it with SIGKILL: every line it
+/// wrote before it died.
+fn kill_at(cmd: &mut std::process::Command, until: &str) -> Vec<String> {
+    use std::io::{BufRead, BufReader};
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    for pipe in [
+        Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+        Box::new(child.stderr.take().unwrap()),
+    ] {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+    }
+    drop(tx);
+    let mut said = Vec::new();
+    for line in rx.iter() {
+        let reached = line.starts_with(until);
+        said.push(line);
+        if reached {
+            child.kill().unwrap();
+            break;
+        }
+    }
+    child.wait().unwrap();
+    said.extend(rx.iter());
+    assert!(
+        said.iter().any(|l| l.starts_with(until)),
+        "it reached {until:?}: {said:?}"
+    );
+    said
+}
+
+fn doctor(data: &Path) -> serde_json::Value {
+    let out = trine_testkit::run_ok(
+        trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), data).args(["doctor", "--json"]),
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The first hit of `query` in [`TENANT`], searched with `args` too.
+fn first_hit(data: &Path, query: &str, args: &[&str]) -> serde_json::Value {
+    let out = trine_testkit::run_ok(
+        trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), data)
+            .args(["search", "--tenant", TENANT, "--json"])
+            .args(args)
+            .arg(query),
+    );
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    answer["hits"][0]["id"].clone()
+}
+
+/// Above the engine's indexing threshold: building the indexes, or
+/// re-encoding every point, takes seconds.
+const N: usize = 25_000;
+
+/// kill -9 of `trine ingest` while it builds the indexes, every memory
+/// written: every write outlives the kill, and the next run of the same
+/// ingest finishes the job — it writes nothing twice (the ids are the
+/// file's), builds the indexes, and every memory is there and found.
+#[test]
+fn a_kill_during_the_index_build_is_finished_by_the_next_ingest() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = corpus(
+        dir.path(),
+        N,
+        "Meeting 2026-11-11 09:58 about the billing migration",
+    );
     let ingest = || {
         let mut cmd = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data);
         cmd.arg("ingest").arg(&file);
         cmd
     };
-
-    let mut first = ingest()
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut said = Vec::new();
-    let mut lines = BufReader::new(first.stderr.take().unwrap()).lines();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        let building = line.starts_with("building indexes");
-        said.push(line);
-        if building {
-            break;
-        }
-    }
-    first.kill().unwrap(); // SIGKILL
-    first.wait().unwrap();
-    // What it wrote before it died.
-    said.extend(lines.map_while(Result::ok));
-    assert!(
-        said.iter().any(|l| l.starts_with("building indexes")),
-        "the build began: {said:?}"
-    );
+    let said = kill_at(&mut ingest(), "building indexes");
     assert!(
         !said.iter().any(|l| l.starts_with("built indexes")),
         "killed before the build ended: {said:?}"
     );
-    let doctor = || {
-        let out = trine_testkit::run_ok(
-            trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data).args(["doctor", "--json"]),
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
-    };
     assert_eq!(
-        doctor()["info"]["points"],
+        doctor(&data)["info"]["points"],
         N + 1,
         "every write outlived the kill"
     );
@@ -296,26 +336,58 @@ fn a_kill_during_the_index_build_is_finished_by_the_next_ingest() {
         stdout.contains(&format!("stored {} memories", N + 1)),
         "{stdout}"
     );
-
-    let report = doctor();
+    let report = doctor(&data);
     assert_eq!(
         report["info"]["points"],
         N + 1,
         "nothing lost, nothing twice"
     );
     assert_eq!(report["ok"], true, "{report}");
-    let search = trine_testkit::run_ok(
-        trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data).args([
-            "search",
-            "--tenant",
-            TENANT,
-            "--json",
-            "Meeting 2026-11-11 09:58",
-        ]),
+    assert_eq!(first_hit(&data, "Meeting 2026-11-11 09:58", &[]), PLANTED);
+}
+
+/// kill -9 of `trine text-index --stemmer english` while it re-encodes the
+/// sparse vectors of every point under the rebuilt index: the next run
+/// keeps the index and re-encodes every point, so that the last point in
+/// id order — the furthest from done when it died — is found by a word
+/// only its stem shares.
+#[test]
+fn a_kill_during_the_re_encoding_is_finished_by_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = corpus(dir.path(), N, "The runners kept running all night");
+    trine_testkit::run_ok(
+        trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data)
+            .arg("ingest")
+            .arg(&file),
     );
-    let answer: serde_json::Value = serde_json::from_slice(&search.stdout).unwrap();
-    assert_eq!(
-        answer["hits"][0]["id"], "ffffffff-ffff-4fff-bfff-ffffffffffff",
-        "{answer}"
+    let upgrade = || {
+        let mut cmd = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data);
+        cmd.args(["text-index", "--stemmer", "english"]);
+        cmd
+    };
+    let said = kill_at(&mut upgrade(), "rebuilt the full-text index");
+    assert!(
+        !said.iter().any(|l| l.starts_with("re-encoded")),
+        "killed before the re-encoding ended: {said:?}"
     );
+    let stemmed = ["--mode", "lexical", "--strategy", "sparse"];
+    assert_ne!(
+        first_hit(&data, "run", &stemmed),
+        PLANTED,
+        "the last point was not re-encoded yet"
+    );
+
+    let next = trine_testkit::run_ok(&mut upgrade());
+    let stdout = String::from_utf8_lossy(&next.stdout);
+    assert!(stdout.contains("kept the full-text index"), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "re-encoded the sparse vectors of {0} of {0}",
+            N + 1
+        )),
+        "{stdout}"
+    );
+    assert_eq!(doctor(&data)["info"]["points"], N + 1, "nothing lost");
+    assert_eq!(first_hit(&data, "run", &stemmed), PLANTED);
 }
