@@ -4,7 +4,7 @@
 //! `/metrics` is Prometheus text holding the stage histograms.
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -499,5 +499,109 @@ async fn each_service_serves_its_metrics_as_prometheus_text() {
     assert!(gateway.iter().any(|(n, l, v)| n == "trine_rpc_errors_total"
         && l.get("code").map(String::as_str) == Some("InvalidArgument")
         && *v == 1.0));
+    f.mesh.stop().await.unwrap();
+}
+
+/// The metric names an expression reads (`trine_…`), without the series
+/// suffixes a family's samples carry.
+fn families_read(expr: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut rest = expr;
+    while let Some(at) = rest.find("trine_") {
+        let name: String = rest[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        rest = &rest[at + name.len()..];
+        let base = ["_bucket", "_count", "_sum", "_total"]
+            .iter()
+            .find_map(|s| name.strip_suffix(s))
+            .unwrap_or(&name);
+        names.insert(base.to_string());
+    }
+    names
+}
+
+/// deploy/prometheus-alerts.yml and deploy/grafana-dashboard.json read only
+/// metrics trine serves — checked against every service's `/metrics` after
+/// a search — and each is well formed: every rule an alert with an
+/// expression, a duration and a severity; every panel a query.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_alert_rules_and_the_dashboard_read_metrics_trine_serves() {
+    collector();
+    let mut f = fixture("dashboard-acme").await;
+    search(&mut f, "billing retry", "dashboard-acme").await;
+    // And a failed call, for the errors' family.
+    let refused = f
+        .client
+        .search(SearchRequest {
+            query: "   ".to_string(),
+            ..SearchRequest::default()
+        })
+        .await;
+    assert!(refused.is_err());
+    let addrs = f.mesh.metrics.expect("metrics are served");
+    let mut served: BTreeSet<String> = BTreeSet::new();
+    for addr in [addrs.gateway, addrs.lexical, addrs.semantic, addrs.fusion] {
+        for line in get_metrics(addr).await.lines() {
+            if let Some(typed) = line.strip_prefix("# TYPE ") {
+                served.insert(typed.split(' ').next().unwrap().to_string());
+            }
+        }
+    }
+    // Every family served is named in FAMILIES, and every one named is
+    // served, but the shed calls' (none was shed).
+    let named: BTreeSet<String> = trine_telemetry::metrics::FAMILIES
+        .iter()
+        .map(|f| f.to_string())
+        .collect();
+    assert!(served.is_subset(&named), "{served:?} beyond {named:?}");
+    let unseen: Vec<&String> = named.difference(&served).collect();
+    assert_eq!(unseen, ["trine_rpc_shed"], "served: {served:?}");
+
+    let deploy = trine_testkit::workspace_dir().join("deploy");
+    let rules: serde_yaml::Value = serde_yaml::from_str(
+        &std::fs::read_to_string(deploy.join("prometheus-alerts.yml")).unwrap(),
+    )
+    .unwrap();
+    let mut exprs: Vec<String> = Vec::new();
+    for group in rules["groups"].as_sequence().unwrap() {
+        for rule in group["rules"].as_sequence().unwrap() {
+            let alert = rule["alert"].as_str().unwrap();
+            assert!(rule["for"].as_str().is_some(), "{alert}: a duration");
+            assert!(
+                rule["labels"]["severity"].as_str().is_some(),
+                "{alert}: a severity"
+            );
+            exprs.push(rule["expr"].as_str().unwrap().to_string());
+        }
+    }
+    let dashboard: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(deploy.join("grafana-dashboard.json")).unwrap(),
+    )
+    .unwrap();
+    for panel in dashboard["panels"].as_array().unwrap() {
+        let targets = panel["targets"].as_array().unwrap();
+        assert!(!targets.is_empty(), "{}: a query", panel["title"]);
+        for target in targets {
+            exprs.push(target["expr"].as_str().unwrap().to_string());
+        }
+    }
+    let prometheus = std::fs::read_to_string(deploy.join("prometheus.yml")).unwrap();
+    assert!(
+        prometheus.contains("rule_files"),
+        "Prometheus loads the rules"
+    );
+
+    let mut unknown = BTreeSet::new();
+    for expr in &exprs {
+        for family in families_read(expr) {
+            if !named.contains(&family) {
+                unknown.insert(family);
+            }
+        }
+    }
+    assert!(unknown.is_empty(), "read but never served: {unknown:?}");
+    assert!(exprs.len() >= 10, "{} expressions", exprs.len());
     f.mesh.stop().await.unwrap();
 }

@@ -231,17 +231,20 @@ where
                     .into_http::<ResBody>();
                     span.record("rpc.grpc.status_code", Code::ResourceExhausted as i32);
                     metrics.rpc(&path, Code::ResourceExhausted, started.elapsed());
+                    metrics.shed(&path);
                     return Box::pin(std::future::ready(Ok(shed)));
                 }
             },
             _ => None,
         };
+        let in_flight = metrics.begin(&path);
         let call = self.inner.call(request);
         let recorded = span.clone();
         Box::pin(
             async move {
                 let result = call.await;
                 drop(permit);
+                drop(in_flight);
                 let code = match &result {
                     Ok(response) => code_of(response.headers()),
                     Err(_) => Code::Unknown,

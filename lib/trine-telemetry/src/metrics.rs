@@ -6,6 +6,9 @@
 //! - `trine_stage_duration_seconds{stage}` — a histogram per search stage
 //! - `trine_counts_share` — the lexical counts' share of each search's time
 //! - `trine_store_duration_seconds{op}` — a histogram per store call
+//! - `trine_rpc_in_flight{method}` — calls being answered now
+//! - `trine_rpc_shed_total{method}` — calls refused at the in-flight limit
+//! - `trine_build_info{service,version}` — 1, naming what runs
 
 use std::future::Future;
 use std::sync::Arc;
@@ -16,10 +19,26 @@ use hyper::body::Bytes;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
 use tonic::Code;
+
+/// Every metric family a service serves, by the name its `# TYPE` line
+/// gives (a family shows once it has a sample: `trine_rpc_errors` after a
+/// failed call, `trine_rpc_shed` after a shed one).
+pub const FAMILIES: [&str; 9] = [
+    "trine_rpc_requests",
+    "trine_rpc_errors",
+    "trine_rpc_duration_seconds",
+    "trine_rpc_in_flight",
+    "trine_rpc_shed",
+    "trine_stage_duration_seconds",
+    "trine_counts_share",
+    "trine_store_duration_seconds",
+    "trine_build_info",
+];
 
 /// The content type of the text served on `/metrics`.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -36,6 +55,12 @@ struct CallLabels {
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct MethodLabels {
     method: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BuildLabels {
+    service: String,
+    version: String,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -66,6 +91,8 @@ pub struct Metrics {
     stage_seconds: Histograms<StageLabels>,
     counts_share: Histogram,
     store_seconds: Histograms<OpLabels>,
+    in_flight: Family<MethodLabels, Gauge>,
+    shed: Family<MethodLabels, Counter>,
 }
 
 impl Metrics {
@@ -108,6 +135,30 @@ impl Metrics {
             "time of each store call, by operation",
             store_seconds.clone(),
         );
+        let in_flight = Family::<MethodLabels, Gauge>::default();
+        registry.register(
+            "rpc_in_flight",
+            "grpc calls being answered now, by method",
+            in_flight.clone(),
+        );
+        let shed = Family::<MethodLabels, Counter>::default();
+        registry.register(
+            "rpc_shed",
+            "grpc calls refused at the server's in-flight limit, by method",
+            shed.clone(),
+        );
+        let build = Family::<BuildLabels, Gauge>::default();
+        registry.register(
+            "build_info",
+            "what runs: the service and trine's version",
+            build.clone(),
+        );
+        build
+            .get_or_create(&BuildLabels {
+                service: service.to_string(),
+                version: env!("CARGO_PKG_VERSION").to_string(),
+            })
+            .set(1);
         Arc::new(Self {
             service: service.to_string(),
             registry,
@@ -117,7 +168,30 @@ impl Metrics {
             stage_seconds,
             counts_share,
             store_seconds,
+            in_flight,
+            shed,
         })
+    }
+
+    /// A call of `method` begins: in flight until the guard is dropped.
+    pub fn begin(self: &Arc<Self>, method: &str) -> InFlight {
+        let labels = MethodLabels {
+            method: method.to_string(),
+        };
+        self.in_flight.get_or_create(&labels).inc();
+        InFlight {
+            metrics: self.clone(),
+            labels,
+        }
+    }
+
+    /// A call of `method` refused at the in-flight limit.
+    pub fn shed(&self, method: &str) {
+        self.shed
+            .get_or_create(&MethodLabels {
+                method: method.to_string(),
+            })
+            .inc();
     }
 
     /// The service these metrics belong to.
@@ -168,6 +242,20 @@ impl Metrics {
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &self.registry)?;
         Ok(out)
+    }
+}
+
+/// A call in flight ([`Metrics::begin`]); its end when dropped, whether
+/// the call was answered or given up.
+#[derive(Debug)]
+pub struct InFlight {
+    metrics: Arc<Metrics>,
+    labels: MethodLabels,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.metrics.in_flight.get_or_create(&self.labels).dec();
     }
 }
 
