@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tokio::net::TcpListener;
 use trine_gateway::auth::Keys;
-use trine_mesh::{Deps, MeshConfig, PeerAddrs, Role, Running};
+use trine_mesh::{Launch, MeshConfig, One, PeerAddrs, Role, Running};
 
 use crate::{CmdResult, Config, load_embedder, open_store};
 
@@ -229,30 +229,35 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         eprintln!("tls: on{mtls}");
     }
     let role = args.role;
-    let deps = Deps {
-        store: if role.needs_store() {
-            Some(open_store(config).await?)
-        } else {
-            None
+    // Each role is given exactly what it runs on.
+    let launch = match role {
+        Role::All => Launch::All {
+            store: open_store(config).await?,
+            embedder: load_embedder(config).await?,
         },
-        embedder: if role.needs_embedder() {
-            Some(load_embedder(config).await?)
-        } else {
-            None
-        },
-        peers: if role.needs_peers() {
+        Role::Gateway => {
             let p = &config.peers;
-            Some(PeerAddrs {
-                lexical: peer("lexical", p.lexical.as_ref())?,
-                semantic: peer("semantic", p.semantic.as_ref())?,
-                fusion: peer("fusion", p.fusion.as_ref())?,
-                tls: config.tls.client()?,
+            Launch::One(One::Gateway {
+                store: open_store(config).await?,
+                peers: PeerAddrs {
+                    lexical: peer("lexical", p.lexical.as_ref())?,
+                    semantic: peer("semantic", p.semantic.as_ref())?,
+                    fusion: peer("fusion", p.fusion.as_ref())?,
+                    tls: config.tls.client()?,
+                },
             })
-        } else {
-            None
-        },
+        }
+        Role::Lexical => Launch::One(One::Lexical {
+            store: open_store(config).await?,
+            embedder: load_embedder(config).await?,
+        }),
+        Role::Semantic => Launch::One(One::Semantic {
+            store: open_store(config).await?,
+            embedder: load_embedder(config).await?,
+        }),
+        Role::Fusion => Launch::One(One::Fusion),
     };
-    let running = trine_mesh::spawn(role, listener, deps, mesh_config).await?;
+    let running = trine_mesh::spawn(launch, listener, mesh_config).await?;
     let ready = match &running {
         Running::All(mesh) => {
             eprintln!(

@@ -13,7 +13,7 @@ use trine_embed::Embedder;
 use trine_store::Store;
 use trine_telemetry::Metrics;
 
-use crate::role::{self, Deps, Role};
+use crate::role::{self, Launch, One, Role};
 use crate::{MeshConfig, MeshError};
 
 /// Where each service of a mesh serves `/metrics`.
@@ -142,43 +142,39 @@ impl Tasks {
     }
 }
 
-/// Starts one server of `role` on `listener` under the tasks' signal,
-/// returning its metrics registry.
+/// Starts `one` on `listener` under the tasks' signal, returning its
+/// metrics registry.
 async fn start_one(
-    role: Role,
+    one: One,
     listener: TcpListener,
-    deps: &Deps,
     config: &MeshConfig,
     serving: trine_api::server::Serving,
     tasks: &mut Tasks,
 ) -> Result<Arc<Metrics>, MeshError> {
     let stopped = tasks.stopped();
-    let (registry, task): (Arc<Metrics>, Served) = match role {
-        Role::Lexical => {
-            let service = role::lexical(deps.store(role)?, deps.embedder(role)?, config);
+    let role = one.role();
+    let (registry, task): (Arc<Metrics>, Served) = match one {
+        One::Lexical { store, embedder } => {
+            let service = role::lexical(store, embedder, config);
             let registry = service.metrics();
             let run = trine_lexical::run(listener, service, serving, stopped);
             (registry, tokio::spawn(run))
         }
-        Role::Semantic => {
-            let service = role::semantic(deps.store(role)?, deps.embedder(role)?, config);
+        One::Semantic { store, embedder } => {
+            let service = role::semantic(store, embedder, config);
             let registry = service.metrics();
             let run = trine_semantic::run(listener, service, serving, stopped);
             (registry, tokio::spawn(run))
         }
-        Role::Fusion => {
+        One::Fusion => {
             let service = role::fusion(config);
             let registry = service.metrics();
             let run = trine_fusion::run(listener, service, serving, stopped);
             (registry, tokio::spawn(run))
         }
-        Role::Gateway => {
-            let addrs = deps
-                .peers
-                .as_ref()
-                .ok_or_else(|| MeshError::Role("the gateway needs its peers' addresses".into()))?;
-            let (peers, semantic) = role::peers(addrs)?;
-            let service = role::gateway(peers, semantic, deps.store(role)?, config).await?;
+        One::Gateway { store, peers } => {
+            let (peers, semantic) = role::peers(&peers)?;
+            let service = role::gateway(peers, semantic, store, config).await?;
             if let Some(addr) = config.http {
                 let listener = TcpListener::bind(addr)
                     .await
@@ -195,11 +191,6 @@ async fn start_one(
             let registry = service.metrics();
             let run = trine_gateway::run(listener, service, serving, stopped);
             (registry, tokio::spawn(run))
-        }
-        Role::All => {
-            return Err(MeshError::Role(
-                "the whole mesh is Mesh::start, not one server".into(),
-            ));
         }
     };
     tasks.served.push((role.service_name(), task));
@@ -276,15 +267,11 @@ impl Mesh {
             addr(&fusion_l)?,
             addr(&gateway)?,
         );
-        let deps = Deps {
-            store: Some(store),
-            embedder: Some(embedder),
-            peers: Some(role::PeerAddrs {
-                lexical: lexical.to_string(),
-                semantic: semantic.to_string(),
-                fusion: fusion.to_string(),
-                tls: None,
-            }),
+        let peers = role::PeerAddrs {
+            lexical: lexical.to_string(),
+            semantic: semantic.to_string(),
+            fusion: fusion.to_string(),
+            tls: None,
         };
         // The internal services listen on loopback, in this process: TLS is
         // for the gateway's public port.
@@ -294,19 +281,31 @@ impl Mesh {
         };
         let mut tasks = Tasks::new(config.grace.unwrap_or(GRACE));
         let mut registries = Vec::new();
-        for (role, listener) in [
-            (Role::Lexical, lexical_l),
-            (Role::Semantic, semantic_l),
-            (Role::Fusion, fusion_l),
+        let (s, e) = (store.clone(), embedder.clone());
+        for (one, listener) in [
+            (
+                One::Lexical {
+                    store: s,
+                    embedder: e,
+                },
+                lexical_l,
+            ),
+            (
+                One::Semantic {
+                    store: store.clone(),
+                    embedder,
+                },
+                semantic_l,
+            ),
+            (One::Fusion, fusion_l),
         ] {
-            let registry =
-                start_one(role, listener, &deps, &config, internal.clone(), &mut tasks).await?;
-            registries.push((role.service_name(), registry));
+            let name = one.role().service_name();
+            let registry = start_one(one, listener, &config, internal.clone(), &mut tasks).await?;
+            registries.push((name, registry));
         }
         let registry = start_one(
-            Role::Gateway,
+            One::Gateway { store, peers },
             gateway,
-            &deps,
             &config,
             config.serving.clone(),
             &mut tasks,
@@ -347,25 +346,17 @@ pub struct Service {
 }
 
 impl Service {
-    /// Starts `role` (not [`Role::All`]) on `listener` over what `deps`
-    /// gives it, with its `/metrics` on `config.metrics` when set.
+    /// Starts `one` on `listener`, with its `/metrics` on `config.metrics`
+    /// when set.
     pub async fn start(
-        role: Role,
+        one: One,
         listener: TcpListener,
-        deps: &Deps,
         config: &MeshConfig,
     ) -> Result<Self, MeshError> {
+        let role = one.role();
         let addr = listener.local_addr().map_err(io)?;
         let mut tasks = Tasks::new(config.grace.unwrap_or(GRACE));
-        let registry = start_one(
-            role,
-            listener,
-            deps,
-            config,
-            config.serving.clone(),
-            &mut tasks,
-        )
-        .await?;
+        let registry = start_one(one, listener, config, config.serving.clone(), &mut tasks).await?;
         let metrics = match config.metrics {
             Some(base) => {
                 let listener = bind_metrics(base, 0).await?;
@@ -424,23 +415,18 @@ impl Running {
     }
 }
 
-/// Starts `role` on `listener`: the whole mesh over `deps`' store and
-/// embedder, or one service. `trine serve`, the in-process commands and
-/// the tests all start services through here.
+/// Starts `launch` on `listener`: the whole mesh, or one service, each
+/// given exactly what it runs on. `trine serve` starts services through
+/// here; the in-process commands and the tests through [`Mesh::start`].
 pub async fn spawn(
-    role: Role,
+    launch: Launch,
     listener: TcpListener,
-    deps: Deps,
     config: MeshConfig,
 ) -> Result<Running, MeshError> {
-    match role {
-        Role::All => {
-            let mesh =
-                Mesh::start(listener, deps.store(role)?, deps.embedder(role)?, config).await?;
-            Ok(Running::All(mesh))
-        }
-        one => Ok(Running::One(
-            Service::start(one, listener, &deps, &config).await?,
+    match launch {
+        Launch::All { store, embedder } => Ok(Running::All(
+            Mesh::start(listener, store, embedder, config).await?,
         )),
+        Launch::One(one) => Ok(Running::One(Service::start(one, listener, &config).await?)),
     }
 }

@@ -80,21 +80,6 @@ impl Role {
             Self::Fusion => fusion_server::SERVICE_NAME,
         }
     }
-
-    /// Whether the role reads and writes the store (fusion-svc holds no data).
-    pub fn needs_store(self) -> bool {
-        !matches!(self, Self::Fusion)
-    }
-
-    /// Whether the role embeds in-process (the gateway asks semantic-svc).
-    pub fn needs_embedder(self) -> bool {
-        matches!(self, Self::All | Self::Lexical | Self::Semantic)
-    }
-
-    /// Whether the role calls peers it must be told of (the gateway's).
-    pub fn needs_peers(self) -> bool {
-        matches!(self, Self::Gateway)
-    }
 }
 
 /// Where a gateway finds lexical-svc, semantic-svc and fusion-svc: each an
@@ -108,25 +93,56 @@ pub struct PeerAddrs {
     pub tls: Option<ClientTlsConfig>,
 }
 
-/// What a role runs on; each role takes what [`Role`] says it needs.
-#[derive(Clone, Default)]
-pub struct Deps {
-    pub store: Option<Arc<dyn Store>>,
-    pub embedder: Option<Arc<dyn Embedder>>,
-    pub peers: Option<PeerAddrs>,
+/// One service with exactly what it runs on: a store and an embedder for
+/// lexical-svc and semantic-svc, a store and its peers for the gateway,
+/// nothing for fusion-svc (which holds no data).
+#[derive(Clone)]
+pub enum One {
+    Gateway {
+        store: Arc<dyn Store>,
+        peers: PeerAddrs,
+    },
+    Lexical {
+        store: Arc<dyn Store>,
+        embedder: Arc<dyn Embedder>,
+    },
+    Semantic {
+        store: Arc<dyn Store>,
+        embedder: Arc<dyn Embedder>,
+    },
+    Fusion,
 }
 
-impl Deps {
-    pub(crate) fn store(&self, role: Role) -> Result<Arc<dyn Store>, MeshError> {
-        self.store
-            .clone()
-            .ok_or_else(|| MeshError::Role(format!("{} needs a store", role.service_name())))
+impl One {
+    /// Its role.
+    pub fn role(&self) -> Role {
+        match self {
+            Self::Gateway { .. } => Role::Gateway,
+            Self::Lexical { .. } => Role::Lexical,
+            Self::Semantic { .. } => Role::Semantic,
+            Self::Fusion => Role::Fusion,
+        }
     }
+}
 
-    pub(crate) fn embedder(&self, role: Role) -> Result<Arc<dyn Embedder>, MeshError> {
-        self.embedder
-            .clone()
-            .ok_or_else(|| MeshError::Role(format!("{} needs an embedder", role.service_name())))
+/// What one process runs: the whole mesh over one store and one embedder,
+/// or one service ([`One`]).
+#[derive(Clone)]
+pub enum Launch {
+    All {
+        store: Arc<dyn Store>,
+        embedder: Arc<dyn Embedder>,
+    },
+    One(One),
+}
+
+impl Launch {
+    /// Its role.
+    pub fn role(&self) -> Role {
+        match self {
+            Self::All { .. } => Role::All,
+            Self::One(one) => one.role(),
+        }
     }
 }
 
