@@ -63,9 +63,7 @@ async fn no_search_is_answered_before_counts_are_cheap() {
     let edge: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
     let gated = Gated::new(edge);
     let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(64));
-    let mut config = MeshConfig::default();
-    config.lexical.keep_counts = true; // as `trine serve` runs it
-    let mesh = trine_testkit::mesh(gated.clone(), embedder, config).await;
+    let mesh = trine_testkit::starting_mesh(gated.clone(), embedder, MeshConfig::default()).await;
     let mut client = MemoryClient::connect(format!("http://{}", mesh.gateway))
         .await
         .unwrap();

@@ -151,23 +151,76 @@ pub async fn get_all(
     records
 }
 
-/// The whole mesh in this process, as `trine serve` runs it: its
-/// collection made ready, the gateway and the three services each on a
-/// free loopback port, talking real gRPC.
+/// The whole mesh in this process, as `trine serve` runs it — its
+/// collection made ready, the embedded document frequencies built at start
+/// (`keep_counts`), the gateway and the three services each on a free
+/// loopback port, talking real gRPC — returned once the gateway's health
+/// says SERVING, as an orchestrator would wait for it.
 ///
 /// # Panics
-/// When the collection cannot be made ready or a service cannot start.
+/// When the collection cannot be made ready, a service cannot start, or the
+/// mesh is not ready within a minute.
 pub async fn mesh(
     store: std::sync::Arc<dyn trine_store::Store>,
     embedder: std::sync::Arc<dyn trine_embed::Embedder>,
     config: trine_mesh::MeshConfig,
 ) -> trine_mesh::Mesh {
+    let mesh = starting_mesh(store, embedder, config).await;
+    serving(
+        mesh.gateway,
+        "trine.v1.Memory",
+        std::time::Duration::from_secs(60),
+    )
+    .await;
+    mesh
+}
+
+/// [`mesh`], returned as soon as it listens: still starting (its health
+/// NOT_SERVING while lexical-svc builds the document frequencies).
+///
+/// # Panics
+/// When the collection cannot be made ready or a service cannot start.
+pub async fn starting_mesh(
+    store: std::sync::Arc<dyn trine_store::Store>,
+    embedder: std::sync::Arc<dyn trine_embed::Embedder>,
+    mut config: trine_mesh::MeshConfig,
+) -> trine_mesh::Mesh {
+    config.lexical.keep_counts = true; // as `trine serve` runs it
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a loopback port");
     trine_mesh::Mesh::start(listener, store, embedder, config)
         .await
         .expect("the mesh starts")
+}
+
+/// Waits until `service`'s health at `addr` says SERVING.
+///
+/// # Panics
+/// When it does not within `within`.
+pub async fn serving(addr: std::net::SocketAddr, service: &str, within: std::time::Duration) {
+    use tonic_health::pb::health_check_response::ServingStatus;
+    use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+    let deadline = tokio::time::Instant::now() + within;
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .expect("a loopback address")
+        .connect_lazy();
+    let mut client = HealthClient::new(channel);
+    loop {
+        let asked = HealthCheckRequest {
+            service: service.to_string(),
+        };
+        if let Ok(answer) = client.check(asked).await
+            && answer.into_inner().status() == ServingStatus::Serving
+        {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{service} at {addr} not SERVING within {within:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }
 
 /// Stores `records` through the gateway `client` talks to, asserting none
