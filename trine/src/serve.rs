@@ -214,10 +214,6 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         keys: keys.clone(),
         ..config.mesh()
     };
-    // The embedded store's document frequencies are built now, not at the
-    // first search, and lexical-svc answers none until they are
-    // (docs/operations.md, "The budget").
-    mesh_config.lexical.keep_counts = true;
     mesh_config.serving.tls = config.tls.server()?;
 
     if mesh_config.serving.tls.is_some() {

@@ -415,14 +415,20 @@ impl Running {
     }
 }
 
-/// Starts `launch` on `listener`: the whole mesh, or one service, each
-/// given exactly what it runs on. `trine serve` starts services through
-/// here; the in-process commands and the tests through [`Mesh::start`].
+/// Starts `launch` on `listener` as a server runs it: the whole mesh, or one
+/// service, each given exactly what it runs on, the document frequencies
+/// built at start. `trine serve` starts services through here; the
+/// in-process commands and the tests through [`Mesh::start`]
+/// (`trine_testkit::mesh` as here).
 pub async fn spawn(
     launch: Launch,
     listener: TcpListener,
-    config: MeshConfig,
+    mut config: MeshConfig,
 ) -> Result<Running, MeshError> {
+    // A served lexical-svc builds the store's document frequencies at start
+    // and answers no search until they are (docs/operations.md, "The
+    // budget"); one-shot in-process commands count in the store instead.
+    config.lexical.keep_counts = true;
     match launch {
         Launch::All { store, embedder } => Ok(Running::All(
             Mesh::start(listener, store, embedder, config).await?,
