@@ -266,9 +266,10 @@ fn each_crate_sits_on_its_floor_in_a_folder_of_its_name() {
         let name = package["name"].as_str().unwrap();
         let own = floor(&folders[name]).unwrap();
         for dep in package["dependencies"].as_array().unwrap() {
+            let normal = dep["kind"].is_null();
             let dep = dep["name"].as_str().unwrap();
             if let Some(folder) = folders.get(dep)
-                && dep_is_normal(package, dep)
+                && normal
                 && floor(folder).unwrap() > own
             {
                 above.push(format!("{name} ({}) → {dep} ({folder})", folders[name]));
@@ -279,13 +280,4 @@ fn each_crate_sits_on_its_floor_in_a_folder_of_its_name() {
         above.is_empty(),
         "crates depending on a floor above theirs: {above:#?}"
     );
-}
-
-/// Whether `package` depends on `dep` as a normal dependency.
-fn dep_is_normal(package: &serde_json::Value, dep: &str) -> bool {
-    package["dependencies"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|d| d["name"] == dep && d["kind"].is_null())
 }

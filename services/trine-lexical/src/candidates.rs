@@ -8,9 +8,9 @@ use trine_core::Stage;
 
 use futures::future::try_join_all;
 use tracing::{Instrument, field};
-use trine_core::ErrorKind;
 use trine_core::bm25::{self, Bm25Params, CorpusStats, TermCounts};
 use trine_core::model::Filter;
+use trine_core::{ErrorKind, Verbatim};
 use trine_store::{Store, StoreError};
 use trine_telemetry::int;
 use uuid::Uuid;
@@ -117,13 +117,14 @@ pub async fn read_candidates(
     let counts = count(counter, q, &terms).await?;
     let found = read(store, q, &terms, &counts.per_term, &read_span).await?;
     let mut read = phrase_first(found, q.cap);
-    fill_texts(store, q, &terms, &mut read, &read_span).await?;
+    let verbatim = q.verbatim();
+    fill_texts(store, &verbatim, &terms, &mut read, &read_span).await?;
     read_span.record("read", int(read.len()));
     drop(read_span);
     let read_took = read_started.elapsed();
 
     let started = Instant::now();
-    let (list, reference) = score(q, &terms, &read, &counts);
+    let (list, reference) = score(q, &verbatim, &terms, &read, &counts);
     Ok(Candidates {
         list,
         term_counts: terms.into_iter().zip(counts.per_term).collect(),
@@ -212,13 +213,13 @@ fn phrase_first(found: Found, cap: usize) -> Vec<Read> {
 /// that is not that term alone (the verbatim check then needs the text).
 async fn fill_texts(
     store: &dyn Store,
-    q: &LexicalQuery,
+    verbatim: &Verbatim,
     terms: &[String],
     read: &mut [Read],
     span: &tracing::Span,
 ) -> Result<(), StoreError> {
     let single = terms.len() == 1;
-    let term_alone = single && q.verbatim().is_token(&terms[0]);
+    let term_alone = single && verbatim.is_token(&terms[0]);
     let lacking: Vec<Uuid> = read
         .iter()
         .filter(|r| r.text.is_none() && (r.tf.is_none() || (single && !term_alone)))
@@ -250,13 +251,13 @@ async fn fill_texts(
 /// match ([`bm25::reference`]).
 fn score(
     q: &LexicalQuery,
+    verbatim: &Verbatim,
     terms: &[String],
     read: &[Read],
     counts: &Counts,
 ) -> (Vec<Candidate>, f64) {
     let _span = tracing::info_span!("lexical.score", candidates = int(read.len())).entered();
     let fold = q.fold();
-    let verbatim = q.verbatim();
     let term_alone = terms.len() == 1 && verbatim.is_token(&terms[0]);
     let keys = bm25::keys(terms, fold);
     let tfs: Vec<TermCounts> = read.iter().map(|r| r.counts(&keys, fold)).collect();

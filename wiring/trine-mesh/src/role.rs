@@ -136,16 +136,6 @@ pub enum Launch {
     One(One),
 }
 
-impl Launch {
-    /// Its role.
-    pub fn role(&self) -> Role {
-        match self {
-            Self::All { .. } => Role::All,
-            Self::One(one) => one.role(),
-        }
-    }
-}
-
 /// How long a gateway waits for semantic-svc, its embedder of writes, to
 /// answer at start.
 const SEMANTIC_WAIT: Duration = Duration::from_secs(30);
