@@ -429,7 +429,9 @@ async fn each_service_serves_its_metrics_as_prometheus_text() {
             "gateway {stage}"
         );
     }
-    assert_eq!(count_of(&gateway, store, "op", "get"), 1.0);
+    // The write's ownership read and the search's payload read.
+    assert_eq!(count_of(&gateway, store, "op", "get"), 2.0);
+    assert_eq!(count_of(&gateway, store, "op", "upsert"), 1.0);
     assert!(
         gateway
             .iter()
@@ -468,6 +470,29 @@ async fn each_service_serves_its_metrics_as_prometheus_text() {
         3.0,
         "N and one per term"
     );
+
+    // The document frequencies are in one state, and counted once built.
+    let states: Vec<(&str, f64)> = lexical
+        .iter()
+        .filter(|(n, _, _)| n == "trine_frequencies_state")
+        .map(|(_, l, v)| (l["state"].as_str(), *v))
+        .collect();
+    assert_eq!(states.len(), 3, "{states:?}");
+    assert_eq!(
+        states.iter().map(|(_, v)| v).sum::<f64>(),
+        1.0,
+        "{states:?}"
+    );
+    let points = lexical
+        .iter()
+        .find(|(n, _, _)| n == "trine_frequencies_points")
+        .map(|(_, _, v)| *v)
+        .unwrap();
+    if states.contains(&("ready", 1.0)) {
+        assert_eq!(points, 4.0, "the fixture's memories");
+    } else {
+        assert_eq!(points, 0.0);
+    }
 
     let semantic = parse_exposition(&get_metrics(addrs.semantic).await);
     for stage in ["semantic.embed", "semantic.query"] {
@@ -550,14 +575,23 @@ async fn the_alert_rules_and_the_dashboard_read_metrics_trine_serves() {
         }
     }
     // Every family served is named in FAMILIES, and every one named is
-    // served, but the shed calls' (none was shed).
+    // served, but those of events that did not happen: a call shed, a quota
+    // refusal, a store call made again.
     let named: BTreeSet<String> = trine_telemetry::metrics::FAMILIES
         .iter()
         .map(|f| f.to_string())
         .collect();
     assert!(served.is_subset(&named), "{served:?} beyond {named:?}");
     let unseen: Vec<&String> = named.difference(&served).collect();
-    assert_eq!(unseen, ["trine_rpc_shed"], "served: {served:?}");
+    assert_eq!(
+        unseen,
+        [
+            "trine_quota_refused",
+            "trine_rpc_shed",
+            "trine_store_retries"
+        ],
+        "served: {served:?}"
+    );
 
     let deploy = trine_testkit::workspace_dir().join("deploy");
     let rules: serde_yaml::Value = serde_yaml::from_str(

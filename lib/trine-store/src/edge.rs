@@ -32,9 +32,9 @@ use uuid::Uuid;
 
 use crate::{
     BatchPage, BatchRead, Change, CollectionInfo, CollectionSpec, Counted, DENSE_VECTOR,
-    EmbedderId, Filter, Fold, Hit, Keeping, Memory, NativeLexical, PayloadRead, PayloadSchema,
-    Point, Query, Result, SPARSE_VECTOR, Scan, ScrollPage, SparseVector, Store, StoreError,
-    TermPage, TermPoint,
+    EmbedderId, Filter, Fold, Hit, Keeping, KeptSize, Memory, NativeLexical, PayloadRead,
+    PayloadSchema, Point, Query, Result, SPARSE_VECTOR, Scan, ScrollPage, SparseVector, Store,
+    StoreError, TermPage, TermPoint,
 };
 use schema::io;
 use trine_core::Document;
@@ -318,6 +318,10 @@ impl Store for EdgeStore {
         self.inner
             .opened()
             .map_or(Keeping::Not, |open| open.kept.keeping())
+    }
+
+    fn kept(&self) -> Option<KeptSize> {
+        self.inner.opened().ok().and_then(|open| open.kept.size())
     }
 
     fn counted(&self, filter: &Filter) -> Counted {

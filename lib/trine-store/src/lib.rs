@@ -14,9 +14,12 @@ mod metered;
 mod model;
 pub mod payload;
 mod query;
+mod retrying;
 mod server;
 mod text_match;
 mod tracked;
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use uuid::Uuid;
@@ -27,8 +30,20 @@ pub use metered::Metered;
 pub use model::*;
 pub use payload::{FieldIndex, PayloadSchema, TimeBounds, TimeFormat};
 pub use query::{NativeLexical, Query, Ranking};
+pub use retrying::{BACKOFF, Budget, Outcome, RETRIES, Retrying};
 pub use server::{CHANNELS_PER_NODE, Layout, ReadConsistency, ServerStore};
 pub use tracked::Tracked;
+
+/// `store` as a service uses it: each call made again when the store could
+/// not be reached ([`Retrying`]), and timed, retries included ([`Metered`]),
+/// into the service's `metrics`.
+pub fn instrumented(
+    store: Arc<dyn Store>,
+    metrics: &Arc<trine_telemetry::Metrics>,
+) -> Arc<dyn Store> {
+    let retrying: Arc<dyn Store> = Arc::new(Retrying::new(store, metrics.clone()));
+    Arc::new(Metered::new(retrying, metrics.clone()))
+}
 
 /// The reads of a batch made side by side, each its own call.
 pub async fn side_by_side<S: Store + ?Sized>(
@@ -102,6 +117,29 @@ pub enum Keeping {
     /// None kept, none being built (not asked for, not kept by this store,
     /// or a build that failed: counts go to the store).
     Not,
+}
+
+/// How large the statistics of [`Store::counted`] are, once built: what an
+/// operator's dashboard shows of them (`trine_frequencies_*`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeptSize {
+    /// Tenants with at least one point.
+    pub tenants: u64,
+    /// Distinct (tenant, term) and (tenant, sparse dimension) pairs.
+    pub entries: u64,
+    /// Points counted in.
+    pub points: u64,
+}
+
+impl KeptSize {
+    /// The size of `frequencies`.
+    pub fn of(frequencies: &trine_core::Frequencies) -> Self {
+        Self {
+            tenants: frequencies.tenants() as u64,
+            entries: frequencies.entries() as u64,
+            points: frequencies.points(),
+        }
+    }
 }
 
 /// Refuses a filter naming more than [`MAX_FILTER_IDS`] points.
@@ -184,6 +222,11 @@ pub trait Store: Send + Sync + 'static {
     /// Whether the statistics [`Store::counted`] reads are built, being
     /// built, or not kept: what a lexical service's readiness waits for.
     fn keeping(&self) -> Keeping;
+
+    /// The size of the statistics [`Store::counted`] reads while they are
+    /// built ([`Keeping::Ready`]); `None` otherwise. No default, as
+    /// [`Store::counted`].
+    fn kept(&self) -> Option<KeptSize>;
 
     /// Up to `limit` points matching the filter with what BM25 needs of each —
     /// its sparse encoding — and, with `source`, its source, never its text,

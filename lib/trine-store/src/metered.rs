@@ -11,7 +11,8 @@ use uuid::Uuid;
 
 use crate::{
     BatchPage, BatchRead, Change, CollectionInfo, CollectionSpec, Counted, Filter, Fold, Hit,
-    Keeping, Memory, Point, Query, Result, Scan, ScrollPage, SparseVector, Store, TermPage,
+    Keeping, KeptSize, Memory, Point, Query, Result, Scan, ScrollPage, SparseVector, Store,
+    TermPage,
 };
 
 /// Wraps a store; each call's latency is recorded under its operation.
@@ -67,6 +68,10 @@ impl Store for Metered {
 
     fn keeping(&self) -> Keeping {
         self.inner.keeping()
+    }
+
+    fn kept(&self) -> Option<KeptSize> {
+        self.inner.kept()
     }
 
     /// Timed as `counted` where the statistics answered (a count the store

@@ -41,10 +41,10 @@ use self::{convert::*, error::*, filter::*, schema::*};
 use crate::query::{Rankings, check_dim};
 use crate::{
     BatchPage, BatchRead, Change, CollectionInfo, CollectionSpec, Counted, DENSE_VECTOR,
-    EmbedderId, FieldIndex, Filter, Fold, Hit, Keeping, Memory, NativeLexical, PayloadIndex,
-    PayloadRead, PayloadSchema, Point, Query, Result, SPARSE_VECTOR, Scan, ScrollPage,
-    SparseVector, Store, StoreError, TermPage, TermPoint, TextIndexInfo, TimeBounds, TimeFormat,
-    UPSERT_BATCH,
+    EmbedderId, FieldIndex, Filter, Fold, Hit, Keeping, KeptSize, Memory, NativeLexical,
+    PayloadIndex, PayloadRead, PayloadSchema, Point, Query, Result, SPARSE_VECTOR, Scan,
+    ScrollPage, SparseVector, Store, StoreError, TermPage, TermPoint, TextIndexInfo, TimeBounds,
+    TimeFormat, UPSERT_BATCH,
 };
 
 /// Environment variable holding the optional Qdrant API key.
@@ -323,6 +323,10 @@ impl Store for ServerStore {
 
     async fn changes(&self, from: i64, limit: usize) -> Result<Option<Vec<Change>>> {
         self.journaled(from, limit).await.map(Some)
+    }
+
+    fn kept(&self) -> Option<KeptSize> {
+        None
     }
 
     fn keeping(&self) -> Keeping {

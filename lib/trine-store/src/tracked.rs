@@ -40,7 +40,7 @@ use trine_core::{Fold, Frequencies, Tally};
 use uuid::Uuid;
 
 use crate::server::{RETENTION, micros, now_micros};
-use crate::{BatchPage, BatchRead, Change, Counted, Keeping, Query, Result, Scan, Store};
+use crate::{BatchPage, BatchRead, Change, Counted, Keeping, KeptSize, Query, Result, Scan, Store};
 
 /// How often the journal is read.
 pub const POLL: Duration = Duration::from_millis(200);
@@ -353,6 +353,13 @@ impl Store for Tracked {
         *state = State::Building;
         let inner: Weak<dyn Store> = Arc::downgrade(&self.inner);
         runtime.spawn(keep(inner, Arc::downgrade(&self.shared)));
+    }
+    fn kept(&self) -> Option<KeptSize> {
+        match &*locked(&self.shared.state) {
+            State::Ready(book) => Some(KeptSize::of(&book.frequencies)),
+            State::Unkept | State::Off => self.inner.kept(),
+            State::Building | State::Rebuilding => None,
+        }
     }
     fn keeping(&self) -> Keeping {
         match &*locked(&self.shared.state) {

@@ -31,7 +31,7 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 
-pub use metrics::Metrics;
+pub use metrics::{FREQUENCIES_STATES, FrequenciesSize, Metrics};
 /// The OpenTelemetry API and SDK this crate is built on, for callers that
 /// read exported spans (tests) without naming the versions themselves.
 pub use {opentelemetry, opentelemetry_sdk};

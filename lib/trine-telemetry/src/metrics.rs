@@ -9,6 +9,15 @@
 //! - `trine_rpc_in_flight{method}` — calls being answered now
 //! - `trine_rpc_shed_total{method}` — calls refused at the in-flight limit
 //! - `trine_build_info{service,version}` — 1, naming what runs
+//! - `trine_store_retries_total{op,outcome}` — store calls made again
+//!   after the store could not be reached: `recovered`, `failed`, or
+//!   `throttled` (not made: the retry budget was spent)
+//! - `trine_quota_refused_total{quota}` — requests (`rate`) and new
+//!   memories (`memories`) refused by a tenant's quota (gateway)
+//! - `trine_frequencies_state{state}` — 1 on the state the document
+//!   frequencies are in (`ready`, `building`, `not_kept`), 0 on the others;
+//!   `trine_frequencies_tenants`, `_entries`, `_points` — their size once
+//!   built (lexical-svc)
 
 use std::future::Future;
 use std::sync::Arc;
@@ -28,7 +37,7 @@ use tonic::Code;
 /// Every metric family a service serves, by the name its `# TYPE` line
 /// gives (a family shows once it has a sample: `trine_rpc_errors` after a
 /// failed call, `trine_rpc_shed` after a shed one).
-pub const FAMILIES: [&str; 9] = [
+pub const FAMILIES: [&str; 15] = [
     "trine_rpc_requests",
     "trine_rpc_errors",
     "trine_rpc_duration_seconds",
@@ -38,7 +47,16 @@ pub const FAMILIES: [&str; 9] = [
     "trine_counts_share",
     "trine_store_duration_seconds",
     "trine_build_info",
+    "trine_store_retries",
+    "trine_quota_refused",
+    "trine_frequencies_state",
+    "trine_frequencies_tenants",
+    "trine_frequencies_entries",
+    "trine_frequencies_points",
 ];
+
+/// The states `trine_frequencies_state` names.
+pub const FREQUENCIES_STATES: [&str; 3] = ["ready", "building", "not_kept"];
 
 /// The content type of the text served on `/metrics`.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -64,6 +82,22 @@ struct BuildLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RetryLabels {
+    op: String,
+    outcome: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct QuotaLabels {
+    quota: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StateLabels {
+    state: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct StageLabels {
     stage: String,
 }
@@ -80,8 +114,18 @@ fn seconds() -> Histogram {
     Histogram::new(exponential_buckets(0.000_25, 2.0, 16))
 }
 
+/// What a service reads into its gauges as it is scraped.
+type Refresh = Box<dyn Fn(&Metrics) + Send + Sync>;
+
+/// The size of the document frequencies, for their gauges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrequenciesSize {
+    pub tenants: u64,
+    pub entries: u64,
+    pub points: u64,
+}
+
 /// One service's metrics.
-#[derive(Debug)]
 pub struct Metrics {
     service: String,
     registry: Registry,
@@ -93,6 +137,19 @@ pub struct Metrics {
     store_seconds: Histograms<OpLabels>,
     in_flight: Family<MethodLabels, Gauge>,
     shed: Family<MethodLabels, Counter>,
+    retries: Family<RetryLabels, Counter>,
+    quota_refused: Family<QuotaLabels, Counter>,
+    frequencies_state: Family<StateLabels, Gauge>,
+    frequencies_size: [Gauge; 3],
+    refresh: std::sync::Mutex<Vec<Refresh>>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics")
+            .field("service", &self.service)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Metrics {
@@ -153,6 +210,44 @@ impl Metrics {
             "what runs: the service and trine's version",
             build.clone(),
         );
+        let retries = Family::<RetryLabels, Counter>::default();
+        registry.register(
+            "store_retries",
+            "store calls made again after the store could not be reached, by operation and outcome",
+            retries.clone(),
+        );
+        let quota_refused = Family::<QuotaLabels, Counter>::default();
+        registry.register(
+            "quota_refused",
+            "requests (rate) and new memories (memories) refused by a tenant's quota",
+            quota_refused.clone(),
+        );
+        let frequencies_state = Family::<StateLabels, Gauge>::default();
+        registry.register(
+            "frequencies_state",
+            "1 on the state the document frequencies are in (ready, building, not_kept)",
+            frequencies_state.clone(),
+        );
+        let frequencies_size: [Gauge; 3] = Default::default();
+        for (name, help, gauge) in [
+            (
+                "frequencies_tenants",
+                "tenants the document frequencies hold",
+                &frequencies_size[0],
+            ),
+            (
+                "frequencies_entries",
+                "(tenant, term) and (tenant, dimension) pairs the document frequencies hold",
+                &frequencies_size[1],
+            ),
+            (
+                "frequencies_points",
+                "points the document frequencies count",
+                &frequencies_size[2],
+            ),
+        ] {
+            registry.register(name, help, gauge.clone());
+        }
         build
             .get_or_create(&BuildLabels {
                 service: service.to_string(),
@@ -170,7 +265,65 @@ impl Metrics {
             store_seconds,
             in_flight,
             shed,
+            retries,
+            quota_refused,
+            frequencies_state,
+            frequencies_size,
+            refresh: std::sync::Mutex::new(Vec::new()),
         })
+    }
+
+    /// Runs `refresh` each time the metrics are encoded, before: how a
+    /// service reads a state it does not hear change (the document
+    /// frequencies) into its gauges.
+    pub fn on_scrape(&self, refresh: impl Fn(&Metrics) + Send + Sync + 'static) {
+        match self.refresh.lock() {
+            Ok(mut all) => all.push(Box::new(refresh)),
+            Err(poisoned) => poisoned.into_inner().push(Box::new(refresh)),
+        }
+    }
+
+    /// One store call made again, and how it ended.
+    pub fn store_retry(&self, op: &str, outcome: &str) {
+        self.retries
+            .get_or_create(&RetryLabels {
+                op: op.to_string(),
+                outcome: outcome.to_string(),
+            })
+            .inc();
+    }
+
+    /// `n` refused by a tenant's quota of `quota` (`rate`, `memories`).
+    pub fn quota_refused(&self, quota: &str, n: u64) {
+        self.quota_refused
+            .get_or_create(&QuotaLabels {
+                quota: quota.to_string(),
+            })
+            .inc_by(n);
+    }
+
+    /// The document frequencies' state (one of [`FREQUENCIES_STATES`]) and
+    /// size (when built).
+    pub fn frequencies(&self, state: &str, size: Option<FrequenciesSize>) {
+        for name in FREQUENCIES_STATES {
+            self.frequencies_state
+                .get_or_create(&StateLabels {
+                    state: name.to_string(),
+                })
+                .set(i64::from(name == state));
+        }
+        let size = size.unwrap_or(FrequenciesSize {
+            tenants: 0,
+            entries: 0,
+            points: 0,
+        });
+        for (gauge, n) in
+            self.frequencies_size
+                .iter()
+                .zip([size.tenants, size.entries, size.points])
+        {
+            gauge.set(i64::try_from(n).unwrap_or(i64::MAX));
+        }
     }
 
     /// A call of `method` begins: in flight until the guard is dropped.
@@ -239,6 +392,13 @@ impl Metrics {
 
     /// The metrics as text.
     pub fn encode(&self) -> Result<String, std::fmt::Error> {
+        match self.refresh.lock() {
+            Ok(all) => all.iter().for_each(|refresh| refresh(self)),
+            Err(poisoned) => poisoned
+                .into_inner()
+                .iter()
+                .for_each(|refresh| refresh(self)),
+        }
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &self.registry)?;
         Ok(out)

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use tracing::{Instrument, field};
 use trine_core::fusion;
 use trine_core::{ErrorKind, Mode, Stage};
-use trine_store::{Metered, Store};
+use trine_store::Store;
 use trine_telemetry::metrics::COUNTS_BUDGET;
 use trine_telemetry::{Metrics, int};
 
@@ -151,7 +151,7 @@ impl Searcher {
         Self {
             channels,
             raw_store: store.clone(),
-            store: Arc::new(Metered::new(store, metrics.clone())),
+            store: trine_store::instrumented(store, &metrics),
             config,
             metrics,
         }
@@ -208,7 +208,7 @@ impl Searcher {
         let fused = self.fuse(query, &mut lists, &clock).await?;
         lists.timings.push((Stage::FusionCall, began.elapsed()));
         let began = Instant::now();
-        let hits = self.payload(query, fused).await?;
+        let hits = self.payload(query, fused, &clock).await?;
         lists.timings.push((Stage::Payload, began.elapsed()));
         Ok(self.answer(query, lists, hits, clock.started.elapsed()))
     }
@@ -217,7 +217,7 @@ impl Searcher {
     /// channel that fails degrades the answer (its reason kept), unless the
     /// failure is the caller's; none answering is UNAVAILABLE.
     async fn lists(&self, query: &SearchQuery, clock: &Clock) -> Result<Gathered, PeerError> {
-        let deadline = clock.within(self.config.channel_deadline)?;
+        let deadline = clock.within(self.config.channel_deadline, CHANNELS_SHARE)?;
         let lexical = async {
             if !query.mode.uses_lexical() {
                 return None;
@@ -294,7 +294,7 @@ impl Searcher {
             reference: lists.reference,
             terms: lists.terms,
         };
-        let deadline = clock.within(self.config.fusion_deadline)?;
+        let deadline = clock.within(self.config.fusion_deadline, FUSION_SHARE)?;
         match self.channels.fuse(query, to_fuse, deadline).await {
             Ok(answer) => {
                 lists.timings.extend(answer.timings);
@@ -318,18 +318,32 @@ impl Searcher {
     }
 
     /// The fused hits with their memories (read for these hits only, the
-    /// tenant's alone), within the search's character budget.
+    /// tenant's alone), within the search's character budget; the read
+    /// bounded as a channel's hop is (a store that does not answer is
+    /// UNAVAILABLE, not a hung call).
     async fn payload(
         &self,
         query: &SearchQuery,
         fused: Vec<fusion::Fused>,
+        clock: &Clock,
     ) -> Result<Vec<(fusion::Fused, trine_core::model::Memory)>, PeerError> {
         let ids: Vec<_> = fused.iter().map(|h| h.id).collect();
-        let mut records: HashMap<_, _> = self
+        let deadline = clock.within(self.config.channel_deadline, 1.0)?;
+        let read = self
             .store
             .get(&ids)
-            .instrument(tracing::info_span!("gateway.payload", ids = int(ids.len())))
+            .instrument(tracing::info_span!("gateway.payload", ids = int(ids.len())));
+        let mut records: HashMap<_, _> = tokio::time::timeout(deadline, read)
             .await
+            .map_err(|_| {
+                failed(
+                    ErrorKind::Unavailable,
+                    format!(
+                        "the store did not answer the payload read within {} ms",
+                        deadline.as_millis()
+                    ),
+                )
+            })?
             .map_err(|e| failed(e.kind(), e.to_string()))?
             .into_iter()
             .filter(|m| m.tenant == query.filter.tenant)
@@ -388,6 +402,15 @@ async fn timed<T>(call: impl Future<Output = T>) -> Option<(T, Duration)> {
     Some((answer, began.elapsed()))
 }
 
+/// The share of the caller's time left that the channels may take: a
+/// channel that does not answer (a network that drops, a peer that hangs)
+/// leaves the rest for fusion and the payload, and the answer comes,
+/// degraded, within the caller's deadline.
+const CHANNELS_SHARE: f64 = 0.75;
+/// The share of what is left then that fusion-svc may take (the gateway
+/// fuses itself when it does not answer).
+const FUSION_SHARE: f64 = 0.5;
+
 /// When a search started, and the caller's time for it.
 struct Clock {
     started: Instant,
@@ -395,14 +418,14 @@ struct Clock {
 }
 
 impl Clock {
-    /// A hop's deadline: `configured`, cut to what is left of the caller's
-    /// budget; DEADLINE_EXCEEDED once nothing is.
-    fn within(&self, configured: Duration) -> Result<Duration, PeerError> {
+    /// A hop's deadline: `configured`, cut to `share` of what is left of the
+    /// caller's budget; DEADLINE_EXCEEDED once nothing is.
+    fn within(&self, configured: Duration, share: f64) -> Result<Duration, PeerError> {
         let Some(budget) = self.budget else {
             return Ok(configured);
         };
         match budget.checked_sub(self.started.elapsed()) {
-            Some(left) if !left.is_zero() => Ok(configured.min(left)),
+            Some(left) if !left.is_zero() => Ok(configured.min(left.mul_f64(share))),
             _ => Err(failed(
                 ErrorKind::DeadlineExceeded,
                 format!(

@@ -12,7 +12,7 @@ use trine_api::{
 };
 use trine_core::model::{Memory, check_query_bytes};
 use trine_core::{ErrorKind, Mode, Strategy};
-use trine_store::{Metered, Store};
+use trine_store::Store;
 use trine_telemetry::Metrics;
 
 use crate::auth::{Keys, Scope};
@@ -51,9 +51,12 @@ impl MemoryService {
     /// A service that writes and reads; it searches once given a searcher.
     pub fn new(writer: Writer) -> Self {
         let metrics = Metrics::new("gateway");
+        let store = trine_store::instrumented(writer.store().clone(), &metrics);
         Self {
-            store: Arc::new(Metered::new(writer.store().clone(), metrics.clone())),
-            writer,
+            writer: writer
+                .with_store(store.clone())
+                .with_metrics(metrics.clone()),
+            store,
             searcher: None,
             metrics,
             keys: None,
@@ -117,9 +120,10 @@ impl MemoryService {
             let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
             for tenant in tenants {
                 if !tenant.trim().is_empty() && seen.insert(tenant) {
-                    quotas
-                        .admit(tenant, now)
-                        .map_err(|why| status(ErrorKind::ResourceExhausted, why))?;
+                    quotas.admit(tenant, now).map_err(|why| {
+                        self.metrics.quota_refused("rate", 1);
+                        status(ErrorKind::ResourceExhausted, why)
+                    })?;
                 }
             }
         }

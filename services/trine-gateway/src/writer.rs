@@ -141,6 +141,8 @@ pub struct Writer {
     quotas: Option<Arc<crate::quota::Quotas>>,
     /// How a collection this writer creates normalises tokens.
     new_fold: Fold,
+    /// Where the quota's refusals are counted (the gateway's metrics).
+    metrics: Option<Arc<trine_telemetry::Metrics>>,
 }
 
 /// How long the collection's fold is trusted before it is read again: an
@@ -157,6 +159,7 @@ impl Writer {
             stripes: Arc::new((0..STRIPES).map(|_| tokio::sync::Mutex::new(())).collect()),
             quotas: None,
             new_fold: Fold::default(),
+            metrics: None,
         }
     }
 
@@ -174,6 +177,20 @@ impl Writer {
     pub fn with_quotas(self, quotas: Arc<crate::quota::Quotas>) -> Self {
         Self {
             quotas: Some(quotas),
+            ..self
+        }
+    }
+
+    /// The same writer over `store` (the same store wrapped: retried and
+    /// timed); its locks and state are shared with this one.
+    pub fn with_store(self, store: Arc<dyn Store>) -> Self {
+        Self { store, ..self }
+    }
+
+    /// Counts the memories its quotas refuse into `metrics`.
+    pub fn with_metrics(self, metrics: Arc<trine_telemetry::Metrics>) -> Self {
+        Self {
+            metrics: Some(metrics),
             ..self
         }
     }
@@ -314,6 +331,9 @@ impl Writer {
                     }
                 }
                 let (kept, over) = within_quota(kept, &owners, &held, |t| quotas.points(t));
+                if let (Some(metrics), false) = (&self.metrics, over.is_empty()) {
+                    metrics.quota_refused("memories", over.len() as u64);
+                }
                 refused.extend(over.into_iter().map(|r| Refused {
                     index: positions[r.index],
                     ..r

@@ -34,7 +34,12 @@ async fn a_tenant_over_its_rate_is_refused_and_others_are_not() {
         Limits::default(),
         HashMap::from([("acme".to_string(), acme)]),
     ));
-    let mut served = serve_with(store(dir.path()), |s| s.with_quotas(quotas)).await;
+    let mut metrics = None;
+    let mut served = serve_with(store(dir.path()), |s| {
+        metrics = Some(s.metrics());
+        s.with_quotas(quotas)
+    })
+    .await;
     let get = |tenant: &str| GetRequest {
         tenant: tenant.into(),
         ids: vec![id(1)],
@@ -56,6 +61,11 @@ async fn a_tenant_over_its_rate_is_refused_and_others_are_not() {
     for _ in 0..20 {
         served.client.get(get("globex")).await.unwrap();
     }
+    let text = metrics.unwrap().encode().unwrap();
+    assert!(
+        text.contains("trine_quota_refused_total{quota=\"rate\"} 1\n"),
+        "{text}"
+    );
     served.stop().await;
 }
 
@@ -69,7 +79,12 @@ async fn new_memories_beyond_a_tenants_quota_are_refused_by_item() {
         },
         HashMap::new(),
     ));
-    let mut served = serve_with(store(dir.path()), |s| s.with_quotas(quotas)).await;
+    let mut metrics = None;
+    let mut served = serve_with(store(dir.path()), |s| {
+        metrics = Some(s.metrics());
+        s.with_quotas(quotas)
+    })
+    .await;
     let upsert = |ids: &[u32], tenant: &str| UpsertRequest {
         records: ids
             .iter()
@@ -96,6 +111,11 @@ async fn new_memories_beyond_a_tenants_quota_are_refused_by_item() {
     assert!(
         answer.failed[0].message.contains("its quota of 5"),
         "{answer:?}"
+    );
+    let text = metrics.as_ref().unwrap().encode().unwrap();
+    assert!(
+        text.contains("trine_quota_refused_total{quota=\"memories\"} 2\n"),
+        "{text}"
     );
     // Replacing its own memories takes no room; another tenant has its own.
     let answer = served

@@ -11,7 +11,7 @@ use trine_api::{cap_from_wire, filter_from_wire, status, timings_to_wire, to_sta
 use trine_core::model::{MAX_QUERY_BYTES, check_query_bytes};
 use trine_core::{ErrorKind, Strategy};
 use trine_embed::Embedder;
-use trine_store::{Keeping, Metered, Store};
+use trine_store::{Keeping, Store};
 use trine_telemetry::Metrics;
 
 use crate::readiness::{self, Probe, Ready, Texts, auto};
@@ -43,7 +43,21 @@ impl LexicalService {
             store.keep_counts();
         }
         let metrics = Metrics::new("lexical-svc");
-        let store: Arc<dyn Store> = Arc::new(Metered::new(store, metrics.clone()));
+        let watched = store.clone(); // not the metered one: no cycle through the metrics
+        metrics.on_scrape(move |metrics| {
+            let state = match watched.keeping() {
+                Keeping::Ready => "ready",
+                Keeping::Building => "building",
+                Keeping::Not => "not_kept",
+            };
+            let size = watched.kept().map(|k| trine_telemetry::FrequenciesSize {
+                tenants: k.tenants,
+                entries: k.entries,
+                points: k.points,
+            });
+            metrics.frequencies(state, size);
+        });
+        let store = trine_store::instrumented(store, &metrics);
         Self {
             counter: Arc::new(
                 Counter::new(store.clone(), config.count_cache)

@@ -10,7 +10,7 @@ use trine_api::v1::semantic_server::{Semantic, SemanticServer};
 use trine_api::{cap_from_wire, filter_from_wire, invalid, timings_to_wire, to_status};
 use trine_core::model::{MAX_QUERY_BYTES, check_query_bytes};
 use trine_embed::Embedder;
-use trine_store::{Metered, Store};
+use trine_store::Store;
 use trine_telemetry::Metrics;
 
 use crate::{SemanticConfig, nearest};
@@ -29,7 +29,7 @@ impl SemanticService {
     pub fn new(store: Arc<dyn Store>, embedder: Arc<dyn Embedder>, config: SemanticConfig) -> Self {
         let metrics = Metrics::new("semantic-svc");
         Self {
-            store: Arc::new(Metered::new(store, metrics.clone())),
+            store: trine_store::instrumented(store, &metrics),
             embedder,
             config,
             metrics,

@@ -8,7 +8,7 @@ use trine_core::model::{
     CollectionInfo, CollectionSpec, Filter, Hit, Memory, Point, ScrollPage, SparseVector, TermPage,
 };
 use trine_store::{
-    BatchPage, BatchRead, Change, Counted, Fold, Keeping, Query, Result, Scan, Store,
+    BatchPage, BatchRead, Change, Counted, Fold, Keeping, KeptSize, Query, Result, Scan, Store,
 };
 use uuid::Uuid;
 
@@ -110,6 +110,12 @@ impl Store for Gated {
     }
     async fn changes(&self, from: i64, limit: usize) -> Result<Option<Vec<Change>>> {
         self.inner.changes(from, limit).await
+    }
+    fn kept(&self) -> Option<KeptSize> {
+        if self.held() {
+            return None;
+        }
+        self.inner.kept()
     }
     fn keeping(&self) -> Keeping {
         if self.held() {

@@ -2,7 +2,9 @@
 #![forbid(unsafe_code)]
 
 mod gated;
+pub mod relay;
 pub use gated::Gated;
+pub use relay::{Fault, Relay};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

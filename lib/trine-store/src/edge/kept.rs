@@ -140,6 +140,14 @@ impl Kept {
         }
     }
 
+    /// The statistics' size, once built.
+    pub(super) fn size(&self) -> Option<crate::KeptSize> {
+        match &self.state().status {
+            Status::Ready(frequencies) => Some(crate::KeptSize::of(frequencies)),
+            _ => None,
+        }
+    }
+
     /// Whether the statistics are built, being built, or neither.
     pub(super) fn keeping(&self) -> Keeping {
         match self.state().status {

@@ -28,9 +28,6 @@ pub(super) async fn node_urls(raw: &str) -> Result<Vec<String>> {
         .collect())
 }
 
-/// Tries of one call across the nodes before it fails (see `ServerStore::call`).
-pub(super) const ATTEMPTS: usize = 4;
-
 /// The HTTP/2 connections the client keeps to each node, calls spread over
 /// them in turn (each multiplexes its calls).
 pub const CHANNELS_PER_NODE: usize = 3;
@@ -202,19 +199,17 @@ impl ServerStore {
         })
     }
 
-    /// The store error of a failed client call on this collection.
-    /// Runs `op` on a node, moving on to the next node named when one cannot
-    /// be reached (unavailable, a failed connect, a deadline) or fails inside
-    /// the cluster (an internal error), with a growing pause between tries — at most [`ATTEMPTS`] tries (and one per node),
-    /// about 1.5 s of pauses. The node that answered is tried first next time.
+    /// Runs `op` on a node, moving on at once to the next node named when
+    /// one cannot be reached (unavailable, a failed connect, a deadline) or
+    /// fails inside the cluster (an internal error): one try a node. The
+    /// node that answered is tried first next time. Trying again after a
+    /// pause, under a budget, is the service's ([`crate::Retrying`]).
     /// Every call trine makes is idempotent (upserts by id, deletes, reads).
     pub(super) async fn call<'s, T>(&'s self, op: impl Fn(&'s Qdrant) -> Call<'s, T>) -> Result<T> {
         let n = self.nodes.len();
         let first = self.current.load(Ordering::Relaxed) % n;
-        let mut pause = Duration::from_millis(100);
-        let tries = ATTEMPTS.max(n);
         let mut last = None;
-        for attempt in 0..tries {
+        for attempt in 0..n {
             let i = (first + attempt) % n;
             let (node, client) = &self.nodes[i];
             match op(client).await {
@@ -231,10 +226,6 @@ impl ServerStore {
                     // operations failed"): another try, on the next node.
                     err @ (StoreError::Unreachable { .. } | StoreError::Backend(_)) => {
                         last = Some(err);
-                        if attempt + 1 < tries {
-                            tokio::time::sleep(pause).await;
-                            pause = (pause * 2).min(Duration::from_secs(1));
-                        }
                     }
                     other => return Err(other),
                 },

@@ -4,6 +4,7 @@ use super::*;
 
 /// gRPC status codes (tonic's `Code` as i32; tonic is not a direct dependency).
 pub(super) mod code {
+    pub const CANCELLED: i32 = 1;
     pub const INVALID_ARGUMENT: i32 = 3;
     pub const DEADLINE_EXCEEDED: i32 = 4;
     pub const NOT_FOUND: i32 = 5;
@@ -35,7 +36,11 @@ pub(super) fn status_error(code: i32, message: &str, url: &str, collection: &str
         code::NOT_FOUND if message.to_lowercase().contains("collection") => {
             StoreError::NoCollection(collection.to_string())
         }
-        code::UNAVAILABLE | code::DEADLINE_EXCEEDED => unreachable(message.to_string()),
+        // A call whose connection was reset under it ends CANCELLED on the
+        // client's side (a call trine gave up is never awaited).
+        code::UNAVAILABLE | code::DEADLINE_EXCEEDED | code::CANCELLED => {
+            unreachable(message.to_string())
+        }
         // The client's channel reports a failed connect as `Internal`.
         code::INTERNAL if message.starts_with("Failed to connect") => {
             unreachable(message.to_string())
@@ -86,6 +91,9 @@ mod tests {
                 |e| matches!(e, StoreError::Unreachable { url, .. } if url == "http://q:6334"),
             ),
             (code::DEADLINE_EXCEEDED, "timeout", |e| {
+                matches!(e, StoreError::Unreachable { .. })
+            }),
+            (code::CANCELLED, "operation was canceled", |e| {
                 matches!(e, StoreError::Unreachable { .. })
             }),
             (
