@@ -112,6 +112,29 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     })
 }
 
+/// What is wrong with a collection's layout version, and the command that
+/// upgrades it.
+fn schema_problem(schema: u32) -> Option<String> {
+    use trine_store::{SCHEMA, SCHEMA_CHANGES};
+    match schema.cmp(&SCHEMA) {
+        std::cmp::Ordering::Equal => None,
+        std::cmp::Ordering::Greater => Some(format!(
+            "layout version {schema}, written by a later trine than this one (which knows up to {SCHEMA}): run that trine"
+        )),
+        std::cmp::Ordering::Less => {
+            let changes: Vec<String> = SCHEMA_CHANGES
+                .iter()
+                .filter(|(version, _)| *version > schema)
+                .map(|(version, change)| format!("{version}: {change}"))
+                .collect();
+            Some(format!(
+                "layout version {schema}, written by an earlier trine; this one writes {SCHEMA} ({}): run `trine upgrade`",
+                changes.join("; ")
+            ))
+        }
+    }
+}
+
 fn problems(config: &Config, info: Option<&CollectionInfo>) -> Vec<String> {
     let Some(info) = info else {
         return vec![format!(
@@ -120,6 +143,7 @@ fn problems(config: &Config, info: Option<&CollectionInfo>) -> Vec<String> {
         )];
     };
     let mut out = Vec::new();
+    out.extend(schema_problem(info.schema));
     match &info.embedder {
         Some(e) if e.name != config.embedder.name() => out.push(format!(
             "written by embedder `{}` but `{}` is configured: use `--embedder {}`",
@@ -207,6 +231,11 @@ fn render(r: &Report) -> String {
         s += &format!(
             "points      {} in {} segment(s)\n",
             info.points, info.segments
+        );
+        s += &format!(
+            "layout      version {}; this trine writes {}\n",
+            info.schema,
+            trine_store::SCHEMA
         );
         let dense = info
             .dense_dim

@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 mod backfill;
+mod backup;
 mod bench;
 pub mod config;
 mod doctor;
@@ -62,6 +63,12 @@ pub enum Command {
     /// Create the full-text index on the text field (idempotent, never
     /// destructive), or upgrade it to fold diacritics (`--ascii-folding`)
     TextIndex(text_index::Args),
+    /// Back up the collection and the keys file, restore a backup, check one
+    #[command(subcommand)]
+    Backup(backup::Command),
+    /// Upgrade a collection written by an earlier trine to this one's
+    /// layout version, in place (`trine doctor` says when it is needed)
+    Upgrade,
     /// Model tools
     #[command(subcommand)]
     Model(model::Command),
@@ -138,6 +145,8 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Ingest(args) => ingest::run(&config, args).await,
             Command::Doctor(args) => doctor::run(&config, args).await,
             Command::TextIndex(args) => text_index::run(&config, args).await,
+            Command::Backup(command) => backup::run(&config, command).await,
+            Command::Upgrade => backup::upgrade(&config).await,
             Command::Model(command) => model::run(&config, command).await,
             Command::Keys(command) => keys::run(&config, command),
             Command::Serve(args) => serve::run(&config, args).await,
@@ -201,33 +210,34 @@ fn print_report(
     Ok(())
 }
 
+/// The configured Qdrant server's store (`qdrant` set), as configured.
+pub async fn connect_server(config: &Config) -> Result<ServerStore, trine_store::StoreError> {
+    let url = config.qdrant.as_deref().ok_or_else(|| {
+        trine_store::StoreError::invalid("qdrant url", "none is configured: pass --qdrant URL")
+    })?;
+    let layout = trine_store::Layout {
+        shards: config.shards,
+        replication_factor: config.replication_factor,
+        write_consistency_factor: config.write_consistency_factor,
+    };
+    ServerStore::connect_with_key(url, &config.collection, config.qdrant_api_key.clone())
+        .await?
+        .with_layout(layout)
+        .with_read_consistency(config.read_consistency)
+        .with_batch_reads(config.batch_reads)
+        .with_schema(config.payload.clone())
+}
+
 /// Opens the configured store: a Qdrant server when `qdrant` is set, else the
 /// embedded engine on the data directory.
 pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>, trine_store::StoreError> {
     let schema = config.payload.clone();
     Ok(match &config.qdrant {
-        Some(url) => {
-            let layout = trine_store::Layout {
-                shards: config.shards,
-                replication_factor: config.replication_factor,
-                write_consistency_factor: config.write_consistency_factor,
-            };
-            let reads = config.read_consistency;
+        Some(_) => {
             // The document frequencies are kept (by a lexical-svc that asks
             // for them) where the text index is trine's own.
             let trines_layout = schema == trine_store::PayloadSchema::default();
-            let server: Arc<dyn Store> = Arc::new(
-                ServerStore::connect_with_key(
-                    url,
-                    &config.collection,
-                    config.qdrant_api_key.clone(),
-                )
-                .await?
-                .with_layout(layout)
-                .with_read_consistency(reads)
-                .with_batch_reads(config.batch_reads)
-                .with_schema(schema)?,
-            );
+            let server: Arc<dyn Store> = Arc::new(connect_server(config).await?);
             if trines_layout {
                 Arc::new(trine_store::Tracked::new(server))
             } else {

@@ -44,6 +44,11 @@ pub struct Args {
     /// beyond loopback
     #[arg(long, default_value = "off", env = "TRINE_HTTP", value_name = "ADDR")]
     pub http: String,
+    /// Where the gateway writes the backups it is asked for while it serves
+    /// (`trine backup create NAME --endpoint ...`: DIR/NAME), or `off`
+    /// [default: DATA/backups]
+    #[arg(long, env = "TRINE_BACKUP_DIR", value_name = "DIR")]
+    pub backup_dir: Option<String>,
 }
 
 /// Where a started role serves, as `--ready-json` prints it.
@@ -208,10 +213,19 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     } else {
         None
     };
+    let backups = match args.backup_dir.as_deref() {
+        Some("off") => None,
+        _ if !public => None,
+        dir => Some(trine_gateway::backups::Backups {
+            dir: dir.map_or_else(|| config.data.join("backups"), std::path::PathBuf::from),
+            keys: keys.is_some().then(|| config.keys_path()),
+        }),
+    };
     let mut mesh_config = MeshConfig {
         metrics,
         http,
         keys: keys.clone(),
+        backups,
         ..config.mesh()
     };
     mesh_config.serving.tls = config.tls.server()?;

@@ -31,6 +31,10 @@ pub const MAX_SEARCH_MESSAGE_BYTES: usize =
 
 /// The largest Get or Delete message: [`MAX_IDS`] UUIDs and a tenant.
 pub const MAX_IDS_MESSAGE_BYTES: usize = MAX_IDS * 40 + MAX_LABEL_BYTES + 64;
+/// A Backup request is a name ([`MAX_BACKUP_NAME_BYTES`]) and its header.
+pub const MAX_BACKUP_MESSAGE_BYTES: usize = MAX_BACKUP_NAME_BYTES + 8;
+/// The longest backup name.
+pub const MAX_BACKUP_NAME_BYTES: usize = 128;
 
 /// The most bytes a memory's metadata may take on the wire: a JSON object of
 /// [`MAX_METADATA_BYTES`] encodes to at most about 5.5 times as many (a list
@@ -108,6 +112,7 @@ fn is_request<U: 'static>() -> bool {
         || is::<U, v1::GetRequest>()
         || is::<U, v1::DeleteRequest>()
         || is::<U, v1::ValidityRequest>()
+        || is::<U, v1::BackupRequest>()
         || is::<U, v1::CandidatesRequest>()
         || is::<U, v1::NearestRequest>()
         || is::<U, v1::EmbedRequest>()
@@ -139,6 +144,8 @@ pub fn precheck<U: 'static>(bytes: &[u8]) -> Result<(), String> {
         bounded("Delete", MAX_IDS_MESSAGE_BYTES)
     } else if is::<U, v1::ValidityRequest>() {
         bounded("Forget or Restore", MAX_IDS_MESSAGE_BYTES)
+    } else if is::<U, v1::BackupRequest>() {
+        bounded("Backup", MAX_BACKUP_MESSAGE_BYTES)
     } else if is::<U, v1::UpsertRequest>() {
         upsert(bytes)
     } else {

@@ -221,6 +221,10 @@ pub struct CollectionInfo {
     /// were written, where the collection predates the record, and on a
     /// server store.
     pub one_tenant: bool,
+    /// The layout version recorded in the collection (`trine_store::SCHEMA`
+    /// names what this trine writes); 1 where none is recorded (trine 0.1.0
+    /// and before).
+    pub schema: u32,
     pub points: u64,
     pub segments: usize,
     pub payload_indexes: Vec<PayloadIndex>,

@@ -11,7 +11,10 @@
 //! created whole in `shard.tmp/` and renamed into place, so `shard/` exists
 //! only complete, with every payload index.
 
+mod backup;
 mod collection;
+
+pub use backup::Restored;
 mod convert;
 mod filter;
 mod kept;
@@ -90,6 +93,9 @@ struct Open {
     kept: kept::Kept,
     /// Whether none, one or many tenants were ever written into the shard.
     tenants: tenants::Tenants,
+    /// Held by what rewrites the shard's files wholesale (optimize) and
+    /// what copies them (backup): never both at once.
+    maintenance: Mutex<()>,
 }
 
 impl EdgeStore {
@@ -426,8 +432,34 @@ impl Store for EdgeStore {
 
     async fn optimize(&self) -> Result<()> {
         self.with_shard(|open, _| {
+            let _maintenance = locked(&open.maintenance);
             open.shard.optimize().map_err(backend)?;
             open.shard.flush().map_err(backend)
+        })
+        .await
+    }
+
+    async fn backup(&self, dir: &Path) -> Result<crate::backup::Manifest> {
+        let dir = dir.to_path_buf();
+        self.with_shard(move |open, inner| backup::take(open, inner, &dir))
+            .await
+    }
+
+    async fn points(&self, ids: &[Uuid]) -> Result<Vec<Point>> {
+        crate::check_ids(ids)?;
+        let ids = ids.to_vec();
+        self.with_shard(move |open, _| open.points(&ids)).await
+    }
+
+    async fn upgrade(&self) -> Result<Option<u32>> {
+        self.with_shard(|_, inner| {
+            let found = schema::read_schema(&inner.dir)?;
+            crate::check_schema(&inner.name, found)?;
+            if found == crate::SCHEMA {
+                return Ok(None);
+            }
+            schema::write_schema(&inner.dir)?;
+            Ok(Some(found))
         })
         .await
     }

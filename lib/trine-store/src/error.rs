@@ -32,6 +32,16 @@ pub enum StoreError {
     #[error("collection `{0}` has no full-text index on the text field: run `trine text-index`")]
     NoTextIndex(String),
 
+    #[error(
+        "collection `{collection}` has layout version {found}, written by a later trine than this one \
+         (which knows up to {known}): run that trine, or restore a backup of this version"
+    )]
+    NewerSchema {
+        collection: String,
+        found: u32,
+        known: u32,
+    },
+
     #[error("invalid {what}: {why}")]
     Invalid { what: &'static str, why: String },
 
@@ -71,6 +81,7 @@ impl StoreError {
         match self {
             Self::NoCollection(_) => ErrorKind::NotFound,
             Self::EmbedderMismatch { .. }
+            | Self::NewerSchema { .. }
             | Self::NoTextIndex(_)
             | Self::Locked(_)
             | Self::Unsupported(_) => ErrorKind::FailedPrecondition,

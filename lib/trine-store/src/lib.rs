@@ -8,6 +8,7 @@
 //! Both pass one contract test suite (`tests/contract.rs`).
 #![forbid(unsafe_code)]
 
+pub mod backup;
 mod edge;
 mod error;
 mod metered;
@@ -24,7 +25,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use uuid::Uuid;
 
-pub use edge::EdgeStore;
+pub use edge::{EdgeStore, Restored};
 pub use error::{Result, StoreError};
 pub use metered::Metered;
 pub use model::*;
@@ -156,6 +157,34 @@ fn check_ids(ids: &[Uuid]) -> Result<()> {
     Ok(())
 }
 
+/// The version of the collection layout this trine writes and reads, kept
+/// in each collection (Edge: `trine.json`; a server: the collection's
+/// metadata, `trine_schema`): 1, unrecorded, is what trine 0.1.0 wrote; 2
+/// records it, so that backups name it and `trine restore` refuses
+/// another, and `trine upgrade` moves a collection from 1 to 2 in place
+/// (no point rewritten). A collection of a later version is refused for
+/// writes.
+pub const SCHEMA: u32 = 2;
+
+/// What changed in each version after the first, for `trine doctor`.
+pub const SCHEMA_CHANGES: [(u32, &str); 1] = [(
+    2,
+    "the layout version is recorded in the collection (it was not), so that backups name it and restore refuses another; no point changes",
+)];
+
+/// Refuses a collection recorded at a later layout version than this
+/// trine's.
+pub fn check_schema(collection: &str, recorded: u32) -> Result<()> {
+    if recorded > SCHEMA {
+        return Err(StoreError::NewerSchema {
+            collection: collection.to_string(),
+            found: recorded,
+            known: SCHEMA,
+        });
+    }
+    Ok(())
+}
+
 /// Points per write batch, for callers that stream many points.
 pub const UPSERT_BATCH: usize = 256;
 
@@ -280,4 +309,21 @@ pub trait Store: Send + Sync + 'static {
     /// Builds indexes (HNSW, immutable text index) after a bulk ingest. Reads
     /// and writes keep working meanwhile.
     async fn optimize(&self) -> Result<()>;
+
+    /// Copies the collection into `dir` (made by
+    /// [`backup::prepare`]: new and empty) while it serves: Edge, a
+    /// consistent copy of its directory (writes wait meanwhile); a server,
+    /// Qdrant's snapshot of the collection on each node. Returns what was
+    /// copied, for [`backup::seal`].
+    async fn backup(&self, dir: &std::path::Path) -> Result<backup::Manifest>;
+
+    /// Those of `ids` that exist, whole — memory, dense and sparse vectors —
+    /// in the order asked, over every tenant: an administrative read (a
+    /// backup's check), not a search.
+    async fn points(&self, ids: &[Uuid]) -> Result<Vec<Point>>;
+
+    /// Records [`SCHEMA`] in a collection of an earlier layout version
+    /// (`trine upgrade`), changing nothing else; returns the version it
+    /// had, or `None` where it was current. A later one is refused.
+    async fn upgrade(&self) -> Result<Option<u32>>;
 }

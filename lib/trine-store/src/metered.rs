@@ -153,4 +153,15 @@ impl Store for Metered {
     async fn optimize(&self) -> Result<()> {
         self.timed("optimize", self.inner.optimize()).await
     }
+    async fn backup(&self, dir: &std::path::Path) -> Result<crate::backup::Manifest> {
+        self.timed("backup", self.inner.backup(dir)).await
+    }
+
+    async fn points(&self, ids: &[Uuid]) -> Result<Vec<Point>> {
+        self.timed("points", self.inner.points(ids)).await
+    }
+
+    async fn upgrade(&self) -> Result<Option<u32>> {
+        self.timed("upgrade", self.inner.upgrade()).await
+    }
 }

@@ -243,6 +243,16 @@ impl Store for Retrying {
     async fn optimize(&self) -> Result<()> {
         self.retried("optimize", || self.inner.optimize()).await
     }
+    /// Not made again: a backup is long, and its caller sees why it failed.
+    async fn backup(&self, dir: &std::path::Path) -> Result<crate::backup::Manifest> {
+        self.inner.backup(dir).await
+    }
+    async fn points(&self, ids: &[Uuid]) -> Result<Vec<Point>> {
+        self.retried("points", || self.inner.points(ids)).await
+    }
+    async fn upgrade(&self) -> Result<Option<u32>> {
+        self.retried("upgrade", || self.inner.upgrade()).await
+    }
 }
 
 #[cfg(test)]

@@ -8,15 +8,18 @@
 //! (points and payload), `schema` (the collection, its indexes and info),
 //! `error` (status codes to store errors).
 
+mod backup;
 mod cluster;
 mod convert;
 mod error;
 mod filter;
 mod journal;
 mod ops;
+mod rest;
 mod schema;
 
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -53,6 +56,8 @@ const API_KEY_ENV: &str = "TRINE_QDRANT_API_KEY";
 const META_EMBEDDER: &str = "trine_embedder";
 /// Collection metadata key recording the embedder's dimension.
 const META_DIM: &str = "trine_dim";
+/// The collection metadata key of the layout version ([`crate::SCHEMA`]).
+const META_SCHEMA: &str = "trine_schema";
 
 const BACKEND: &str = "server";
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -84,6 +89,8 @@ pub struct ServerStore {
     journaled: AtomicUsize,
     /// The reads a search makes at once go as one batch query.
     batch_reads: bool,
+    /// The server's API key, for the REST calls of a backup.
+    api_key: Option<String>,
 }
 
 impl std::fmt::Debug for ServerStore {
@@ -160,6 +167,7 @@ impl Store for ServerStore {
             }
         };
         check_embedder(&self.collection, &info, &spec.embedder)?;
+        crate::check_schema(&self.collection, schema_of(&info))?;
         for (field, index) in self.schema.indexes() {
             // The source's phrase index only with a new collection: an older
             // one has points without the copy it indexes.
@@ -397,6 +405,30 @@ impl Store for ServerStore {
     }
 
     /// The server optimizes in the background: wait until the collection is green.
+    async fn backup(&self, dir: &Path) -> Result<crate::backup::Manifest> {
+        self.take_backup(dir).await
+    }
+
+    async fn points(&self, ids: &[Uuid]) -> Result<Vec<Point>> {
+        crate::check_ids(ids)?;
+        self.whole_points(ids).await
+    }
+
+    async fn upgrade(&self) -> Result<Option<u32>> {
+        let info = self.raw_info().await?.ok_or_else(|| self.no_collection())?;
+        let found = schema_of(&info);
+        crate::check_schema(&self.collection, found)?;
+        if found == crate::SCHEMA {
+            return Ok(None);
+        }
+        let request: q::UpdateCollection = UpdateCollectionBuilder::new(self.collection.as_str())
+            .metadata(schema_metadata())
+            .into();
+        self.call(|c| Box::pin(c.update_collection(request.clone())))
+            .await?;
+        Ok(Some(found))
+    }
+
     async fn optimize(&self) -> Result<()> {
         let started = Instant::now();
         let mut nudged = false;

@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod auth;
+pub mod backups;
 pub mod explain;
 pub mod mcp;
 mod peers;

@@ -33,6 +33,8 @@ pub struct MemoryService {
     keys: Option<Arc<Keys>>,
     /// Tenants' request rates (and, through the writer, memories held).
     quotas: Option<Arc<crate::quota::Quotas>>,
+    /// Where backups are written; `None`: none are taken.
+    backups: Option<crate::backups::Backups>,
     /// Whether the service has been ready once: until then a search waits
     /// for it ([`MemoryService::first_ready`]).
     started: Arc<AtomicBool>,
@@ -61,7 +63,16 @@ impl MemoryService {
             metrics,
             keys: None,
             quotas: None,
+            backups: None,
             started: Arc::default(),
+        }
+    }
+
+    /// Takes backups (`Memory.Backup`) into `backups`.
+    pub fn with_backups(self, backups: crate::backups::Backups) -> Self {
+        Self {
+            backups: Some(backups),
+            ..self
         }
     }
 
@@ -474,6 +485,36 @@ impl memory_server::Memory for MemoryService {
         request: Request<v1::ValidityRequest>,
     ) -> Result<Response<v1::ValidityResponse>, Status> {
         self.set_validity(request, None).await
+    }
+
+    #[tracing::instrument(skip_all, fields(name = request.get_ref().name.as_str()))]
+    async fn backup(
+        &self,
+        request: Request<v1::BackupRequest>,
+    ) -> Result<Response<v1::BackupResponse>, Status> {
+        // Every tenant's memories: a key of every tenant.
+        self.admit(request.metadata(), Scope::Admin, [crate::auth::ANY_TENANT])?;
+        let Some(backups) = &self.backups else {
+            return Err(status(
+                ErrorKind::FailedPrecondition,
+                "this server takes no backups: start it with --backup-dir DIR",
+            ));
+        };
+        let name = request.into_inner().name;
+        crate::backups::check_name(&name).map_err(invalid)?;
+        let dir = backups.dir.join(&name);
+        let manifest = crate::backups::take(self.store.as_ref(), &dir, backups.keys.as_deref())
+            .await
+            .map_err(to_status)?;
+        tracing::info!(path = %dir.display(), points = manifest.points, "backup taken");
+        Ok(Response::new(v1::BackupResponse {
+            path: dir.display().to_string(),
+            collection: manifest.collection,
+            points: manifest.points,
+            schema: manifest.schema,
+            files: manifest.files.len() as u64,
+            bytes: manifest.files.iter().map(|f| f.bytes).sum(),
+        }))
     }
 
     #[tracing::instrument(skip_all, fields(ids = request.get_ref().ids.len()))]

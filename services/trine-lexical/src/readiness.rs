@@ -166,6 +166,7 @@ mod tests {
             sparse_idf,
             sparse_tf: false,
             one_tenant: false,
+            schema: 2,
             points: 10,
             segments: 1,
             payload_indexes: Vec::new(),

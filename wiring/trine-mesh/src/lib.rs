@@ -41,6 +41,9 @@ pub struct MeshConfig {
     pub serving: trine_api::server::Serving,
     /// API keys the gateway checks every call against; `None`: none.
     pub keys: Option<Arc<trine_gateway::auth::Keys>>,
+    /// Where the gateway writes backups (`Memory.Backup`); `None`: it
+    /// takes none.
+    pub backups: Option<trine_gateway::backups::Backups>,
     /// Tenants' request rates and memories held; `None`: no limits.
     pub quotas: Option<Arc<trine_gateway::quota::Quotas>>,
     /// The stemmer of a collection the gateway creates; `None`: none.

@@ -187,6 +187,9 @@ pub fn gateway_service(
     if let Some(keys) = config.keys.clone() {
         service = service.with_keys(keys);
     }
+    if let Some(backups) = config.backups.clone() {
+        service = service.with_backups(backups);
+    }
     if let Some(quotas) = config.quotas.clone() {
         service = service.with_quotas(quotas);
     }

@@ -165,4 +165,13 @@ impl Store for Gated {
     async fn optimize(&self) -> Result<()> {
         self.inner.optimize().await
     }
+    async fn backup(&self, dir: &std::path::Path) -> Result<trine_store::backup::Manifest> {
+        self.inner.backup(dir).await
+    }
+    async fn points(&self, ids: &[Uuid]) -> Result<Vec<Point>> {
+        self.inner.points(ids).await
+    }
+    async fn upgrade(&self) -> Result<Option<u32>> {
+        self.inner.upgrade().await
+    }
 }

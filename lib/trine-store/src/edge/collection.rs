@@ -33,6 +33,7 @@ impl Inner {
             state.open = Some(open.clone());
             open
         };
+        crate::check_schema(&self.name, schema::read_schema(&self.dir)?)?;
         let wanted = &spec.embedder;
         match schema::read_embedder(&self.dir)? {
             Some(found) if found == *wanted => Ok(open),
@@ -85,6 +86,7 @@ impl Inner {
             sparse_idf,
             sparse_tf: open.sparse_tf,
             one_tenant: open.tenants.one(),
+            schema: schema::read_schema(&self.dir)?,
             points,
             segments: info.segments_count,
             payload_indexes: schema::payload_index_list(&info),

@@ -60,6 +60,25 @@ pub(super) fn sparse_of(vector: qe::VectorStructInternal) -> Option<SparseVector
     }
 }
 
+/// The `dense` and `sparse` vectors of a point read back.
+pub(super) fn vectors_of(vector: qe::VectorStructInternal) -> (Vec<f32>, Option<SparseVector>) {
+    let qe::VectorStructInternal::Named(mut named) = vector else {
+        return (Vec::new(), None);
+    };
+    let dense = match named.remove(DENSE_VECTOR) {
+        Some(qe::VectorInternal::Dense(dense)) => dense,
+        _ => Vec::new(),
+    };
+    let sparse = match named.remove(SPARSE_VECTOR) {
+        Some(qe::VectorInternal::Sparse(sparse)) => Some(SparseVector {
+            indices: sparse.indices,
+            values: sparse.values,
+        }),
+        _ => None,
+    };
+    (dense, sparse)
+}
+
 /// The memory of a point read back ([`PayloadSchema::to_memory`]).
 pub(super) fn to_memory(id: Uuid, payload: Option<qe::Payload>, schema: &PayloadSchema) -> Memory {
     schema.to_memory(id, payload.map(|p| p.0).unwrap_or_default())

@@ -18,9 +18,6 @@ use crate::{
 /// The file recording which embedder wrote a collection.
 pub(super) const RECORD_FILE: &str = "trine.json";
 
-/// Version of the collection layout trine writes.
-pub(super) const SCHEMA_VERSION: u32 = 1;
-
 /// The content of `trine.json`.
 #[derive(Debug, Serialize, Deserialize)]
 struct Record {
@@ -30,6 +27,24 @@ struct Record {
 
 /// The embedder recorded in `dir`, or `None` when nothing is recorded.
 pub(super) fn read_embedder(dir: &Path) -> Result<Option<EmbedderId>> {
+    Ok(read_record(dir)?.map(|r| r.embedder))
+}
+
+/// The layout version recorded in `dir` (1 where there is no record: a
+/// shard trine did not create).
+pub(super) fn read_schema(dir: &Path) -> Result<u32> {
+    Ok(read_record(dir)?.map_or(1, |r| r.schema_version))
+}
+
+/// Records the current layout version in `dir`, keeping the embedder.
+pub(super) fn write_schema(dir: &Path) -> Result<()> {
+    match read_embedder(dir)? {
+        Some(embedder) => write_embedder(dir, &embedder),
+        None => Ok(()),
+    }
+}
+
+fn read_record(dir: &Path) -> Result<Option<Record>> {
     let path = dir.join(RECORD_FILE);
     let Some(bytes) = read_if_present(&path)? else {
         return Ok(None);
@@ -43,13 +58,13 @@ pub(super) fn read_embedder(dir: &Path) -> Result<Option<EmbedderId>> {
             ),
         )
     })?;
-    Ok(Some(record.embedder))
+    Ok(Some(record))
 }
 
 /// Records `embedder` in `dir` atomically: a temporary file, synced, renamed.
 pub(super) fn write_embedder(dir: &Path, embedder: &EmbedderId) -> Result<()> {
     let record = Record {
-        schema_version: SCHEMA_VERSION,
+        schema_version: crate::SCHEMA,
         embedder: embedder.clone(),
     };
     let json = serde_json::to_vec_pretty(&record)

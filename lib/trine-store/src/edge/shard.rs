@@ -29,6 +29,7 @@ impl Open {
             sparse_tf,
             kept: kept::Kept::default(),
             tenants,
+            maintenance: Mutex::new(()),
         })
     }
 
@@ -60,6 +61,34 @@ impl Open {
     /// (the whole memory and the `sparse` vector), in no particular order.
     pub(super) fn documents(&self, ids: &[Uuid]) -> Result<Vec<Document>> {
         self.retrieve(ids, true)
+    }
+
+    /// Those of `ids` that exist, whole (memory, dense and sparse vectors),
+    /// in the order of `ids`.
+    pub(super) fn points(&self, ids: &[Uuid]) -> Result<Vec<Point>> {
+        let request = qe::RetrieveRequest {
+            point_ids: ids.iter().copied().map(qe::PointId::Uuid).collect(),
+            with_payload: Some(qe::WithPayloadInterface::Bool(true)),
+            with_vector: Some(qe::WithVector::Bool(true)),
+        };
+        let mut found: HashMap<Uuid, Point> = HashMap::new();
+        for record in self.shard.retrieve(request).map_err(backend)? {
+            let id = convert::to_uuid(record.id);
+            let (dense, sparse) = match record.vector {
+                Some(vector) => convert::vectors_of(vector),
+                None => (Vec::new(), None),
+            };
+            let memory = convert::to_memory(id, record.payload, &self.schema);
+            found.insert(
+                id,
+                Point {
+                    memory,
+                    dense,
+                    sparse,
+                },
+            );
+        }
+        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
     }
 
     /// Those of `ids` that exist, in no particular order: the whole memory

@@ -196,6 +196,7 @@ impl ServerStore {
             journal_ready: AtomicBool::new(false),
             batch_reads: false,
             journaled: AtomicUsize::new(0),
+            api_key,
         })
     }
 

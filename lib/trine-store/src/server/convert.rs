@@ -6,6 +6,22 @@ pub(super) fn point_id(id: Uuid) -> q::PointId {
     q::PointId::from(id.to_string())
 }
 
+/// The `dense` vector of a point read back (empty where it has none).
+#[allow(deprecated)]
+pub(super) fn dense_output(vectors: &q::VectorsOutput) -> Vec<f32> {
+    let Some(q::vectors_output::VectorsOptions::Vectors(named)) = &vectors.vectors_options else {
+        return Vec::new();
+    };
+    let Some(output) = named.vectors.get(DENSE_VECTOR) else {
+        return Vec::new();
+    };
+    match &output.vector {
+        Some(q::vector_output::Vector::Dense(d)) => d.data.clone(),
+        Some(_) => Vec::new(),
+        None => output.data.clone(),
+    }
+}
+
 /// The `sparse` vector of a point read back, if it has one (in either of the
 /// forms a server sends: the `vector` oneof, or the older `data` and
 /// `indices`).

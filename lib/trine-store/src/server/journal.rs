@@ -34,6 +34,21 @@ impl ServerStore {
 
     /// Creates the journal when missing: no vectors, the main collection's
     /// layout, an integer range index on the stamp.
+    /// Drops the journal (a restore: what it names is gone); the next
+    /// write makes it again.
+    pub(super) async fn clear_journal(&self) -> Result<()> {
+        let name = self.journal_name();
+        let exists = self
+            .call(|c| Box::pin(c.collection_exists(name.as_str())))
+            .await?;
+        if exists {
+            self.call(|c| Box::pin(c.delete_collection(name.as_str())))
+                .await?;
+        }
+        self.journal_ready.store(false, Ordering::Release);
+        Ok(())
+    }
+
     async fn ensure_journal(&self) -> Result<()> {
         if self.journal_ready.load(Ordering::Acquire) {
             return Ok(());

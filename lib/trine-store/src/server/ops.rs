@@ -305,6 +305,44 @@ impl ServerStore {
         Ok(resp.result)
     }
 
+    /// Those of `ids` that exist, whole (memory, dense and sparse vectors),
+    /// in the order of `ids`.
+    pub(super) async fn whole_points(&self, ids: &[Uuid]) -> Result<Vec<Point>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let point_ids: Vec<q::PointId> = ids.iter().copied().map(point_id).collect();
+        let request: q::GetPoints = GetPointsBuilder::new(self.collection.as_str(), point_ids)
+            .with_payload(true)
+            .with_vectors(true)
+            .into();
+        let request = q::GetPoints {
+            read_consistency: self.read_consistency,
+            ..request
+        };
+        let resp = self
+            .call(|c| Box::pin(c.get_points(request.clone())))
+            .await?;
+        let mut found: HashMap<Uuid, Point> = HashMap::new();
+        for point in resp.result {
+            let id = uuid_of(point.id.as_ref())?;
+            let memory = self.schema.to_memory(id, json_map(point.payload));
+            let (dense, sparse) = match point.vectors {
+                Some(vectors) => (dense_output(&vectors), sparse_output(vectors)),
+                None => (Vec::new(), None),
+            };
+            found.insert(
+                id,
+                Point {
+                    memory,
+                    dense,
+                    sparse,
+                },
+            );
+        }
+        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+    }
+
     /// Which of `ids` are points of the collection.
     pub(super) async fn existing(&self, ids: &[Uuid]) -> Result<HashSet<Uuid>> {
         if ids.is_empty() {

@@ -109,12 +109,27 @@ pub(super) fn index_params(
     }
 }
 
-/// The collection metadata recording the embedder.
+/// The collection metadata recording the embedder and the layout version.
 pub(super) fn embedder_metadata(e: &EmbedderId) -> HashMap<String, Json> {
-    HashMap::from([
-        (META_EMBEDDER.to_string(), Json::from(e.name.clone())),
-        (META_DIM.to_string(), Json::from(e.dim)),
-    ])
+    let mut metadata = schema_metadata();
+    metadata.insert(META_EMBEDDER.to_string(), Json::from(e.name.clone()));
+    metadata.insert(META_DIM.to_string(), Json::from(e.dim));
+    metadata
+}
+
+/// The collection metadata recording the layout version this trine writes.
+pub(super) fn schema_metadata() -> HashMap<String, Json> {
+    HashMap::from([(META_SCHEMA.to_string(), Json::from(crate::SCHEMA))])
+}
+
+/// The layout version recorded in a collection's metadata (1: none).
+pub(super) fn schema_of(info: &q::CollectionInfo) -> u32 {
+    info.config
+        .as_ref()
+        .and_then(|c| c.metadata.get(META_SCHEMA))
+        .and_then(|v| v.clone().into_json().as_u64())
+        .and_then(|v| u32::try_from(v).ok())
+        .unwrap_or(1)
 }
 
 /// The embedder recorded in collection metadata, if any.
@@ -268,6 +283,7 @@ pub(super) fn describe(
         sparse_idf: sparse_idf_of(info),
         sparse_tf: false,
         one_tenant: false,
+        schema: schema_of(info),
         points,
         segments: usize::try_from(info.segments_count).unwrap_or(usize::MAX),
         payload_indexes,
