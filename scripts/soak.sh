@@ -29,6 +29,7 @@ collection="${SOAK_COLLECTION:-memories}"
 embedder="${SOAK_EMBEDDER:-$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["embedder"]["name"])' "$data_src/$collection/trine.json")}"
 [ -x "$bin" ] || { echo "no $bin: cargo build --release -p trine (or set TRINE_BINARY)"; exit 1; }
 mkdir -p "$out"
+commit="$(git -C "$here" rev-parse --short HEAD)"
 work="$(mktemp -d "${TMPDIR:-/var/tmp}/trine-soak.XXXXXX")"
 server=""; writer=""
 cleanup() {
@@ -43,7 +44,10 @@ cp -r --reflink=auto "$data_src" "$work/data"
 rm -f "$work/data/$collection/lock"
 trine() { env -u TRINE_CONFIG -u TRINE_QDRANT_URL "$bin" --data "$work/data" --collection "$collection" --embedder "$embedder" "$@"; }
 
-trine serve --listen 127.0.0.1:0 --metrics off --ready-json >"$work/ready.json" 2>"$work/serve.log" &
+# Not through the function: $! is then the server itself (env execs it).
+env -u TRINE_CONFIG -u TRINE_QDRANT_URL "$bin" --data "$work/data" --collection "$collection" \
+  --embedder "$embedder" serve --listen 127.0.0.1:0 --metrics off --ready-json \
+  >"$work/ready.json" 2>"$work/serve.log" &
 server=$!
 for _ in $(seq 600); do [ -s "$work/ready.json" ] && break; sleep 0.5; done
 [ -s "$work/ready.json" ] || { echo "serve did not start:"; tail "$work/serve.log"; exit 1; }
@@ -81,7 +85,7 @@ echo "minute 0: RSS $(rss) MiB"
 for minute in $(seq 1 "$minutes"); do
   trine bench --endpoint "$addr" --queries "$queries" --rate "$read_rate" --concurrency 64 \
     --duration 60s --warmup 0s --json >"$work/bench.json" 2>>"$work/bench.log"
-  failed_writes=$(wc -l <"$work/writer.errors" 2>/dev/null || echo 0)
+  failed_writes=$(cat "$work/writer.errors" 2>/dev/null | wc -l)
   python3 - "$work/bench.json" "$minute" "$(rss)" "$(hwm)" "$failed_writes" >>"$out/soak.csv" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -91,9 +95,9 @@ PY
   tail -1 "$out/soak.csv"
 done
 
-python3 - "$out" "$minutes" "$read_rate" "$write_rate" "$embedder" "$data_src" <<'PY'
-import csv, sys, subprocess
-out, minutes, read_rate, write_rate, embedder, data = sys.argv[1:]
+python3 - "$out" "$minutes" "$read_rate" "$write_rate" "$embedder" "$data_src" "$commit" <<'PY'
+import csv, sys
+out, minutes, read_rate, write_rate, embedder, data, commit = sys.argv[1:]
 rows = list(csv.DictReader(open(f"{out}/soak.csv")))
 rss = [float(r["rss_mib"]) for r in rows]
 p99 = [float(r["p99_ms"]) for r in rows]
@@ -117,7 +121,6 @@ svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{2 * H}" fo
        + panel(rss, 0, "resident memory of trine serve", "MiB", "#1f77b4")
        + panel(p99, H, "search p99", "ms", "#d62728") + "</svg>\n")
 open(f"{out}/soak.svg", "w").write(svg)
-commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
 first, last = rss[0], rss[-1]
 half = len(rss) // 2
 growth = (sum(rss[half:]) / len(rss[half:])) - (sum(rss[:half]) / max(1, len(rss[:half])))

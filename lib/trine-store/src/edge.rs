@@ -451,6 +451,15 @@ impl Store for EdgeStore {
         self.with_shard(move |open, _| open.points(&ids)).await
     }
 
+    /// One process holds the embedded store: its gateway is the only one.
+    async fn gateways(
+        &self,
+        _me: &crate::Beat,
+        _live: std::time::Duration,
+    ) -> Result<Option<Vec<crate::Beat>>> {
+        Ok(None)
+    }
+
     async fn upgrade(&self) -> Result<Option<u32>> {
         self.with_shard(|_, inner| {
             let found = schema::read_schema(&inner.dir)?;

@@ -143,6 +143,16 @@ impl KeptSize {
     }
 }
 
+/// A gateway's heartbeat ([`Store::gateways`]): who, when (µs since the
+/// epoch, by its clock), and the requests each rate-limited tenant made of
+/// it since its last beat.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Beat {
+    pub id: Uuid,
+    pub at: i64,
+    pub demand: std::collections::BTreeMap<String, u64>,
+}
+
 /// Refuses a filter naming more than [`MAX_FILTER_IDS`] points.
 fn check_ids(ids: &[Uuid]) -> Result<()> {
     if ids.len() > MAX_FILTER_IDS {
@@ -321,6 +331,14 @@ pub trait Store: Send + Sync + 'static {
     /// in the order asked, over every tenant: an administrative read (a
     /// backup's check), not a search.
     async fn points(&self, ids: &[Uuid]) -> Result<Vec<Point>>;
+
+    /// Publishes this gateway's heartbeat and returns those of every
+    /// gateway heard within `live`, `me`'s included, where gateways in
+    /// several processes share the store (a server: a sibling collection,
+    /// `<collection>__trine_gateways`); `None` where one process is all
+    /// there is (the embedded store). How replicas of the gateway share a
+    /// tenant's request rate.
+    async fn gateways(&self, me: &Beat, live: std::time::Duration) -> Result<Option<Vec<Beat>>>;
 
     /// Records [`SCHEMA`] in a collection of an earlier layout version
     /// (`trine upgrade`), changing nothing else; returns the version it

@@ -164,4 +164,11 @@ impl Store for Metered {
     async fn upgrade(&self) -> Result<Option<u32>> {
         self.timed("upgrade", self.inner.upgrade()).await
     }
+    async fn gateways(
+        &self,
+        me: &crate::Beat,
+        live: std::time::Duration,
+    ) -> Result<Option<Vec<crate::Beat>>> {
+        self.timed("gateways", self.inner.gateways(me, live)).await
+    }
 }

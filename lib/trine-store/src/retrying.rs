@@ -253,6 +253,13 @@ impl Store for Retrying {
     async fn upgrade(&self) -> Result<Option<u32>> {
         self.retried("upgrade", || self.inner.upgrade()).await
     }
+    async fn gateways(
+        &self,
+        me: &crate::Beat,
+        live: std::time::Duration,
+    ) -> Result<Option<Vec<crate::Beat>>> {
+        self.inner.gateways(me, live).await
+    }
 }
 
 #[cfg(test)]

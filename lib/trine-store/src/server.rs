@@ -13,6 +13,7 @@ mod cluster;
 mod convert;
 mod error;
 mod filter;
+mod gateways;
 mod journal;
 mod ops;
 mod rest;
@@ -412,6 +413,10 @@ impl Store for ServerStore {
     async fn points(&self, ids: &[Uuid]) -> Result<Vec<Point>> {
         crate::check_ids(ids)?;
         self.whole_points(ids).await
+    }
+
+    async fn gateways(&self, me: &crate::Beat, live: Duration) -> Result<Option<Vec<crate::Beat>>> {
+        self.beat(me, live).await.map(Some)
     }
 
     async fn upgrade(&self) -> Result<Option<u32>> {

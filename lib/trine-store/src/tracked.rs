@@ -416,4 +416,11 @@ impl Store for Tracked {
     async fn upgrade(&self) -> Result<Option<u32>> {
         self.inner.upgrade().await
     }
+    async fn gateways(
+        &self,
+        me: &crate::Beat,
+        live: std::time::Duration,
+    ) -> Result<Option<Vec<crate::Beat>>> {
+        self.inner.gateways(me, live).await
+    }
 }

@@ -14,6 +14,8 @@
 //!   `throttled` (not made: the retry budget was spent)
 //! - `trine_quota_refused_total{quota}` — requests (`rate`) and new
 //!   memories (`memories`) refused by a tenant's quota (gateway)
+//! - `trine_quota_gateways` — gateways sharing the tenants' request rates
+//!   (this one included; 0 where no rate is set)
 //! - `trine_frequencies_state{state}` — 1 on the state the document
 //!   frequencies are in (`ready`, `building`, `not_kept`), 0 on the others;
 //!   `trine_frequencies_tenants`, `_entries`, `_points` — their size once
@@ -37,7 +39,7 @@ use tonic::Code;
 /// Every metric family a service serves, by the name its `# TYPE` line
 /// gives (a family shows once it has a sample: `trine_rpc_errors` after a
 /// failed call, `trine_rpc_shed` after a shed one).
-pub const FAMILIES: [&str; 15] = [
+pub const FAMILIES: [&str; 16] = [
     "trine_rpc_requests",
     "trine_rpc_errors",
     "trine_rpc_duration_seconds",
@@ -49,6 +51,7 @@ pub const FAMILIES: [&str; 15] = [
     "trine_build_info",
     "trine_store_retries",
     "trine_quota_refused",
+    "trine_quota_gateways",
     "trine_frequencies_state",
     "trine_frequencies_tenants",
     "trine_frequencies_entries",
@@ -139,6 +142,7 @@ pub struct Metrics {
     shed: Family<MethodLabels, Counter>,
     retries: Family<RetryLabels, Counter>,
     quota_refused: Family<QuotaLabels, Counter>,
+    quota_gateways: Gauge,
     frequencies_state: Family<StateLabels, Gauge>,
     frequencies_size: [Gauge; 3],
     refresh: std::sync::Mutex<Vec<Refresh>>,
@@ -222,6 +226,12 @@ impl Metrics {
             "requests (rate) and new memories (memories) refused by a tenant's quota",
             quota_refused.clone(),
         );
+        let quota_gateways = Gauge::default();
+        registry.register(
+            "quota_gateways",
+            "gateways sharing the tenants' request rates, this one included (0: no rate is set)",
+            quota_gateways.clone(),
+        );
         let frequencies_state = Family::<StateLabels, Gauge>::default();
         registry.register(
             "frequencies_state",
@@ -267,6 +277,7 @@ impl Metrics {
             shed,
             retries,
             quota_refused,
+            quota_gateways,
             frequencies_state,
             frequencies_size,
             refresh: std::sync::Mutex::new(Vec::new()),
@@ -300,6 +311,12 @@ impl Metrics {
                 quota: quota.to_string(),
             })
             .inc_by(n);
+    }
+
+    /// How many gateways share the tenants' request rates.
+    pub fn quota_gateways(&self, n: usize) {
+        self.quota_gateways
+            .set(i64::try_from(n).unwrap_or(i64::MAX));
     }
 
     /// The document frequencies' state (one of [`FREQUENCIES_STATES`]) and

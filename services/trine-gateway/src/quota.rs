@@ -2,10 +2,28 @@
 //! with RESOURCE_EXHAUSTED and the time to wait) and the memories a tenant
 //! may hold (new points beyond it refused as item errors). Each has a
 //! default and per-tenant overrides; 0 is no limit.
+//!
+//! Replicas of the gateway enforce them together. The memories held are
+//! counted in the store, which every replica shares (two replicas writing
+//! new memories of one tenant at the same instant may each pass the last
+//! free place: a tenant can end at most one write batch per replica over
+//! its quota). The rate is split: every [`BEAT`] each replica publishes its
+//! tenants' demand (requests since its last beat) in the store and reads
+//! every live replica's ([`trine_store::Store::gateways`]), and takes the
+//! share of each tenant's rate and burst its demand is of the demand of all
+//! ([`fractions`], each replica counted as asking at least one request so
+//! that one starting to be asked is never at zero). The shares sum to the
+//! whole, so the replicas together admit at most the tenant's rate (and
+//! burst); a client pinned to one replica gets about all of it, one
+//! spreading its calls gets it spread. Between beats, and while a replica
+//! joins or leaves, the split lags by a beat or two.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
+
+use trine_store::{Beat, Store};
+use uuid::Uuid;
 
 /// One tenant's limits (`None`: the default's; 0: none).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -24,6 +42,68 @@ pub struct Quotas {
     default: Limits,
     tenants: HashMap<String, Limits>,
     buckets: Mutex<HashMap<String, Bucket>>,
+    /// This replica's id among the gateways sharing the store.
+    id: Uuid,
+    /// Requests each rate-limited tenant made since the last beat.
+    demand: Mutex<BTreeMap<String, u64>>,
+    /// This replica's share of each tenant's rate.
+    shares: Mutex<Shares>,
+}
+
+/// This replica's share of each tenant's rate and burst.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shares {
+    /// Of the tenants some replica was asked for.
+    pub tenants: HashMap<String, f64>,
+    /// Of the others: one replica's part.
+    pub others: f64,
+    /// Gateways sharing the rates (this one included).
+    pub gateways: usize,
+}
+
+impl Default for Shares {
+    fn default() -> Self {
+        Self {
+            tenants: HashMap::new(),
+            others: 1.0,
+            gateways: 1,
+        }
+    }
+}
+
+/// How often a replica publishes its demand and reads the others'.
+pub const BEAT: Duration = Duration::from_secs(1);
+/// A replica not heard from for this long is gone.
+pub const LIVE: Duration = Duration::from_secs(3);
+
+/// This replica's (`me`'s) share of each tenant's rate, from every live
+/// replica's heartbeat: its demand over all the replicas' demand, each
+/// counted as at least one request.
+pub fn fractions(beats: &[Beat], me: Uuid) -> Shares {
+    let n = beats.len().max(1);
+    if !beats.iter().any(|b| b.id == me) {
+        // Not heard back yet: as one of them and one more.
+        return Shares {
+            tenants: HashMap::new(),
+            others: 1.0 / (n + 1) as f64,
+            gateways: n + 1,
+        };
+    }
+    let mut tenants = HashMap::new();
+    for tenant in beats.iter().flat_map(|b| b.demand.keys()) {
+        if tenants.contains_key(tenant) {
+            continue;
+        }
+        let asked = |b: &Beat| b.demand.get(tenant).copied().unwrap_or(0).max(1) as f64;
+        let all: f64 = beats.iter().map(asked).sum();
+        let mine = beats.iter().find(|b| b.id == me).map_or(1.0, asked);
+        tenants.insert(tenant.clone(), mine / all);
+    }
+    Shares {
+        tenants,
+        others: 1.0 / n as f64,
+        gateways: n,
+    }
 }
 
 /// Buckets kept before full ones (no different from absent ones) are
@@ -70,7 +150,48 @@ impl Quotas {
             default,
             tenants,
             buckets: Mutex::new(HashMap::new()),
+            id: Uuid::new_v4(),
+            demand: Mutex::new(BTreeMap::new()),
+            shares: Mutex::new(Shares::default()),
         }
+    }
+
+    /// Whether any tenant has a request rate.
+    pub fn has_rates(&self) -> bool {
+        self.default.rate.is_some_and(|r| r > 0.0)
+            || self
+                .tenants
+                .values()
+                .any(|l| l.rate.is_some_and(|r| r > 0.0))
+    }
+
+    /// This replica's share of `tenant`'s rate.
+    pub fn share(&self, tenant: &str) -> f64 {
+        let shares = lock(&self.shares);
+        shares.tenants.get(tenant).copied().unwrap_or(shares.others)
+    }
+
+    /// Gateways sharing the rates (this one included).
+    pub fn gateways(&self) -> usize {
+        lock(&self.shares).gateways
+    }
+
+    /// One beat: publishes the demand since the last, reads every live
+    /// replica's, and takes this replica's shares. Where the store is one
+    /// process's (`None`), this replica has every rate whole.
+    pub async fn beat(&self, store: &dyn Store) -> Result<(), trine_store::StoreError> {
+        let demand = std::mem::take(&mut *lock(&self.demand));
+        let me = Beat {
+            id: self.id,
+            at: chrono::Utc::now().timestamp_micros(),
+            demand,
+        };
+        let shares = match store.gateways(&me, LIVE).await? {
+            Some(beats) => fractions(&beats, self.id),
+            None => Shares::default(),
+        };
+        *lock(&self.shares) = shares;
+        Ok(())
     }
 
     fn limits(&self, tenant: &str) -> Limits {
@@ -94,10 +215,16 @@ impl Quotas {
             return Ok(());
         };
         let burst = limits.burst.filter(|&b| b >= 1.0).unwrap_or(rate.max(1.0));
-        let mut buckets = match self.buckets.lock() {
-            Ok(buckets) => buckets,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        {
+            let mut demand = lock(&self.demand);
+            if demand.len() < MAX_BUCKETS || demand.contains_key(tenant) {
+                *demand.entry(tenant.to_string()).or_default() += 1;
+            }
+        }
+        // This replica's part of the whole (see the module).
+        let share = self.share(tenant);
+        let (whole, rate, burst) = (rate, rate * share, (burst * share).max(1.0));
+        let mut buckets = lock(&self.buckets);
         if buckets.len() >= MAX_BUCKETS && !buckets.contains_key(tenant) {
             buckets.retain(|_, b| b.refilled(now, rate, burst) < burst);
         }
@@ -106,10 +233,40 @@ impl Quotas {
             .or_insert_with(|| Bucket::full(burst, now));
         bucket.take(now, rate, burst).map_err(|wait| {
             format!(
-                "tenant {tenant:?} is over its {rate} requests a second: retry in {} ms",
+                "tenant {tenant:?} is over its {whole} requests a second: retry in {} ms",
                 wait.as_millis().max(1)
             )
         })
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match mutex.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+/// Beats every [`BEAT`] for as long as `quotas` lives, recording how many
+/// gateways share the rates in `metrics`; a failed beat keeps the shares
+/// it had (logged).
+pub async fn keep_shares(
+    quotas: Weak<Quotas>,
+    store: Weak<dyn Store>,
+    metrics: Arc<trine_telemetry::Metrics>,
+) {
+    loop {
+        let (Some(quotas), Some(store)) = (quotas.upgrade(), store.upgrade()) else {
+            return;
+        };
+        match quotas.beat(store.as_ref()).await {
+            Ok(()) => metrics.quota_gateways(quotas.gateways()),
+            Err(e) => {
+                tracing::warn!(error = %e, "sharing the quotas with the other gateways failed")
+            }
+        }
+        drop((quotas, store));
+        tokio::time::sleep(BEAT).await;
     }
 }
 
@@ -169,6 +326,91 @@ mod tests {
         assert_eq!(quotas.points("acme"), Some(10));
         assert_eq!(quotas.points("globex"), Some(100));
         assert_eq!(Quotas::default().points("acme"), None);
+    }
+
+    fn beat(id: u128, demand: &[(&str, u64)]) -> Beat {
+        Beat {
+            id: Uuid::from_u128(id),
+            at: 0,
+            demand: demand.iter().map(|(t, n)| (t.to_string(), *n)).collect(),
+        }
+    }
+
+    #[test]
+    fn each_replica_takes_its_demands_share_and_the_shares_sum_to_one() {
+        let me = Uuid::from_u128(1);
+        // (the beats, acme's share for me, others' share, gateways)
+        let table = [
+            (vec![beat(1, &[])], 1.0, 1.0, 1),
+            (vec![beat(1, &[]), beat(2, &[])], 0.5, 0.5, 2),
+            // Asked 9 times here, never there: 9 of 10.
+            (vec![beat(1, &[("acme", 9)]), beat(2, &[])], 0.9, 0.5, 2),
+            // Asked as much at each.
+            (
+                vec![beat(1, &[("acme", 5)]), beat(2, &[("acme", 5)])],
+                0.5,
+                0.5,
+                2,
+            ),
+            // Asked only there: this one keeps a little.
+            (
+                vec![beat(1, &[]), beat(2, &[("acme", 99)]), beat(3, &[])],
+                1.0 / 101.0,
+                1.0 / 3.0,
+                3,
+            ),
+            // Not heard back yet: one more than those heard.
+            (vec![beat(2, &[("acme", 4)])], 0.5, 0.5, 2),
+        ];
+        for (beats, acme, others, gateways) in table {
+            let shares = fractions(&beats, me);
+            let got = shares.tenants.get("acme").copied().unwrap_or(shares.others);
+            assert!((got - acme).abs() < 1e-9, "{beats:?}: {got}");
+            assert!((shares.others - others).abs() < 1e-9, "{beats:?}");
+            assert_eq!(shares.gateways, gateways, "{beats:?}");
+            if beats.iter().any(|b| b.id == me) {
+                let sum: f64 = beats
+                    .iter()
+                    .map(|b| {
+                        fractions(&beats, b.id)
+                            .tenants
+                            .get("acme")
+                            .copied()
+                            .unwrap_or(others)
+                    })
+                    .sum();
+                assert!(
+                    (sum - 1.0).abs() < 1e-9,
+                    "{beats:?}: the shares sum to {sum}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_replica_admits_its_share_of_the_rate_and_burst() {
+        let acme = Limits {
+            rate: Some(10.0),
+            burst: Some(10.0),
+            points: None,
+        };
+        let quotas = Quotas::new(
+            Limits::default(),
+            HashMap::from([("acme".to_string(), acme)]),
+        );
+        *lock(&quotas.shares) = Shares {
+            tenants: HashMap::from([("acme".to_string(), 0.3)]),
+            others: 0.5,
+            gateways: 2,
+        };
+        let now = Instant::now();
+        let admitted = (0..10)
+            .filter(|_| quotas.admit("acme", now).is_ok())
+            .count();
+        assert_eq!(admitted, 3, "a burst of 10 × 0.3");
+        assert_eq!(lock(&quotas.demand).get("acme"), Some(&10));
+        let e = quotas.admit("acme", now).unwrap_err();
+        assert!(e.contains("over its 10 requests a second"), "{e}");
     }
 
     #[test]

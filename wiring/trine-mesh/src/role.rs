@@ -182,8 +182,11 @@ pub fn gateway_service(
     config: &MeshConfig,
 ) -> MemoryService {
     let writer = Writer::new(store.clone(), writes).with_stemmer(config.stemmer);
-    let mut service =
-        MemoryService::new(writer).with_search(Searcher::new(peers, store, config.search.clone()));
+    let mut service = MemoryService::new(writer).with_search(Searcher::new(
+        peers,
+        store.clone(),
+        config.search.clone(),
+    ));
     if let Some(keys) = config.keys.clone() {
         service = service.with_keys(keys);
     }
@@ -191,6 +194,14 @@ pub fn gateway_service(
         service = service.with_backups(backups);
     }
     if let Some(quotas) = config.quotas.clone() {
+        if quotas.has_rates() {
+            // Replicas over one server split each tenant's rate between them.
+            tokio::spawn(trine_gateway::quota::keep_shares(
+                Arc::downgrade(&quotas),
+                Arc::downgrade(&store),
+                service.metrics(),
+            ));
+        }
         service = service.with_quotas(quotas);
     }
     service

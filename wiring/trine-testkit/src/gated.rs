@@ -174,4 +174,11 @@ impl Store for Gated {
     async fn upgrade(&self) -> Result<Option<u32>> {
         self.inner.upgrade().await
     }
+    async fn gateways(
+        &self,
+        me: &trine_store::Beat,
+        live: std::time::Duration,
+    ) -> Result<Option<Vec<trine_store::Beat>>> {
+        self.inner.gateways(me, live).await
+    }
 }
