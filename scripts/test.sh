@@ -5,6 +5,7 @@ cd "$(dirname "$0")/.."
 scripts/fetch-model.sh
 scripts/fetch-mcp-sdk.sh
 scripts/fetch-k8s-tools.sh
+scripts/fetch-promtool.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 

@@ -639,3 +639,50 @@ async fn the_alert_rules_and_the_dashboard_read_metrics_trine_serves() {
     assert!(exprs.len() >= 10, "{} expressions", exprs.len());
     f.mesh.stop().await.unwrap();
 }
+
+/// Prometheus itself accepts the alert rules and the compose stack's
+/// configuration (its `promtool`, from `scripts/fetch-promtool.sh`), the
+/// rules where the configuration finds them (`alerts.yml` beside it).
+#[test]
+fn promtool_accepts_the_alert_rules_and_the_configuration() {
+    let promtool = std::env::var_os("TRINE_PROMTOOL_DIR")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cache/trine/promtool"))
+        })
+        .map(|dir| dir.join("promtool"))
+        .filter(|p| p.is_file());
+    let Some(promtool) = promtool else {
+        eprintln!("skipped: promtool's check of the alert rules (run scripts/fetch-promtool.sh)");
+        return;
+    };
+    let deploy = trine_testkit::workspace_dir().join("deploy");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        deploy.join("prometheus.yml"),
+        dir.path().join("prometheus.yml"),
+    )
+    .unwrap();
+    std::fs::copy(
+        deploy.join("prometheus-alerts.yml"),
+        dir.path().join("alerts.yml"),
+    )
+    .unwrap();
+    for args in [
+        vec!["check", "rules", "alerts.yml"],
+        vec!["check", "config", "prometheus.yml"],
+    ] {
+        let out = std::process::Command::new(&promtool)
+            .args(&args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "promtool {args:?}: {said}");
+        assert!(said.contains("SUCCESS"), "promtool {args:?}: {said}");
+    }
+}
