@@ -126,7 +126,7 @@ async fn restore(config: &Config, dir: &Path) -> CmdResult {
             let store = connect_server(config).await?;
             let points = store.restore(dir).await?;
             println!(
-                "restored `{}` on the Qdrant server: {points} points; restart lexical-svc, which rebuilds its counts",
+                "restored `{}` on the Qdrant server: {points} points (a lexical-svc keeping counts rebuilds them)",
                 config.collection
             );
         }

@@ -279,10 +279,18 @@ fn server_backup_restores_exactly(url: &str, layout: &str) {
         backed_up.len()
     );
 
+    // A process that wrote (and journaled) before the restore...
+    runtime
+        .block_on(store.upsert(vec![backed_up[1].clone()]))
+        .unwrap();
     let mut restore = trine(&data);
     server(&mut restore);
     let said = run(restore.args(["backup", "restore"]).arg(&backup));
     assert!(said.contains("restored"), "{said}");
+    // ... writes after it too: the journal the restore dropped is made again.
+    runtime
+        .block_on(store.upsert(vec![backed_up[1].clone()]))
+        .unwrap();
     let restored = runtime.block_on(store.points(&all_ids())).unwrap();
     same_state(&restored, &backed_up);
     // Left behind, the collection and its journal would weigh on the tests

@@ -40,7 +40,10 @@ use trine_core::{Fold, Frequencies, Tally};
 use uuid::Uuid;
 
 use crate::server::{RETENTION, micros, now_micros};
-use crate::{BatchPage, BatchRead, Change, Counted, Keeping, KeptSize, Query, Result, Scan, Store};
+use crate::{
+    BatchPage, BatchRead, Change, Counted, Keeping, KeptSize, Query, Result, Scan, Store,
+    StoreError,
+};
 
 /// How often the journal is read.
 pub const POLL: Duration = Duration::from_millis(200);
@@ -211,6 +214,11 @@ async fn follow(store: &dyn Store, shared: &Arc<Shared>) -> std::result::Result<
         }
         let current = match reread(store, &mut cursor, overlap, &mut applied).await {
             Ok(current) => current,
+            // The journal was dropped (a restore replaced the collection):
+            // what it held is no longer what was counted.
+            Err(StoreError::NoCollection(_)) if !first => {
+                return Err("the change journal is gone (the collection was restored?)".to_string());
+            }
             Err(e) if !first => {
                 // The statistics stand as they are; the next poll reads
                 // from the same cursor (until it is too far behind).

@@ -147,9 +147,10 @@ impl ServerStore {
     /// as this store's collection: each node's snapshot uploaded to the
     /// node in the same place of the list (the collection is replaced, or
     /// created, with the snapshot's configuration). The change journal is
-    /// emptied: a lexical-svc keeping counts over the collection is to be
-    /// restarted, and rebuilds them. Returns the points it holds, checked
-    /// against the manifest.
+    /// dropped: a lexical-svc keeping counts over the collection finds it
+    /// gone and rebuilds them; a writer makes it again. Returns the points
+    /// it holds, once every replica is active, checked against the
+    /// manifest.
     pub async fn restore(&self, backup: &Path) -> Result<u64> {
         let manifest = b::open(backup)?;
         if manifest.backend != BACKEND {

@@ -113,8 +113,18 @@ impl ServerStore {
         let request: q::UpsertPoints = UpsertPointsBuilder::new(self.journal_name(), vec![entry])
             .wait(true)
             .into();
-        self.call(|c| Box::pin(c.upsert_points(request.clone())))
-            .await?;
+        let appended = self
+            .call(|c| Box::pin(c.upsert_points(request.clone())))
+            .await;
+        if let Err(StoreError::NoCollection(_)) = appended {
+            // Dropped since this process made it (a restore): made again.
+            self.journal_ready.store(false, Ordering::Release);
+            self.ensure_journal().await?;
+            self.call(|c| Box::pin(c.upsert_points(request.clone())))
+                .await?;
+        } else {
+            appended?;
+        }
         if self
             .journaled
             .fetch_add(1, Ordering::Relaxed)
@@ -171,7 +181,15 @@ impl ServerStore {
             read_consistency: self.read_consistency,
             ..request.into()
         };
-        let resp = self.call(|c| Box::pin(c.scroll(request.clone()))).await?;
+        let resp = self
+            .call(|c| Box::pin(c.scroll(request.clone())))
+            .await
+            .inspect_err(|e| {
+                if let StoreError::NoCollection(_) = e {
+                    // Dropped (a restore): the next read makes it again.
+                    self.journal_ready.store(false, Ordering::Release);
+                }
+            })?;
         resp.result.into_iter().map(change_of).collect()
     }
 }
