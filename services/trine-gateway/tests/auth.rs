@@ -159,3 +159,75 @@ async fn calls_are_refused_without_a_key_and_outside_its_scope_or_tenants() {
     assert_eq!(deleted.get_ref().deleted, 1);
     served.stop().await;
 }
+
+/// A backup holds every tenant's memories: only an admin key of every
+/// tenant may take one; a tenant's admin, or a writer of every tenant, may
+/// not. A name that is a path is refused before anything is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_an_admin_of_every_tenant_takes_a_backup() {
+    use trine_api::v1::BackupRequest;
+    use trine_gateway::backups::Backups;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("keys.json");
+    let mut file = KeyFile::default();
+    let (tenant_admin, _) = file
+        .add("acme-ops", vec![Scope::Admin], vec!["acme".into()])
+        .unwrap();
+    let (writer_of_all, _) = file
+        .add("ingest", vec![Scope::Read, Scope::Write], vec!["*".into()])
+        .unwrap();
+    let (admin, _) = file
+        .add("ops", vec![Scope::Admin], vec!["*".into()])
+        .unwrap();
+    file.save(&path).unwrap();
+    let keys = Arc::new(Keys::open(&path).unwrap());
+    let store: Arc<dyn Store> =
+        Arc::new(EdgeStore::open(&dir.path().join("data"), "memories").unwrap());
+    let backups = Backups {
+        dir: dir.path().join("backups"),
+        keys: Some(path.clone()),
+    };
+    let mut served = serve_with(store, |s| s.with_keys(keys).with_backups(backups)).await;
+    let client = &mut served.client;
+    client
+        .upsert(with_key(
+            UpsertRequest {
+                records: vec![record(ID, "acme", "Meeting 2026-11-11 09:58")],
+            },
+            Some(&admin),
+        ))
+        .await
+        .unwrap();
+    let backup = |name: &str| BackupRequest { name: name.into() };
+
+    for key in [&tenant_admin, &writer_of_all] {
+        let e = client
+            .backup(with_key(backup("nightly"), Some(key)))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::PermissionDenied, "{}", e.message());
+    }
+    let e = client
+        .backup(with_key(backup("../nightly"), Some(&admin)))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument, "{}", e.message());
+    assert!(!dir.path().join("nightly").exists());
+
+    let taken = client
+        .backup(with_key(backup("nightly"), Some(&admin)))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(taken.points, 1);
+    let manifest = trine_store::backup::open(&dir.path().join("backups/nightly")).unwrap();
+    assert!(manifest.files.iter().any(|f| f.path == "keys.json"));
+    // Never over an existing backup.
+    let e = client
+        .backup(with_key(backup("nightly"), Some(&admin)))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument, "{}", e.message());
+    served.stop().await;
+}
