@@ -215,6 +215,25 @@ fn a_cluster_backup_restores_exactly() {
 
 /// Backs up, changes and restores a collection of the server at `url`
 /// created with the configuration `layout` (TOML).
+/// Drops a test's collections when the test ends, passed or not: left on a
+/// cluster, one being synced weighs on the tests after it (the cluster test
+/// restarts a node and waits for its shards).
+struct Dropped {
+    grpc: String,
+    collection: String,
+}
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        for name in [
+            self.collection.clone(),
+            format!("{}__trine_changes", self.collection),
+        ] {
+            drop_collection(&self.grpc, &name);
+        }
+    }
+}
+
 fn server_backup_restores_exactly(url: &str, layout: &str) {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("trine.toml");
@@ -225,6 +244,10 @@ fn server_backup_restores_exactly(url: &str, layout: &str) {
         std::process::id(),
         url.matches(',').count()
     );
+    let _dropped = Dropped {
+        grpc: url.split(',').next().unwrap().to_string(),
+        collection: collection.clone(),
+    };
     let server = |cmd: &mut Command| {
         cmd.args(["--qdrant", url, "--collection", &collection])
             .arg("--config")
@@ -293,15 +316,10 @@ fn server_backup_restores_exactly(url: &str, layout: &str) {
         .unwrap();
     let restored = runtime.block_on(store.points(&all_ids())).unwrap();
     same_state(&restored, &backed_up);
-    // Left behind, the collection and its journal would weigh on the tests
-    // that follow on the same server (the cluster test restarts a node).
-    for name in [collection.clone(), format!("{collection}__trine_changes")] {
-        drop_collection(url.split(',').next().unwrap(), &name);
-    }
 }
 
 /// Deletes a collection through the REST port of the node whose gRPC
-/// address is `grpc` (the port before it).
+/// address is `grpc` (the port before it); best effort (it runs in `Drop`).
 fn drop_collection(grpc: &str, name: &str) {
     use std::io::{Read, Write};
     let (host, port) = grpc
@@ -310,13 +328,16 @@ fn drop_collection(grpc: &str, name: &str) {
         .rsplit_once(':')
         .unwrap();
     let rest = format!("{host}:{}", port.parse::<u16>().unwrap() - 1);
-    let mut stream = std::net::TcpStream::connect(&rest).unwrap();
-    write!(
+    let Ok(mut stream) = std::net::TcpStream::connect(&rest) else {
+        return;
+    };
+    let _ = write!(
         stream,
         "DELETE /collections/{name}?timeout=60 HTTP/1.1\r\nHost: {rest}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
+    );
     let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let _ = stream.read_to_string(&mut answer);
+    if !answer.starts_with("HTTP/1.1 200") {
+        eprintln!("dropping {name}: {answer}");
+    }
 }

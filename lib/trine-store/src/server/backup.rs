@@ -11,8 +11,8 @@ use super::rest;
 use super::*;
 use crate::backup::{self as b, Manifest};
 
-/// How long a restore waits for every replica of the restored collection
-/// to be active again.
+/// How long a restore waits, after each node's snapshot, for every replica
+/// of the restored collection to be active again.
 const SHARDS_ACTIVE_WAIT: Duration = Duration::from_secs(120);
 
 fn snapshot_file(i: usize) -> String {
@@ -178,9 +178,12 @@ impl ServerStore {
             );
             let file = b::within(backup, &snapshot_file(i))?;
             rest::upload(&url, self.api_key.as_deref(), &file).await?;
+            // A node recovered takes its replicas' place; the others sync
+            // from it. The next node's upload waits for that: two at once
+            // contend for the same shards' transfers.
+            self.all_shards_active(SHARDS_ACTIVE_WAIT).await?;
         }
         self.clear_journal().await?;
-        self.all_shards_active(SHARDS_ACTIVE_WAIT).await?;
         let points = self.info().await?.map_or(0, |i| i.points);
         if points != manifest.points {
             return Err(StoreError::Backend(format!(
