@@ -66,6 +66,8 @@ pub struct EdgeStore {
 }
 
 struct Inner {
+    /// [`OPTIMIZE_AFTER`], or what [`EdgeStore::with_optimize_after`] set.
+    optimize_after: std::sync::atomic::AtomicU64,
     name: String,
     schema: Arc<PayloadSchema>,
     /// `<data_dir>/<collection>`.
@@ -96,9 +98,97 @@ struct Open {
     /// Held by what rewrites the shard's files wholesale (optimize) and
     /// what copies them (backup): never both at once.
     maintenance: Mutex<()>,
+    /// Points written since the shard was last optimized.
+    unoptimized: std::sync::atomic::AtomicU64,
+    /// An optimization started by writes is running.
+    optimizing: AtomicBool,
 }
 
+/// Points written, by default, after which a write starts an optimization
+/// of the shard in the background ([`EdgeStore::with_optimize_after`]):
+/// Qdrant Edge indexes nothing by itself, and a search scans what was
+/// written since the last optimization one vector at a time — an hour of 5
+/// writes a second at 385,000 memories took its p50 from 7.1 to 9.2 ms.
+/// Qdrant's server indexes a segment past a like size (its indexing
+/// threshold, 10,000 KB of vectors).
+pub const OPTIMIZE_AFTER: u64 = 10_000;
+
 impl EdgeStore {
+    /// Starts an optimization in the background once `points` have been
+    /// written since the last ([`OPTIMIZE_AFTER`] by default; 0: never).
+    pub fn with_optimize_after(self, points: u64) -> Self {
+        self.inner.optimize_after.store(points, Ordering::Relaxed);
+        self
+    }
+
+    /// Points written since the shard was last optimized.
+    pub fn unoptimized(&self) -> u64 {
+        self.inner
+            .opened()
+            .map_or(0, |open| open.unoptimized.load(Ordering::Acquire))
+    }
+
+    /// Whether an optimization started by writes is running.
+    pub fn optimizing(&self) -> bool {
+        self.inner
+            .opened()
+            .is_ok_and(|open| open.optimizing.load(Ordering::Acquire))
+    }
+
+    /// `n` points were written: past the threshold, an optimization starts
+    /// on a thread of its own at the search threads' lower priority, holding
+    /// the maintenance lock and a duplicate of the collection's lock (so no
+    /// other process opens the shard before it ends, even if this store is
+    /// dropped meanwhile). Searches and writes go on.
+    fn written(&self, n: u64) {
+        let after = self.inner.optimize_after.load(Ordering::Relaxed);
+        let Ok(open) = self.inner.opened() else {
+            return;
+        };
+        let total = open.unoptimized.fetch_add(n, Ordering::AcqRel) + n;
+        if after == 0 || total < after || open.optimizing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let held = self
+            .inner
+            .state()
+            .lock
+            .as_ref()
+            .and_then(|lock| lock.try_clone().ok());
+        let name = self.inner.name.clone();
+        let started = std::thread::Builder::new()
+            .name("edge-optimize".to_string())
+            .spawn(move || {
+                schema::below_services_here("the background optimization");
+                let began = std::time::Instant::now();
+                let optimized = {
+                    let _maintenance = locked(&open.maintenance);
+                    open.unoptimized.store(0, Ordering::Release);
+                    open.shard
+                        .optimize()
+                        .and_then(|_| open.shard.flush())
+                        .map_err(backend)
+                };
+                match optimized {
+                    Ok(()) => tracing::info!(
+                        collection = %name,
+                        points = total,
+                        seconds = began.elapsed().as_secs_f64(),
+                        "the shard was optimized after the points written since the last time"
+                    ),
+                    Err(e) => tracing::warn!(collection = %name, error = %e, "a background optimization failed; the next writes start another"),
+                }
+                open.optimizing.store(false, Ordering::Release);
+                drop(held);
+            });
+        if let Err(e) = started {
+            tracing::warn!(error = %e, "cannot start the background optimization");
+            if let Ok(open) = self.inner.opened() {
+                open.optimizing.store(false, Ordering::Release);
+            }
+        }
+    }
+
     /// Opens the collection `collection` under `data_dir`, taking its lock.
     ///
     /// A collection that does not exist yet is not created (nor its
@@ -126,6 +216,7 @@ impl EdgeStore {
         }
         Ok(Self {
             inner: Arc::new(Inner {
+                optimize_after: std::sync::atomic::AtomicU64::new(OPTIMIZE_AFTER),
                 name: collection.to_string(),
                 schema,
                 dir,
@@ -215,6 +306,7 @@ impl Store for EdgeStore {
     }
 
     async fn upsert(&self, points: Vec<Point>) -> Result<()> {
+        let n = points.len() as u64;
         self.with_shard(move |open, inner| {
             if points.is_empty() {
                 return Ok(());
@@ -272,7 +364,9 @@ impl Store for EdgeStore {
             open.kept.written(&writing, outcome);
             result
         })
-        .await
+        .await?;
+        self.written(n);
+        Ok(())
     }
 
     async fn delete(&self, ids: &[Uuid]) -> Result<()> {
@@ -433,6 +527,7 @@ impl Store for EdgeStore {
     async fn optimize(&self) -> Result<()> {
         self.with_shard(|open, _| {
             let _maintenance = locked(&open.maintenance);
+            open.unoptimized.store(0, Ordering::Release);
             open.shard.optimize().map_err(backend)?;
             open.shard.flush().map_err(backend)
         })

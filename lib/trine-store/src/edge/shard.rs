@@ -30,6 +30,8 @@ impl Open {
             kept: kept::Kept::default(),
             tenants,
             maintenance: Mutex::new(()),
+            unoptimized: std::sync::atomic::AtomicU64::new(0),
+            optimizing: AtomicBool::new(false),
         })
     }
 
