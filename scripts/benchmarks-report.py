@@ -768,6 +768,10 @@ def main() -> None:
     lines += scaling_section(work)
     lines += four_section(work)
     lines += deployed_section(work / "deployed")
+    # The soak run's section (scripts/soak.sh, an hour: run on its own).
+    soak = Path(__file__).resolve().parent.parent / "docs" / "soak.md"
+    if soak.exists():
+        lines += [""] + soak.read_text().rstrip().splitlines()
     print("\n".join(lines).rstrip() + "\n")
 
 

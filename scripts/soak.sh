@@ -6,7 +6,9 @@
 # second, new memories) — with the serving process's resident memory (RSS)
 # and the searches' p50/p99 sampled every minute. Writes the samples
 # (soak.csv), a plot (soak.svg) and a markdown section (soak.md) into OUT;
-# `SOAK_DOC=docs/benchmarks.md` also replaces that file's "Soak" section.
+# `SOAK_DOCS=docs` also copies the three into docs/ and replaces
+# docs/benchmarks.md's "Soak" section (scripts/benchmarks-report.py carries
+# docs/soak.md into the file it writes).
 #
 # Usage: scripts/soak.sh DATA QUERIES OUT
 #   DATA     a data directory holding the collection (copied first: the
@@ -108,9 +110,12 @@ writes_failed = int(rows[-1]["writes_failed"])
 # The plot: RSS and p99 a minute, two panels.
 W, H, pad = 720, 200, 40
 def panel(values, y0, label, unit, color):
-    top = max(values) * 1.1 or 1
-    pts = " ".join(f"{pad + i * (W - 2 * pad) / max(1, len(values) - 1):.1f},{y0 + H - pad - v / top * (H - 2 * pad):.1f}" for i, v in enumerate(values))
-    return (f'<text x="{pad}" y="{y0 + 20}" font-size="13">{label} ({unit}; max {max(values):.1f})</text>'
+    # The axis stops at four times the median: a spike (the start, other
+    # work on the machine) is drawn at the top, its value in the csv.
+    top = min(max(values) * 1.1, 4 * sorted(values)[len(values) // 2]) or 1
+    clipped = [min(v, top) for v in values]
+    pts = " ".join(f"{pad + i * (W - 2 * pad) / max(1, len(values) - 1):.1f},{y0 + H - pad - v / top * (H - 2 * pad):.1f}" for i, v in enumerate(clipped))
+    return (f'<text x="{pad}" y="{y0 + 20}" font-size="13">{label} ({unit}; median {sorted(values)[len(values) // 2]:.1f}, max {max(values):.1f}; axis to {top:.0f})</text>'
             f'<line x1="{pad}" y1="{y0 + H - pad}" x2="{W - pad}" y2="{y0 + H - pad}" stroke="#999"/>'
             f'<line x1="{pad}" y1="{y0 + pad}" x2="{pad}" y2="{y0 + H - pad}" stroke="#999"/>'
             f'<text x="{pad - 4}" y="{y0 + pad + 4}" font-size="10" text-anchor="end">{top:.0f}</text>'
@@ -144,8 +149,9 @@ max {max(p99):.1f} ms; p50 median {sorted(p50)[len(p50)//2]:.2f} ms.
 open(f"{out}/soak.md", "w").write(md)
 print(md)
 PY
-if [ -n "${SOAK_DOC:-}" ]; then
-  python3 - "$SOAK_DOC" "$out/soak.md" <<'PY'
+if [ -n "${SOAK_DOCS:-}" ]; then
+  cp "$out/soak.md" "$out/soak.svg" "$out/soak.csv" "$SOAK_DOCS/"
+  python3 - "$SOAK_DOCS/benchmarks.md" "$out/soak.md" <<'PY'
 import re, sys
 doc, section = open(sys.argv[1]).read(), open(sys.argv[2]).read()
 if "\n## Soak\n" in doc:
@@ -154,6 +160,5 @@ else:
     doc = doc.rstrip("\n") + "\n\n" + section
 open(sys.argv[1], "w").write(doc)
 PY
-  cp "$out/soak.svg" "$(dirname "$SOAK_DOC")/soak.svg"
-  echo "updated $SOAK_DOC"
+  echo "updated $SOAK_DOCS/benchmarks.md"
 fi
