@@ -37,6 +37,10 @@ server=""; writer=""
 cleanup() {
   [ -n "$writer" ] && kill "$writer" 2>/dev/null || true
   [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null || true
+  # The logs stay with the results (why a run stopped, what serve said).
+  for log in serve.log bench.log writer.log writer.errors; do
+    [ -f "$work/$log" ] && cp "$work/$log" "$out/$log"
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -58,6 +62,7 @@ echo "serving at $addr (pid $server); waiting until it answers ..."
 until trine health "$addr" >/dev/null 2>&1; do sleep 1; done
 
 # The writer: a batch of new memories every second, tenants as the queries'.
+: >"$work/writer.errors"
 tenants=$(python3 -c 'import json,sys; print(" ".join(sorted({json.loads(l)["tenant"] for l in open(sys.argv[1])})))' "$queries")
 (
   n=0
@@ -86,8 +91,10 @@ echo "minute,rss_mib,hwm_mib,searches,failed,p50_ms,p99_ms,writes_failed" >"$out
 echo "minute 0: RSS $(rss) MiB"
 for minute in $(seq 1 "$minutes"); do
   trine bench --endpoint "$addr" --queries "$queries" --rate "$read_rate" --concurrency 64 \
-    --duration 60s --warmup 0s --json >"$work/bench.json" 2>>"$work/bench.log"
-  failed_writes=$(cat "$work/writer.errors" 2>/dev/null | wc -l)
+    --duration 60s --warmup 0s --json >"$work/bench.json" 2>>"$work/bench.log" || true
+  # (bench exits non-zero when searches failed: they are counted below.)
+  [ -s "$work/bench.json" ] || { echo "trine bench gave no report:"; tail "$work/bench.log"; exit 1; }
+  failed_writes=$(wc -l <"$work/writer.errors")
   python3 - "$work/bench.json" "$minute" "$(rss)" "$(hwm)" "$failed_writes" >>"$out/soak.csv" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
