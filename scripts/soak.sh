@@ -18,7 +18,7 @@
 # Environment: SOAK_MINUTES (60), SOAK_READ_RATE (searches a second, 20),
 #   SOAK_WRITE_RATE (memories a second, 5), SOAK_EMBEDDER (the collection's,
 #   read from its trine.json), SOAK_COLLECTION (memories), TRINE_BINARY
-#   (target/release/trine).
+#   (target/release/trine), SOAK_CORPUS (how the report names DATA).
 set -euo pipefail
 [ $# -eq 3 ] || { sed -n 2,20p "$0"; exit 2; }
 data_src="$1"; queries="$2"; out="$3"
@@ -105,7 +105,7 @@ PY
 done
 
 python3 - "$out" "$minutes" "$read_rate" "$write_rate" "$embedder" "$data_src" "$commit" <<'PY'
-import csv, sys
+import csv, os, sys
 out, minutes, read_rate, write_rate, embedder, data, commit = sys.argv[1:]
 rows = list(csv.DictReader(open(f"{out}/soak.csv")))
 rss = [float(r["rss_mib"]) for r in rows]
@@ -139,7 +139,7 @@ growth = (sum(rss[half:]) / len(rss[half:])) - (sum(rss[:half]) / max(1, len(rss
 md = f"""## Soak
 
 `scripts/soak.sh` (commit {commit}): `trine serve` (release, embedded, {embedder}) on a copy of
-`{data}`, {minutes} minutes of {read_rate} searches a second (`trine bench --rate`, open loop)
+{os.environ.get("SOAK_CORPUS", "`" + data + "`")}, {minutes} minutes of {read_rate} searches a second (`trine bench --rate`, open loop)
 and {write_rate} new memories a second (`trine ingest --endpoint`, a batch a second), on this
 2-core machine; the serving process's RSS and the searches' latency sampled every minute
 (`soak.csv`). {searches:,} searches, {failed} failed; {writes_failed} write batches failed.
