@@ -107,6 +107,7 @@ done
 python3 - "$out" "$minutes" "$read_rate" "$write_rate" "$embedder" "$data_src" "$commit" <<'PY'
 import csv, os, sys
 out, minutes, read_rate, write_rate, embedder, data, commit = sys.argv[1:]
+corpus = os.environ.get("SOAK_CORPUS") or f"`{data}`"
 rows = list(csv.DictReader(open(f"{out}/soak.csv")))
 rss = [float(r["rss_mib"]) for r in rows]
 p99 = [float(r["p99_ms"]) for r in rows]
@@ -139,7 +140,7 @@ growth = (sum(rss[half:]) / len(rss[half:])) - (sum(rss[:half]) / max(1, len(rss
 md = f"""## Soak
 
 `scripts/soak.sh` (commit {commit}): `trine serve` (release, embedded, {embedder}) on a copy of
-{os.environ.get("SOAK_CORPUS", "`" + data + "`")}, {minutes} minutes of {read_rate} searches a second (`trine bench --rate`, open loop)
+{corpus}, {minutes} minutes of {read_rate} searches a second (`trine bench --rate`, open loop)
 and {write_rate} new memories a second (`trine ingest --endpoint`, a batch a second), on this
 2-core machine; the serving process's RSS and the searches' latency sampled every minute
 (`soak.csv`). {searches:,} searches, {failed} failed; {writes_failed} write batches failed.
