@@ -226,23 +226,10 @@ async fn metrics_texts(mesh: &trine_mesh::Mesh) -> Vec<String> {
     let addrs = mesh.metrics.unwrap();
     let mut texts = Vec::new();
     for addr in [addrs.gateway, addrs.lexical, addrs.semantic, addrs.fusion] {
-        let body = get_metrics(addr).await;
+        let body = trine_testkit::get_metrics(addr).await;
         texts.push(body);
     }
     texts
-}
-
-/// `GET /metrics` over a plain TCP stream (HTTP/1.1).
-async fn get_metrics(addr: std::net::SocketAddr) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .await
-        .unwrap();
-    let mut body = String::new();
-    stream.read_to_string(&mut body).await.unwrap();
-    body
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -44,15 +44,9 @@ async fn start(one: One, config: &MeshConfig) -> Service {
 
 /// The value of an unlabelled gauge in a service's `/metrics`.
 async fn gauge(addr: std::net::SocketAddr, name: &str) -> Option<f64> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(addr).await.ok()?;
-    stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    trine_testkit::get_metrics(addr)
         .await
-        .ok()?;
-    let mut body = String::new();
-    stream.read_to_string(&mut body).await.ok()?;
-    body.lines()
+        .lines()
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
 }
 

@@ -8,8 +8,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{Filters, Record, SearchRequest, SearchResponse};
 use trine_embed::{Embedder, HashEmbedder};
@@ -377,24 +375,6 @@ fn parse_exposition(text: &str) -> Vec<(String, BTreeMap<String, String>, f64)> 
     samples
 }
 
-async fn get_metrics(addr: std::net::SocketAddr) -> String {
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nHost: trine\r\nConnection: close\r\n\r\n")
-        .await
-        .unwrap();
-    let mut raw = String::new();
-    stream.read_to_string(&mut raw).await.unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").expect("an http answer");
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    assert!(
-        head.to_ascii_lowercase()
-            .contains("content-type: application/openmetrics-text"),
-        "{head}"
-    );
-    body.to_string()
-}
-
 /// The `_count` of `family` with `label` = `value`.
 fn count_of(
     samples: &[(String, BTreeMap<String, String>, f64)],
@@ -421,7 +401,7 @@ async fn each_service_serves_its_metrics_as_prometheus_text() {
 
     let stages = "trine_stage_duration_seconds";
     let store = "trine_store_duration_seconds";
-    let gateway = parse_exposition(&get_metrics(addrs.gateway).await);
+    let gateway = parse_exposition(&trine_testkit::get_metrics(addrs.gateway).await);
     for stage in ["gateway", "lexical", "semantic", "fusion.call", "payload"] {
         assert_eq!(
             count_of(&gateway, stages, "stage", stage),
@@ -455,7 +435,7 @@ async fn each_service_serves_its_metrics_as_prometheus_text() {
         1.0
     );
 
-    let lexical = parse_exposition(&get_metrics(addrs.lexical).await);
+    let lexical = parse_exposition(&trine_testkit::get_metrics(addrs.lexical).await);
     for stage in ["lexical.counts", "lexical.read", "lexical.score"] {
         assert_eq!(
             count_of(&lexical, stages, "stage", stage),
@@ -494,7 +474,7 @@ async fn each_service_serves_its_metrics_as_prometheus_text() {
         assert_eq!(points, 0.0);
     }
 
-    let semantic = parse_exposition(&get_metrics(addrs.semantic).await);
+    let semantic = parse_exposition(&trine_testkit::get_metrics(addrs.semantic).await);
     for stage in ["semantic.embed", "semantic.query"] {
         assert_eq!(
             count_of(&semantic, stages, "stage", stage),
@@ -504,7 +484,7 @@ async fn each_service_serves_its_metrics_as_prometheus_text() {
     }
     assert_eq!(count_of(&semantic, store, "op", "query_dense"), 1.0);
 
-    let fusion = parse_exposition(&get_metrics(addrs.fusion).await);
+    let fusion = parse_exposition(&trine_testkit::get_metrics(addrs.fusion).await);
     assert_eq!(count_of(&fusion, stages, "stage", "fusion"), 1.0);
 
     // A caller's error is counted by its code.
@@ -520,7 +500,7 @@ async fn each_service_serves_its_metrics_as_prometheus_text() {
         })
         .await;
     assert_eq!(bad.unwrap_err().code(), tonic::Code::InvalidArgument);
-    let gateway = parse_exposition(&get_metrics(addrs.gateway).await);
+    let gateway = parse_exposition(&trine_testkit::get_metrics(addrs.gateway).await);
     assert!(gateway.iter().any(|(n, l, v)| n == "trine_rpc_errors_total"
         && l.get("code").map(String::as_str) == Some("InvalidArgument")
         && *v == 1.0));
@@ -568,7 +548,7 @@ async fn the_alert_rules_and_the_dashboard_read_metrics_trine_serves() {
     let addrs = f.mesh.metrics.expect("metrics are served");
     let mut served: BTreeSet<String> = BTreeSet::new();
     for addr in [addrs.gateway, addrs.lexical, addrs.semantic, addrs.fusion] {
-        for line in get_metrics(addr).await.lines() {
+        for line in trine_testkit::get_metrics(addr).await.lines() {
             if let Some(typed) = line.strip_prefix("# TYPE ") {
                 served.insert(typed.split(' ').next().unwrap().to_string());
             }

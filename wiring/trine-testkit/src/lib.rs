@@ -309,3 +309,32 @@ pub fn serve_sample(bin: &str, data: &Path) -> Served {
     cmd.args(SERVE_HTTP);
     Served::start(cmd)
 }
+
+/// The body of a service's `GET /metrics` (HTTP/1.1), checked to be
+/// answered 200 as OpenMetrics text.
+///
+/// # Panics
+/// When the service cannot be reached or answers otherwise.
+pub async fn get_metrics(addr: std::net::SocketAddr) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("the metrics port answers");
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: trine\r\nConnection: close\r\n\r\n")
+        .await
+        .expect("a request written");
+    let mut raw = String::new();
+    stream
+        .read_to_string(&mut raw)
+        .await
+        .expect("an answer read");
+    let (head, body) = raw.split_once("\r\n\r\n").expect("an http answer");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: application/openmetrics-text"),
+        "{head}"
+    );
+    body.to_string()
+}

@@ -18,35 +18,11 @@ impl ServerStore {
         format!("{}__trine_gateways", self.collection)
     }
 
-    async fn ensure_gateways(&self) -> Result<()> {
-        let name = self.gateways_name();
-        let exists = self
-            .call(|c| Box::pin(c.collection_exists(name.as_str())))
-            .await?;
-        if !exists {
-            let request: q::CreateCollection =
-                laid_out(CreateCollectionBuilder::new(name.as_str()), self.layout).into();
-            if let Err(e) = self
-                .call(|c| Box::pin(c.create_collection(request.clone())))
-                .await
-            {
-                // Another gateway may have made it meanwhile.
-                let made = self
-                    .call(|c| Box::pin(c.collection_exists(name.as_str())))
-                    .await?;
-                if !made {
-                    return Err(e);
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// Writes `me`'s heartbeat, then reads every gateway's heard within
     /// `live` (`me`'s included); those silent for ten times that are
     /// deleted.
     pub(super) async fn beat(&self, me: &Beat, live: Duration) -> Result<Vec<Beat>> {
-        self.ensure_gateways().await?;
+        self.ensure_sibling(&self.gateways_name()).await?;
         let mut demand = Map::new();
         for (tenant, n) in &me.demand {
             demand.insert(tenant.clone(), Json::from(*n));

@@ -32,8 +32,27 @@ impl ServerStore {
         format!("{}__trine_changes", self.collection)
     }
 
-    /// Creates the journal when missing: no vectors, the main collection's
-    /// layout, an integer range index on the stamp.
+    /// Creates the sibling collection `name` (no vectors, the main
+    /// collection's layout) when missing; whether it was there already.
+    /// Another process making it meanwhile is no error.
+    pub(super) async fn ensure_sibling(&self, name: &str) -> Result<bool> {
+        let exists = self.call(|c| Box::pin(c.collection_exists(name))).await?;
+        if !exists {
+            let request: q::CreateCollection =
+                laid_out(CreateCollectionBuilder::new(name), self.layout).into();
+            if let Err(e) = self
+                .call(|c| Box::pin(c.create_collection(request.clone())))
+                .await
+            {
+                let made = self.call(|c| Box::pin(c.collection_exists(name))).await?;
+                if !made {
+                    return Err(e);
+                }
+            }
+        }
+        Ok(exists)
+    }
+
     /// Drops the journal (a restore: what it names is gone); the next
     /// write makes it again.
     pub(super) async fn clear_journal(&self) -> Result<()> {
@@ -49,29 +68,14 @@ impl ServerStore {
         Ok(())
     }
 
+    /// Creates the journal when missing: no vectors, the main collection's
+    /// layout, an integer range index on the stamp.
     async fn ensure_journal(&self) -> Result<()> {
         if self.journal_ready.load(Ordering::Acquire) {
             return Ok(());
         }
         let name = self.journal_name();
-        let exists = self
-            .call(|c| Box::pin(c.collection_exists(name.as_str())))
-            .await?;
-        if !exists {
-            let request: q::CreateCollection =
-                laid_out(CreateCollectionBuilder::new(name.as_str()), self.layout).into();
-            // Another process may have made it meanwhile.
-            if let Err(e) = self
-                .call(|c| Box::pin(c.create_collection(request.clone())))
-                .await
-            {
-                let made = self
-                    .call(|c| Box::pin(c.collection_exists(name.as_str())))
-                    .await?;
-                if !made {
-                    return Err(e);
-                }
-            }
+        if !self.ensure_sibling(&name).await? {
             let index: q::CreateFieldIndexCollection =
                 CreateFieldIndexCollectionBuilder::new(name.as_str(), SEQ, q::FieldType::Integer)
                     .field_index_params(q::payload_index_params::IndexParams::IntegerIndexParams(
