@@ -14,7 +14,7 @@ use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
 use trine_telemetry::Metrics;
-use trine_telemetry::grpc::ServerLayer;
+use trine_telemetry::grpc::{ServerLayer, Transport};
 
 /// Every path a trine server can answer (`/package.Service/Method`): the
 /// methods of trine's protos, of the health service and of reflection, read
@@ -137,6 +137,18 @@ pub async fn run<S: Served>(
     let ready = service.readiness();
     let routes = Routes::new(serving.apply(service.server()));
     serve(routes, &names, metrics, serving, listener, ready, shutdown).await
+}
+
+/// `service` as a client reaches it in this process ([`Transport::local`]):
+/// its generated server with `serving`'s message limits under the same
+/// [`ServerLayer`] a port serves it with (trace, metrics, shedding), called
+/// directly. The embedded mesh's gateway calls its channels so.
+pub fn in_process<S: Served>(service: S, serving: &Serving) -> Transport {
+    let layer = ServerLayer::new(service.metrics(), known_paths()).shedding(serving.max_in_flight);
+    Transport::local(tower_layer::Layer::layer(
+        &layer,
+        serving.apply(service.server()),
+    ))
 }
 
 /// The services every port lists besides its own: health and reflection.

@@ -25,6 +25,7 @@ use std::collections::HashMap;
 
 use crate::fold::Fold;
 use crate::model::{Filter, Memory, SparseVector};
+use crate::postings::{Page, Postings};
 use crate::terms::{content_tokens, is_stop_word, tokens};
 
 /// One tenant's statistics.
@@ -102,6 +103,8 @@ fn dims(vector: &SparseVector) -> Vec<u32> {
 pub struct Frequencies {
     fold: Fold,
     tenants: HashMap<String, Tenant>,
+    /// Each token's points, where kept ([`Frequencies::with_postings`]).
+    postings: Option<Postings>,
 }
 
 /// The distinct non-stop-word tokens of a text, as the index holds them
@@ -123,6 +126,18 @@ impl Frequencies {
         Self {
             fold,
             tenants: HashMap::new(),
+            postings: None,
+        }
+    }
+
+    /// No memory yet, keeping each token's points too ([`Postings`]), so
+    /// that [`Frequencies::term_page`] answers the term reads. Only where
+    /// whole documents are added ([`Frequencies::add`]): a tally holds no
+    /// vector.
+    pub fn with_postings(fold: Fold) -> Self {
+        Self {
+            postings: Some(Postings::default()),
+            ..Self::new(fold)
         }
     }
 
@@ -139,6 +154,9 @@ impl Frequencies {
             bounded(memory),
             tokens.iter().map(String::as_str),
         );
+        if let Some(postings) = &mut self.postings {
+            postings.add(memory.id, &memory.tenant, &tokens, document.sparse.as_ref());
+        }
         if let Some(sparse) = &document.sparse {
             let tenant = self
                 .tenants
@@ -169,6 +187,9 @@ impl Frequencies {
             }
         }
         let tokens = distinct(&memory.text, self.fold);
+        if let Some(postings) = &mut self.postings {
+            postings.remove(memory.id, &memory.tenant, &tokens);
+        }
         self.count_out(
             &memory.tenant,
             bounded(memory),
@@ -296,19 +317,82 @@ impl Frequencies {
         let Some(term) = all_terms.first() else {
             return Some(stats.map_or(0, |t| t.points));
         };
-        // A term is a word as the index folds it, before stemming.
-        let mut pieces = tokens(term, self.fold.with_stemmer(None));
-        match (pieces.next(), pieces.next()) {
-            (Some(token), None) if token == *term && !is_stop_word(&token) => {}
-            _ => return None,
-        }
-        let key = self.fold.stem(term.clone());
+        let key = self.key(term)?;
         Some(
             stats
                 .and_then(|t| t.df.get(key.as_str()))
                 .copied()
                 .unwrap_or(0),
         )
+    }
+
+    /// The token the index holds for a query term: `None` unless the term
+    /// is one word as the index folds it (before stemming), not a stop word.
+    fn key(&self, term: &str) -> Option<String> {
+        let mut pieces = tokens(term, self.fold.with_stemmer(None));
+        match (pieces.next(), pieces.next()) {
+            (Some(token), None) if token == term && !is_stop_word(&token) => {}
+            _ => return None,
+        }
+        Some(self.fold.stem(term.to_string()))
+    }
+
+    /// A term read where the postings decide it ([`Postings::read`]): the
+    /// points of the tenant holding every one of the filter's `all_terms`
+    /// (at least one) and none of its `no_terms`, in ascending id order from
+    /// `offset`, at most `limit` — with a validity view only when no point
+    /// of the tenant has a validity bound. `None` for any other filter, or
+    /// where no postings are kept: the caller reads the store.
+    pub fn term_page(
+        &self,
+        filter: &Filter,
+        offset: Option<uuid::Uuid>,
+        limit: usize,
+    ) -> Option<Page> {
+        let postings = self.postings.as_ref()?;
+        let Filter {
+            tenant,
+            projects,
+            kinds,
+            source_prefix,
+            created_from,
+            created_until,
+            valid_at,
+            all_terms,
+            no_terms,
+            any_terms,
+            phrase,
+            source_phrase,
+            ids,
+        } = filter;
+        let plain = projects.is_empty()
+            && kinds.is_empty()
+            && source_prefix.is_none()
+            && created_from.is_none()
+            && created_until.is_none()
+            && any_terms.is_none()
+            && phrase.is_none()
+            && source_phrase.is_none()
+            && ids.is_none()
+            && !all_terms.is_empty();
+        if !plain {
+            return None;
+        }
+        let stats = self.tenants.get(tenant);
+        if valid_at.is_some() && stats.is_some_and(|t| t.bounded > 0) {
+            return None;
+        }
+        let keys = |terms: &[String]| {
+            terms
+                .iter()
+                .map(|t| self.key(t))
+                .collect::<Option<Vec<_>>>()
+        };
+        let (all, none) = (keys(all_terms)?, keys(no_terms)?);
+        fn refs(keys: &[String]) -> Vec<&str> {
+            keys.iter().map(String::as_str).collect()
+        }
+        Some(postings.read(tenant, &refs(&all), &refs(&none), offset, limit))
     }
 
     /// Tenants with at least one point.
@@ -323,6 +407,12 @@ impl Frequencies {
             .values()
             .map(|t| t.df.len() + t.dims.len())
             .sum()
+    }
+
+    /// The points the postings hold over every token (0 where none are
+    /// kept): what their memory grows with.
+    pub fn postings(&self) -> usize {
+        self.postings.as_ref().map_or(0, Postings::entries)
     }
 
     /// Points counted in, over every tenant.
@@ -351,6 +441,73 @@ mod tests {
 
     fn now() -> Option<chrono::DateTime<Utc>> {
         Utc.timestamp_opt(1_800_000_000, 0).single()
+    }
+
+    /// The postings answer a term read only where they alone decide it, as
+    /// the counts do; without postings, never.
+    #[test]
+    fn term_pages_only_where_the_postings_decide() {
+        let mut kept = Frequencies::with_postings(Fold::default());
+        let a = Memory::new(Uuid::from_u128(1), "t", "Alpha beta");
+        let b = Memory::new(Uuid::from_u128(2), "t", "alpha gamma");
+        let bounded = Memory {
+            valid_until: now(),
+            ..Memory::new(Uuid::from_u128(3), "v", "alpha")
+        };
+        for m in [&a, &b, &bounded] {
+            kept.add(&Document::from(m.clone()));
+        }
+        let ids = |kept: &Frequencies, f: &Filter| {
+            kept.term_page(f, None, 10)
+                .map(|p| p.points.iter().map(|p| p.id.as_u128()).collect::<Vec<_>>())
+        };
+        let with = |f: Filter, edit: fn(&mut Filter)| {
+            let mut f = f;
+            edit(&mut f);
+            f
+        };
+        let table: Vec<(Filter, Option<Vec<u128>>)> = vec![
+            (term("t", "alpha"), Some(vec![1, 2])),
+            (
+                with(term("t", "alpha"), |f| f.no_terms = vec!["beta".into()]),
+                Some(vec![2]),
+            ),
+            (
+                with(term("t", "alpha"), |f| f.all_terms.push("gamma".into())),
+                Some(vec![2]),
+            ),
+            (
+                with(term("t", "alpha"), |f| f.valid_at = now()),
+                Some(vec![1, 2]),
+            ),
+            (term("v", "alpha"), Some(vec![3])),
+            // A bounded tenant's validity view, other conditions, no term,
+            // a term that is not one token: the store reads.
+            (with(term("v", "alpha"), |f| f.valid_at = now()), None),
+            (
+                with(term("t", "alpha"), |f| f.projects = vec!["p".into()]),
+                None,
+            ),
+            (
+                with(term("t", "alpha"), |f| f.phrase = Some("alpha beta".into())),
+                None,
+            ),
+            (Filter::tenant("t"), None),
+            (term("t", "alpha beta"), None),
+            (
+                with(term("t", "alpha"), |f| f.no_terms = vec!["the".into()]),
+                None,
+            ),
+        ];
+        for (filter, want) in table {
+            assert_eq!(ids(&kept, &filter), want, "{filter:?}");
+        }
+        kept.remove(&Document::from(a.clone()));
+        assert_eq!(ids(&kept, &term("t", "alpha")), Some(vec![2]));
+        let mut counts = Frequencies::new(Fold::default());
+        counts.add(&Document::from(b));
+        assert_eq!(counts.term_page(&term("t", "alpha"), None, 10), None);
+        assert_eq!(counts.postings(), 0);
     }
 
     /// A tally counts a memory in and out as the memory itself does: what a

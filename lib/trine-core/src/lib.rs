@@ -13,6 +13,7 @@ pub mod frequencies;
 pub mod fusion;
 pub mod gate;
 pub mod model;
+pub mod postings;
 pub mod sparse;
 pub mod stage;
 pub mod strategy;

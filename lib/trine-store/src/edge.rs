@@ -226,6 +226,34 @@ impl EdgeStore {
     }
 
     /// Runs `op` on the open shard on a blocking thread.
+    /// A term read answered from the kept postings, where they decide it
+    /// (statistics built; a plain filter: [`trine_core::Frequencies::term_page`]),
+    /// without sources: the same points, vectors and next offset as the
+    /// shard's scroll.
+    fn kept_terms(&self, filter: &Filter, offset: Option<Uuid>, limit: usize) -> Option<TermPage> {
+        if filter.tenant.trim().is_empty() {
+            return None;
+        }
+        let page = self
+            .inner
+            .opened()
+            .ok()?
+            .kept
+            .term_page(filter, offset, limit)?;
+        Some(TermPage {
+            points: page
+                .points
+                .into_iter()
+                .map(|p| TermPoint {
+                    id: p.id,
+                    source: None,
+                    tf: p.sparse,
+                })
+                .collect(),
+            next_offset: page.next,
+        })
+    }
+
     async fn with_shard<T, F>(&self, op: F) -> Result<T>
     where
         T: Send + 'static,
@@ -465,9 +493,16 @@ impl Store for EdgeStore {
         source: bool,
     ) -> Result<TermPage> {
         check_limit(limit)?;
+        let kept = self.kept_terms(filter, offset, limit);
         let filter = filter::to_qdrant(filter, &self.inner.schema)?;
-        self.with_shard(move |open, _| open.scroll_terms(filter, limit, offset, source))
-            .await
+        if let (Some(page), false) = (&kept, source) {
+            return Ok(page.clone());
+        }
+        self.with_shard(move |open, _| match kept {
+            Some(page) => open.with_sources(page, source),
+            None => open.scroll_terms(filter, limit, offset, source),
+        })
+        .await
     }
 
     /// In one blocking task, one read after another: the engine is in this
@@ -477,18 +512,34 @@ impl Store for EdgeStore {
             .iter()
             .map(|read| {
                 check_limit(read.limit())?;
+                let kept = match read {
+                    BatchRead::Terms { filter, limit, .. } => self.kept_terms(filter, None, *limit),
+                    BatchRead::Memories { .. } => None,
+                };
                 let filter = filter::to_qdrant(read.filter(), &self.inner.schema)?;
-                Ok((read.clone(), filter))
+                Ok((read.clone(), filter, kept))
             })
             .collect::<Result<Vec<_>>>()?;
+        // Answered whole from the postings: no store call.
+        if reads.iter().all(|(read, _, kept)| {
+            kept.is_some() && matches!(read, BatchRead::Terms { source: false, .. })
+        }) {
+            return Ok(reads
+                .into_iter()
+                .filter_map(|(_, _, kept)| kept.map(BatchPage::Terms))
+                .collect());
+        }
         self.with_shard(move |open, _| {
             reads
                 .into_iter()
-                .map(|(read, filter)| match read {
-                    BatchRead::Terms { limit, source, .. } => open
+                .map(|(read, filter, kept)| match (read, kept) {
+                    (BatchRead::Terms { source, .. }, Some(page)) => {
+                        open.with_sources(page, source).map(BatchPage::Terms)
+                    }
+                    (BatchRead::Terms { limit, source, .. }, None) => open
                         .scroll_terms(filter, limit, None, source)
                         .map(BatchPage::Terms),
-                    BatchRead::Memories { limit, .. } => open
+                    (BatchRead::Memories { limit, .. }, _) => open
                         .scroll(filter, limit, None)
                         .map(|page| BatchPage::Memories(page.memories)),
                 })
@@ -746,6 +797,136 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A term read answered from the kept postings is the shard's own
+    /// scroll: the same points, vectors, sources and next offset, for every
+    /// filter they decide — after writes made while they were built and
+    /// after them (rewrites into another tenant, deletes).
+    #[tokio::test]
+    async fn term_reads_from_the_postings_are_the_shards() {
+        let data = tempfile::tempdir().expect("tempdir");
+        let store = EdgeStore::open(data.path(), "kept").expect("open");
+        store.ensure_collection(&spec(4)).await.expect("ensure");
+        let words = ["alpha", "beta", "gamma", "delta", "omega"];
+        let memory = |i: usize| {
+            let text = format!(
+                "{} {} {} item{}",
+                words[i % 5],
+                words[(i / 5) % 5],
+                words[(i / 25) % 5],
+                i % 7
+            );
+            Memory {
+                source: Some(format!("src/{i}")),
+                ..Memory::new(Uuid::new_v4(), ["acme", "globex"][i % 2], text)
+            }
+        };
+        let point = |memory: Memory| Point {
+            sparse: (memory.text.len() % 3 != 0)
+                .then(|| trine_core::sparse::encode_text(&memory.text, Fold::default())),
+            memory,
+            dense: vec![1.0, 0.0, 0.0, 0.0],
+        };
+        let first: Vec<Memory> = (0..1_500).map(memory).collect();
+        store
+            .upsert(first.iter().cloned().map(point).collect())
+            .await
+            .expect("upsert");
+        let write = |round: usize| {
+            let rewritten = Memory {
+                tenant: "globex".into(),
+                text: format!("epsilon {}", words[round % 5]),
+                ..first[(round * 13) % first.len()].clone()
+            };
+            (
+                vec![point(rewritten), point(memory(round + 10_000))],
+                first[(round * 7 + 3) % first.len()].id,
+            )
+        };
+        store.keep_counts();
+        let mut round = 0;
+        while store.keeping() != Keeping::Ready {
+            let (written, gone) = write(round);
+            store.upsert(written).await.expect("write");
+            store.delete(&[gone]).await.expect("delete");
+            round += 1;
+            assert!(round < 100_000, "the statistics were never built");
+        }
+        let same = |when: &'static str| {
+            let store = &store;
+            async move {
+                let mut filters = Vec::new();
+                for tenant in ["acme", "globex", "nobody"] {
+                    for (all, none) in [
+                        (&["alpha"][..], &[][..]),
+                        (&["epsilon"], &[]),
+                        (&["beta", "gamma"], &[]),
+                        (&["item3", "delta", "omega"], &[]),
+                        (&["alpha"], &["beta"]),
+                        (&["gamma"], &["alpha", "item1", "absent"]),
+                        (&["absent"], &[]),
+                    ] {
+                        let terms = |t: &[&str]| t.iter().map(|t| t.to_string()).collect();
+                        let filter = Filter {
+                            all_terms: terms(all),
+                            no_terms: terms(none),
+                            ..Filter::tenant(tenant)
+                        };
+                        filters.push(filter.clone());
+                        filters.push(Filter {
+                            valid_at: Some(chrono::Utc::now()),
+                            ..filter
+                        });
+                    }
+                }
+                for filter in filters {
+                    for (limit, offset) in [
+                        (3, None),
+                        (40, None),
+                        (4_000, None),
+                        (7, Some(Uuid::from_u128(u128::MAX / 3))),
+                    ] {
+                        for source in [false, true] {
+                            let kept =
+                                store.kept_terms(&filter, offset, limit).unwrap_or_else(|| {
+                                    panic!("{when}: the postings decide {filter:?}")
+                                });
+                            let kept = store
+                                .with_shard(move |open, _| open.with_sources(kept, source))
+                                .await
+                                .expect("sources");
+                            let q =
+                                filter::to_qdrant(&filter, &store.inner.schema).expect("filter");
+                            let shard = store
+                                .with_shard(move |open, _| {
+                                    open.scroll_terms(q, limit, offset, source)
+                                })
+                                .await
+                                .expect("scroll");
+                            assert_eq!(
+                                kept, shard,
+                                "{when}: {filter:?}, limit {limit}, from {offset:?}, source {source}"
+                            );
+                        }
+                    }
+                }
+            }
+        };
+        same("built under writes").await;
+        for more in round..round + 40 {
+            let (written, gone) = write(more);
+            store.upsert(written).await.expect("write");
+            store.delete(&[gone]).await.expect("delete");
+        }
+        same("after more writes").await;
+        // A filter the postings do not decide goes to the store.
+        let projects = Filter {
+            all_terms: vec!["alpha".into()],
+            projects: vec!["p".into()],
+            ..Filter::tenant("acme")
+        };
+        assert_eq!(store.kept_terms(&projects, None, 10), None);
     }
 
     /// Where the document frequencies are kept, a `sparse` query is weighted

@@ -126,7 +126,8 @@ pub enum Keeping {
 pub struct KeptSize {
     /// Tenants with at least one point.
     pub tenants: u64,
-    /// Distinct (tenant, term) and (tenant, sparse dimension) pairs.
+    /// Distinct (tenant, term) and (tenant, sparse dimension) pairs, and
+    /// the (term, point) pairs of the postings where they are kept.
     pub entries: u64,
     /// Points counted in.
     pub points: u64,
@@ -137,7 +138,7 @@ impl KeptSize {
     pub fn of(frequencies: &trine_core::Frequencies) -> Self {
         Self {
             tenants: frequencies.tenants() as u64,
-            entries: frequencies.entries() as u64,
+            entries: (frequencies.entries() + frequencies.postings()) as u64,
             points: frequencies.points(),
         }
     }

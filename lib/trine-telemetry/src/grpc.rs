@@ -73,12 +73,114 @@ impl tonic::service::Interceptor for Propagate {
     }
 }
 
-/// A channel whose calls carry the caller's trace context.
-pub type Traced = InterceptedService<Channel, Propagate>;
+/// A transport whose calls carry the caller's trace context.
+pub type Traced = InterceptedService<Transport, Propagate>;
 
 /// Wraps a channel so that its calls carry the trace context.
 pub fn traced(channel: Channel) -> Traced {
-    InterceptedService::new(channel, Propagate)
+    InterceptedService::new(Transport::remote(channel), Propagate)
+}
+
+/// Wraps a transport so that its calls carry the trace context.
+pub fn traced_over(transport: Transport) -> Traced {
+    InterceptedService::new(transport, Propagate)
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+type Answer =
+    Pin<Box<dyn Future<Output = Result<http::Response<tonic::body::Body>, BoxError>> + Send>>;
+
+/// One call of a service's server stack, in this process.
+trait Call: Send + Sync {
+    fn call(&self, request: http::Request<tonic::body::Body>) -> Answer;
+}
+
+/// A server stack ([`ServerLayer`] over a service's routes) called directly.
+struct Stack<S>(S);
+
+impl<S> Call for Stack<S>
+where
+    S: tower_service::Service<
+            http::Request<tonic::body::Body>,
+            Response = http::Response<tonic::body::Body>,
+            Error = std::convert::Infallible,
+        > + Clone
+        + Send
+        + Sync
+        + 'static,
+    S::Future: Send + 'static,
+{
+    fn call(&self, request: http::Request<tonic::body::Body>) -> Answer {
+        let mut stack = self.0.clone();
+        Box::pin(async move {
+            std::future::poll_fn(|cx| stack.poll_ready(cx))
+                .await
+                .map_err(|e| Box::new(e) as BoxError)?;
+            stack
+                .call(request)
+                .await
+                .map_err(|e| Box::new(e) as BoxError)
+        })
+    }
+}
+
+/// How a client reaches a service: a connection ([`Channel`]: loopback or
+/// the network), or the service's own server stack in this process — the
+/// same codec, limits, trace and metrics, without a socket, HTTP/2 framing
+/// or a hop between threads (the embedded mesh, one process).
+#[derive(Clone)]
+pub struct Transport(Via);
+
+#[derive(Clone)]
+enum Via {
+    Remote(Channel),
+    Local(Arc<dyn Call>),
+}
+
+impl Transport {
+    /// Calls over `channel`.
+    pub fn remote(channel: Channel) -> Self {
+        Self(Via::Remote(channel))
+    }
+
+    /// The server stack `stack`, called in this process.
+    pub fn local<S>(stack: S) -> Self
+    where
+        S: tower_service::Service<
+                http::Request<tonic::body::Body>,
+                Response = http::Response<tonic::body::Body>,
+                Error = std::convert::Infallible,
+            > + Clone
+            + Send
+            + Sync
+            + 'static,
+        S::Future: Send + 'static,
+    {
+        Self(Via::Local(Arc::new(Stack(stack))))
+    }
+}
+
+impl tower_service::Service<http::Request<tonic::body::Body>> for Transport {
+    type Response = http::Response<tonic::body::Body>;
+    type Error = BoxError;
+    type Future = Answer;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        match &mut self.0 {
+            Via::Remote(channel) => channel.poll_ready(cx).map_err(Into::into),
+            Via::Local(_) => Poll::Ready(Ok(())),
+        }
+    }
+
+    fn call(&mut self, request: http::Request<tonic::body::Body>) -> Self::Future {
+        match &mut self.0 {
+            Via::Remote(channel) => {
+                let answer = channel.call(request);
+                Box::pin(async move { answer.await.map_err(Into::into) })
+            }
+            Via::Local(stack) => stack.call(request),
+        }
+    }
 }
 
 /// The span of an outgoing call to `service`/`method` (e.g.

@@ -247,7 +247,7 @@ impl Metrics {
             ),
             (
                 "frequencies_entries",
-                "(tenant, term) and (tenant, dimension) pairs the document frequencies hold",
+                "(tenant, term) and (tenant, dimension) pairs the document frequencies hold, and (term, point) pairs of their postings",
                 &frequencies_size[1],
             ),
             (

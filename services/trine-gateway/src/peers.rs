@@ -18,7 +18,7 @@ use trine_api::{filter_to_wire, fused_from_wire, fusion_to_wire, kind_of, timing
 use trine_core::ErrorKind;
 use trine_core::fusion::LexicalEntry;
 use trine_core::model::parse_id;
-use trine_telemetry::grpc::{Traced, client_span, traced};
+use trine_telemetry::grpc::{Traced, Transport, client_span, traced_over};
 
 use crate::query::{
     Channels, FusedList, LexicalList, PeerError, SearchQuery, SemanticList, ToFuse, Unready,
@@ -39,27 +39,41 @@ impl Peers {
     /// Clients over lazily connected channels: the gateway starts even when a
     /// peer is down, and degrades until it is back.
     pub fn lazy(lexical: Channel, semantic: Channel, fusion: Channel) -> Self {
+        let remote = |c: &Channel| Transport::remote(c.clone());
+        Self::over(
+            [remote(&lexical), remote(&semantic), remote(&fusion)],
+            [lexical, semantic, fusion],
+        )
+    }
+
+    /// Clients calling lexical-svc, semantic-svc and fusion-svc over
+    /// `transports` (in that order; in this process where they are local:
+    /// [`trine_api::server::in_process`]), their health asked over
+    /// `health`'s channels (where each serves its port).
+    pub fn over(transports: [Transport; 3], health: [Channel; 3]) -> Self {
+        let [lexical, semantic, fusion] = transports;
+        let [lexical_health, semantic_health, fusion_health] = health;
         Self {
             health: [
                 (
                     "lexical-svc",
                     "trine.v1.Lexical",
-                    HealthClient::new(lexical.clone()),
+                    HealthClient::new(lexical_health),
                 ),
                 (
                     "semantic-svc",
                     "trine.v1.Semantic",
-                    HealthClient::new(semantic.clone()),
+                    HealthClient::new(semantic_health),
                 ),
                 (
                     "fusion-svc",
                     "trine.v1.Fusion",
-                    HealthClient::new(fusion.clone()),
+                    HealthClient::new(fusion_health),
                 ),
             ],
-            lexical: LexicalClient::new(traced(lexical)),
-            semantic: SemanticClient::new(traced(semantic)),
-            fusion: FusionClient::new(traced(fusion)),
+            lexical: LexicalClient::new(traced_over(lexical)),
+            semantic: SemanticClient::new(traced_over(semantic)),
+            fusion: FusionClient::new(traced_over(fusion)),
         }
     }
 }

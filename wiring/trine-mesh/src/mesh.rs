@@ -12,6 +12,7 @@ use tokio::task::JoinHandle;
 use trine_embed::Embedder;
 use trine_store::Store;
 use trine_telemetry::Metrics;
+use trine_telemetry::grpc::Transport;
 
 use crate::role::{self, Launch, One, Role};
 use crate::{MeshConfig, MeshError};
@@ -151,29 +152,77 @@ async fn start_one(
     serving: trine_api::server::Serving,
     tasks: &mut Tasks,
 ) -> Result<Arc<Metrics>, MeshError> {
+    let part = match one {
+        One::Lexical { store, embedder } => Part::Lexical(role::lexical(store, embedder, config)),
+        One::Semantic { store, embedder } => {
+            Part::Semantic(role::semantic(store, embedder, config))
+        }
+        One::Fusion => Part::Fusion(role::fusion(config)),
+        One::Gateway { store, peers } => Part::Gateway {
+            store,
+            peers,
+            local: None,
+        },
+    };
+    start_part(part, listener, config, serving, tasks).await
+}
+
+/// One service built, to be served.
+enum Part {
+    Lexical(trine_lexical::LexicalService),
+    Semantic(trine_semantic::SemanticService),
+    Fusion(trine_fusion::FusionService),
+    /// `local`: lexical-svc, semantic-svc and fusion-svc in this process,
+    /// called directly ([`trine_api::server::in_process`]); `None`: over
+    /// `peers`' addresses.
+    Gateway {
+        store: Arc<dyn Store>,
+        peers: role::PeerAddrs,
+        local: Option<[Transport; 3]>,
+    },
+}
+
+async fn start_part(
+    part: Part,
+    listener: TcpListener,
+    config: &MeshConfig,
+    serving: trine_api::server::Serving,
+    tasks: &mut Tasks,
+) -> Result<Arc<Metrics>, MeshError> {
     let stopped = tasks.stopped();
-    let role = one.role();
-    let (registry, task): (Arc<Metrics>, Served) = match one {
-        One::Lexical { store, embedder } => {
-            let service = role::lexical(store, embedder, config);
+    let (name, registry, task): (&'static str, Arc<Metrics>, Served) = match part {
+        Part::Lexical(service) => {
             let registry = service.metrics();
             let run = trine_lexical::run(listener, service, serving, stopped);
-            (registry, tokio::spawn(run))
+            (Role::Lexical.service_name(), registry, tokio::spawn(run))
         }
-        One::Semantic { store, embedder } => {
-            let service = role::semantic(store, embedder, config);
+        Part::Semantic(service) => {
             let registry = service.metrics();
             let run = trine_semantic::run(listener, service, serving, stopped);
-            (registry, tokio::spawn(run))
+            (Role::Semantic.service_name(), registry, tokio::spawn(run))
         }
-        One::Fusion => {
-            let service = role::fusion(config);
+        Part::Fusion(service) => {
             let registry = service.metrics();
             let run = trine_fusion::run(listener, service, serving, stopped);
-            (registry, tokio::spawn(run))
+            (Role::Fusion.service_name(), registry, tokio::spawn(run))
         }
-        One::Gateway { store, peers } => {
-            let (peers, semantic) = role::peers(&peers)?;
+        Part::Gateway {
+            store,
+            peers,
+            local,
+        } => {
+            let (remote, semantic) = role::peers(&peers)?;
+            let peers = match local {
+                Some(transports) => {
+                    let health = [
+                        crate::channel_tls(&peers.lexical, peers.tls.clone())?,
+                        semantic.clone(),
+                        crate::channel_tls(&peers.fusion, peers.tls.clone())?,
+                    ];
+                    trine_gateway::Peers::over(transports, health)
+                }
+                None => remote,
+            };
             let service = role::gateway(peers, semantic, store, config).await?;
             if let Some(addr) = config.http {
                 let listener = TcpListener::bind(addr)
@@ -190,10 +239,10 @@ async fn start_one(
             }
             let registry = service.metrics();
             let run = trine_gateway::run(listener, service, serving, stopped);
-            (registry, tokio::spawn(run))
+            (Role::Gateway.service_name(), registry, tokio::spawn(run))
         }
     };
-    tasks.served.push((role.service_name(), task));
+    tasks.served.push((name, task));
     Ok(registry)
 }
 
@@ -281,30 +330,32 @@ impl Mesh {
         };
         let mut tasks = Tasks::new(config.grace.unwrap_or(GRACE));
         let mut registries = Vec::new();
-        let (s, e) = (store.clone(), embedder.clone());
-        for (one, listener) in [
-            (
-                One::Lexical {
-                    store: s,
-                    embedder: e,
-                },
-                lexical_l,
-            ),
-            (
-                One::Semantic {
-                    store: store.clone(),
-                    embedder,
-                },
-                semantic_l,
-            ),
-            (One::Fusion, fusion_l),
+        let lexical_service = role::lexical(store.clone(), embedder.clone(), &config);
+        let semantic_service = role::semantic(store.clone(), embedder, &config);
+        let fusion_service = role::fusion(&config);
+        // The gateway calls its channels in this process, through the same
+        // server stacks their ports serve (which stay up: health, metrics,
+        // and any client that dials them).
+        let local = [
+            trine_api::server::in_process(lexical_service.clone(), &internal),
+            trine_api::server::in_process(semantic_service.clone(), &internal),
+            trine_api::server::in_process(fusion_service.clone(), &internal),
+        ];
+        for (role, part, listener) in [
+            (Role::Lexical, Part::Lexical(lexical_service), lexical_l),
+            (Role::Semantic, Part::Semantic(semantic_service), semantic_l),
+            (Role::Fusion, Part::Fusion(fusion_service), fusion_l),
         ] {
-            let name = one.role().service_name();
-            let registry = start_one(one, listener, &config, internal.clone(), &mut tasks).await?;
-            registries.push((name, registry));
+            let registry =
+                start_part(part, listener, &config, internal.clone(), &mut tasks).await?;
+            registries.push((role.service_name(), registry));
         }
-        let registry = start_one(
-            One::Gateway { store, peers },
+        let registry = start_part(
+            Part::Gateway {
+                store,
+                peers,
+                local: Some(local),
+            },
             gateway,
             &config,
             config.serving.clone(),

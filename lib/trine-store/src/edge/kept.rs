@@ -140,6 +140,20 @@ impl Kept {
         }
     }
 
+    /// A term read answered from the postings, where they decide it
+    /// ([`Frequencies::term_page`]); `None` until the statistics are built.
+    pub(super) fn term_page(
+        &self,
+        filter: &Filter,
+        offset: Option<Uuid>,
+        limit: usize,
+    ) -> Option<trine_core::postings::Page> {
+        match &self.state().status {
+            Status::Ready(frequencies) => frequencies.term_page(filter, offset, limit),
+            _ => None,
+        }
+    }
+
     /// The statistics' size, once built.
     pub(super) fn size(&self) -> Option<crate::KeptSize> {
         match &self.state().status {
@@ -319,7 +333,7 @@ impl Kept {
     fn begin(&self, number: u64, fold: Fold) -> bool {
         match &self.state().status {
             Status::Building(build) if build.number == number => {
-                locked(&build.read).frequencies = Some(Frequencies::new(fold));
+                locked(&build.read).frequencies = Some(Frequencies::with_postings(fold));
                 true
             }
             _ => false,

@@ -216,6 +216,40 @@ impl Open {
         })
     }
 
+    /// `page` (read from the kept postings) with each point's source, read
+    /// here, when `source` asks for it.
+    pub(super) fn with_sources(&self, mut page: TermPage, source: bool) -> Result<TermPage> {
+        if !source || page.points.is_empty() {
+            return Ok(page);
+        }
+        let request = qe::RetrieveRequest {
+            point_ids: page
+                .points
+                .iter()
+                .map(|p| qe::PointId::Uuid(p.id))
+                .collect(),
+            with_payload: Some(self.source_only()?),
+            with_vector: Some(qe::WithVector::Bool(false)),
+        };
+        let mut sources: HashMap<Uuid, Option<String>> = self
+            .shard
+            .retrieve(request)
+            .map_err(backend)?
+            .into_iter()
+            .map(|record| {
+                let id = convert::to_uuid(record.id);
+                (
+                    id,
+                    convert::to_memory(id, record.payload, &self.schema).source,
+                )
+            })
+            .collect();
+        for point in &mut page.points {
+            point.source = sources.remove(&point.id).flatten();
+        }
+        Ok(page)
+    }
+
     /// Up to `limit` points of every tenant, in ascending id order from
     /// `offset`, with only what the document frequencies count of them
     /// (tenant, text, validity, the `sparse` vector; the memories' other

@@ -1,0 +1,366 @@
+//! Per-tenant postings: for each token (as the full-text index holds it),
+//! the points holding it in ascending id order — what a term read of the
+//! `candidates` strategy scrolls in the store (DESIGN.md §1), kept in memory
+//! with each point's `sparse` vector (the term frequencies BM25 reads), so
+//! that the read needs no store call.
+//!
+//! A page is what the store's scroll returns for the same filter: the points
+//! holding every one of `all` and none of `none`, in ascending id order
+//! from `offset` (inclusive), at most `limit`, and the id the next page
+//! starts at. Nothing crosses tenants: each tenant's postings are its own.
+
+use std::collections::HashMap;
+
+use uuid::Uuid;
+
+use crate::model::SparseVector;
+
+/// One point a page holds: its id and its `sparse` vector, if it has one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Posted {
+    pub id: Uuid,
+    pub sparse: Option<SparseVector>,
+}
+
+/// One page of a read ([`Postings::read`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Page {
+    pub points: Vec<Posted>,
+    /// Where the next page starts; `None` at the end.
+    pub next: Option<Uuid>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Slot {
+    id: Uuid,
+    sparse: Option<SparseVector>,
+}
+
+/// The postings of every tenant of a collection.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Postings {
+    /// Each point's id and vector, by slot; `None`: a free slot.
+    slots: Vec<Option<Slot>>,
+    free: Vec<u32>,
+    slot_of: HashMap<Uuid, u32>,
+    /// Tenant → token → slots, in ascending id order.
+    tenants: HashMap<Box<str>, HashMap<Box<str>, Vec<u32>>>,
+    /// Entries over every list: what the postings' memory grows with.
+    entries: usize,
+}
+
+impl Postings {
+    fn id(&self, slot: u32) -> Uuid {
+        self.slots[slot as usize]
+            .as_ref()
+            .map_or(Uuid::nil(), |s| s.id)
+    }
+
+    /// Points a list holds, over every list.
+    pub fn entries(&self) -> usize {
+        self.entries
+    }
+
+    /// Adds point `id` of `tenant` holding the distinct `tokens`, with its
+    /// `sparse` vector. A point is added once: a write replacing it removes
+    /// the version it replaces first (a second add is ignored).
+    pub fn add(
+        &mut self,
+        id: Uuid,
+        tenant: &str,
+        tokens: &[String],
+        sparse: Option<&SparseVector>,
+    ) {
+        if self.slot_of.contains_key(&id) {
+            debug_assert!(false, "point {id} added twice");
+            return;
+        }
+        let slot = Slot {
+            id,
+            sparse: sparse.cloned(),
+        };
+        let at = match self.free.pop() {
+            Some(at) => {
+                self.slots[at as usize] = Some(slot);
+                at
+            }
+            None => {
+                let Ok(at) = u32::try_from(self.slots.len()) else {
+                    return;
+                };
+                self.slots.push(Some(slot));
+                at
+            }
+        };
+        self.slot_of.insert(id, at);
+        let mut lists = self.tenants.remove(tenant).unwrap_or_default();
+        for token in tokens {
+            let list = match lists.get_mut(token.as_str()) {
+                Some(list) => list,
+                None => lists.entry(token.as_str().into()).or_default(),
+            };
+            // Built in ascending id order: most adds append.
+            let place = match list.last() {
+                Some(&last) if self.id(last) < id => list.len(),
+                _ => list.partition_point(|&s| self.id(s) < id),
+            };
+            if list.get(place).is_none_or(|&s| self.id(s) != id) {
+                list.insert(place, at);
+                self.entries += 1;
+            }
+        }
+        self.tenants.insert(tenant.into(), lists);
+    }
+
+    /// Removes point `id` of `tenant`, added holding `tokens`.
+    pub fn remove(&mut self, id: Uuid, tenant: &str, tokens: &[String]) {
+        if let Some(lists) = self.tenants.get_mut(tenant) {
+            for token in tokens {
+                let Some(list) = lists.get_mut(token.as_str()) else {
+                    continue;
+                };
+                let slots = &self.slots;
+                let id_of = |s: u32| slots[s as usize].as_ref().map_or(Uuid::nil(), |s| s.id);
+                let place = list.partition_point(|&s| id_of(s) < id);
+                if list.get(place).is_some_and(|&s| id_of(s) == id) {
+                    list.remove(place);
+                    self.entries -= 1;
+                }
+                if list.is_empty() {
+                    lists.remove(token.as_str());
+                }
+            }
+            if lists.is_empty() {
+                self.tenants.remove(tenant);
+            }
+        }
+        self.forget(id);
+    }
+
+    /// Frees the slot of `id` (its list entries already removed).
+    fn forget(&mut self, id: Uuid) {
+        if let Some(at) = self.slot_of.remove(&id) {
+            self.slots[at as usize] = None;
+            self.free.push(at);
+        }
+    }
+
+    /// The points of `tenant` holding every token of `all` (at least one)
+    /// and none of `none`, in ascending id order from `offset` (inclusive),
+    /// at most `limit`; and where the next page starts.
+    pub fn read(
+        &self,
+        tenant: &str,
+        all: &[&str],
+        none: &[&str],
+        offset: Option<Uuid>,
+        limit: usize,
+    ) -> Page {
+        let Some(lists) = self.tenants.get(tenant) else {
+            return Page::default();
+        };
+        let mut must: Vec<&[u32]> = Vec::with_capacity(all.len());
+        for token in all {
+            match lists.get(*token) {
+                Some(list) => must.push(list),
+                None => return Page::default(),
+            }
+        }
+        must.sort_by_key(|l| l.len());
+        let Some((first, others)) = must.split_first() else {
+            return Page::default();
+        };
+        let not: Vec<&[u32]> = none
+            .iter()
+            .filter_map(|t| lists.get(*t))
+            .map(|l| &l[..])
+            .collect();
+        let mut cursors = vec![0usize; others.len()];
+        let mut not_cursors = vec![0usize; not.len()];
+        let start = offset.map_or(0, |from| first.partition_point(|&s| self.id(s) < from));
+        let mut page = Page::default();
+        'points: for &slot in &first[start..] {
+            let id = self.id(slot);
+            for (list, cursor) in others.iter().zip(cursors.iter_mut()) {
+                *cursor = self.seek(list, *cursor, id);
+                if list.get(*cursor).is_none_or(|&s| self.id(s) != id) {
+                    continue 'points;
+                }
+            }
+            for (list, cursor) in not.iter().zip(not_cursors.iter_mut()) {
+                *cursor = self.seek(list, *cursor, id);
+                if list.get(*cursor).is_some_and(|&s| self.id(s) == id) {
+                    continue 'points;
+                }
+            }
+            if page.points.len() == limit {
+                page.next = Some(id);
+                break;
+            }
+            page.points.push(Posted {
+                id,
+                sparse: self.slots[slot as usize]
+                    .as_ref()
+                    .and_then(|s| s.sparse.clone()),
+            });
+        }
+        page
+    }
+
+    /// The first position at or after `from` in `list` whose id is at least
+    /// `id`: galloping, since a read asks for ascending ids.
+    fn seek(&self, list: &[u32], from: usize, id: Uuid) -> usize {
+        let below = |at: usize| list.get(at).is_some_and(|&s| self.id(s) < id);
+        if !below(from) {
+            return from;
+        }
+        let mut step = 1;
+        let mut low = from;
+        while below(low + step) {
+            low += step;
+            step *= 2;
+        }
+        let high = (low + step).min(list.len());
+        low + 1 + list[low + 1..high].partition_point(|&s| self.id(s) < id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: u128) -> Uuid {
+        Uuid::from_u128(n)
+    }
+
+    fn toks(tokens: &str) -> Vec<String> {
+        tokens.split_whitespace().map(String::from).collect()
+    }
+
+    fn ids(page: &Page) -> Vec<u128> {
+        page.points.iter().map(|p| p.id.as_u128()).collect()
+    }
+
+    /// Points 1..=9 of tenant `t` (even ones hold `even`, multiples of three
+    /// `three`, all `all`), added out of order, and one point of tenant `u`.
+    fn sample() -> Postings {
+        let mut p = Postings::default();
+        for n in [5u128, 1, 9, 3, 7, 2, 8, 4, 6] {
+            let mut tokens = vec!["all".to_string()];
+            if n % 2 == 0 {
+                tokens.push("even".into());
+            }
+            if n % 3 == 0 {
+                tokens.push("three".into());
+            }
+            let sparse = SparseVector {
+                indices: vec![n as u32],
+                values: vec![1.0],
+            };
+            p.add(id(n), "t", &tokens, Some(&sparse));
+        }
+        p.add(id(100), "u", &toks("all even three"), None);
+        p
+    }
+
+    #[test]
+    fn a_read_is_the_scroll_of_its_filter() {
+        let p = sample();
+        // (all, none, offset, limit, ids, next)
+        let table: &[(&[&str], &[&str], Option<u128>, usize, &[u128], Option<u128>)] = &[
+            (&["all"], &[], None, 100, &[1, 2, 3, 4, 5, 6, 7, 8, 9], None),
+            (&["even"], &[], None, 100, &[2, 4, 6, 8], None),
+            (&["even", "three"], &[], None, 100, &[6], None),
+            (&["three", "even"], &[], None, 100, &[6], None),
+            (&["all"], &["even"], None, 100, &[1, 3, 5, 7, 9], None),
+            (&["all"], &["even", "three"], None, 100, &[1, 5, 7], None),
+            (&["all"], &["missing"], None, 3, &[1, 2, 3], Some(4)),
+            (&["all"], &[], Some(4), 2, &[4, 5], Some(6)),
+            (&["all"], &["even"], Some(4), 2, &[5, 7], Some(9)),
+            (&["even"], &[], Some(8), 1, &[8], None),
+            (&["even"], &[], Some(9), 1, &[], None),
+            (&["missing"], &[], None, 100, &[], None),
+            (&["all", "missing"], &[], None, 100, &[], None),
+            (&["all"], &["all"], None, 100, &[], None),
+            (&["all"], &[], None, 0, &[], Some(1)),
+        ];
+        for &(all, none, offset, limit, want, next) in table {
+            let page = p.read("t", all, none, offset.map(id), limit);
+            assert_eq!(ids(&page), want, "{all:?} without {none:?} from {offset:?}");
+            assert_eq!(
+                page.next,
+                next.map(id),
+                "{all:?} without {none:?} from {offset:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn no_point_crosses_tenants() {
+        let p = sample();
+        assert_eq!(ids(&p.read("u", &["even"], &[], None, 100)), [100]);
+        assert_eq!(ids(&p.read("t", &["even"], &[], None, 100)), [2, 4, 6, 8]);
+        assert!(
+            p.read("nobody", &["even"], &[], None, 100)
+                .points
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn each_point_brings_its_vector() {
+        let p = sample();
+        let page = p.read("t", &["three"], &[], None, 100);
+        let dims: Vec<u32> = page
+            .points
+            .iter()
+            .map(|p| p.sparse.as_ref().expect("sparse").indices[0])
+            .collect();
+        assert_eq!(dims, [3, 6, 9]);
+        assert_eq!(p.read("u", &["all"], &[], None, 1).points[0].sparse, None);
+    }
+
+    #[test]
+    fn removing_and_rewriting_keep_the_lists_exact() {
+        let mut p = sample();
+        let entries = p.entries();
+        p.remove(id(6), "t", &toks("all even three"));
+        assert_eq!(p.entries(), entries - 3);
+        assert_eq!(ids(&p.read("t", &["even"], &[], None, 100)), [2, 4, 8]);
+        assert_eq!(ids(&p.read("t", &["three"], &[], None, 100)), [3, 9]);
+        // Rewritten holding other tokens, and into another tenant.
+        p.remove(id(4), "t", &toks("all even"));
+        p.add(id(4), "t", &toks("all"), None);
+        assert_eq!(ids(&p.read("t", &["even"], &[], None, 100)), [2, 8]);
+        p.remove(id(100), "u", &toks("all even three"));
+        p.add(id(100), "t", &toks("all even"), None);
+        assert_eq!(ids(&p.read("t", &["even"], &[], None, 100)), [2, 8, 100]);
+        assert!(p.read("u", &["all"], &[], None, 100).points.is_empty());
+        // A freed slot is taken again, and the lists stay in id order.
+        p.add(id(0), "t", &toks("even"), None);
+        assert_eq!(ids(&p.read("t", &["even"], &[], None, 100)), [0, 2, 8, 100]);
+        assert_eq!(p.slots.len(), 10, "the freed slots were taken again");
+    }
+
+    #[test]
+    fn a_long_list_is_galloped_exactly() {
+        let mut p = Postings::default();
+        for n in 0u128..2_000 {
+            let mut tokens = vec!["many".to_string()];
+            if n % 97 == 0 {
+                tokens.push("rare".into());
+            }
+            if n % 5 == 0 {
+                tokens.push("fifth".into());
+            }
+            p.add(id(n), "t", &tokens, None);
+        }
+        let want: Vec<u128> = (0..2_000).filter(|n| n % 97 == 0 && n % 5 == 0).collect();
+        assert_eq!(
+            ids(&p.read("t", &["many", "rare", "fifth"], &[], None, 100)),
+            want
+        );
+        let want: Vec<u128> = (0..2_000).filter(|n| n % 97 == 0 && n % 5 != 0).collect();
+        assert_eq!(ids(&p.read("t", &["rare"], &["fifth"], None, 100)), want);
+    }
+}
