@@ -569,6 +569,58 @@ def realtext_section(work: Path) -> list[str]:
     out += [versus_row(s, c, load(dir / f"bench-{s}-c{c}.json")) for s, c in runs]
     return out + [""]
 
+def embedded_section(work: Path) -> list[str]:
+    """scripts/embedded.sh: the in-process mesh on real text at small sizes, beside native."""
+    dirs = sorted((d for d in work.glob("real-*") if (d / "bench-c1.json").exists()),
+                  key=lambda d: int(d.name.split("-")[1]))
+    if not dirs:
+        return []
+    read = lambda d, name: (d / name).read_text(encoding="utf-8").strip() if (d / name).exists() else "?"
+    out = [
+        "## Embedded at small sizes: real text, one process",
+        "",
+        "`./scripts/embedded.sh`: the first N memories of the real-text corpus (make-devset.py's xl "
+        "tier), ingested with the static embedder; `trine bench --queries queries.jsonl "
+        "--concurrency C --native sparse` — the in-process mesh (the four services in one "
+        "process over Qdrant Edge, as `trine serve` runs them without a Qdrant URL), then "
+        "Qdrant's one-call hybrid (dense + `sparse` prefetch of 256 each, RRF, the hits read "
+        "with their memories) on the same collection in the same process. Runs: trine at "
+        f"commit `{read(dirs[0], 'commit.txt')}`, {read(work, 'profile.txt')} profile.",
+        "",
+        "What makes it so: the term reads of the `candidates` strategy are answered from "
+        "postings the embedded store keeps with its document frequencies (no store call; "
+        "the same points as the shard's scroll), a phrase read the postings show empty makes "
+        "no call, and the gateway calls its three channels in process, through each one's own "
+        "server stack (no socket, HTTP/2 framing or thread hop). What is left (the stages "
+        "below): the dense search (`semantic.query`, as in native's call), the lexical read's "
+        "phrase reads, the payload of the hits, and the client's own gRPC call to the gateway, "
+        "which native's in-process call does not make.",
+        "",
+    ]
+    for d in dirs:
+        size = int(d.name.split("-")[1])
+        runs = [(c, load(d / f"bench-c{c}.json")) for c in (1, 16, 64)
+                if (d / f"bench-c{c}.json").exists()]
+        out += [f"{size:,} memories:", "", *VERSUS_HEAD]
+        out += [versus_row("candidates", c, r) for c, r in runs]
+        out += ["", "| load | " + " | ".join(label for _, label in EMBEDDED_STAGES)
+                + " | mesh overhead | end to end | native |",
+                "| --- " * (len(EMBEDDED_STAGES) + 4) + "|"]
+        for c, r in runs:
+            n = (r.get("native") or {}).get("end_to_end", {})
+            out.append(f"| concurrency {c} | "
+                       + " | ".join(stage(r, name) for name, _ in EMBEDDED_STAGES)
+                       + f" | {ms(r['mesh_overhead']['p50'])} | {ms(r['end_to_end']['p50'])} | "
+                       + (ms(n['p50']) if n else "–") + " |")
+        out += ["", "Stages: p50, ms, as each response's timings report them.", ""]
+    return out
+
+
+EMBEDDED_STAGES = [("lexical", "lexical call"), ("lexical.read", "read"),
+                   ("semantic", "semantic call"), ("semantic.query", "query"),
+                   ("fusion.call", "fusion call"), ("payload", "payload")]
+
+
 DEPLOYED_STAGES = [("lexical", "lexical call"), ("lexical.read", "read"), ("lexical.counts", "counts"),
                    ("semantic", "semantic call"), ("semantic.query", "query"),
                    ("fusion.call", "fusion call"), ("payload", "payload")]
@@ -744,8 +796,11 @@ def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--deployed":
         print("\n".join(deployed_section(Path(sys.argv[2]))).rstrip())
         return
+    if len(sys.argv) == 3 and sys.argv[1] == "--embedded":
+        print("\n".join(embedded_section(Path(sys.argv[2]))).rstrip())
+        return
     if len(sys.argv) != 2:
-        sys.exit("usage: benchmarks-report.py WORK_DIR | --deployed DEPLOYED_DIR")
+        sys.exit("usage: benchmarks-report.py WORK_DIR | --deployed DEPLOYED_DIR | --embedded EMBEDDED_DIR")
     work = Path(sys.argv[1])
     lines = [
         "# Benchmarks",
@@ -766,6 +821,7 @@ def main() -> None:
     lines += sweep_section(work)
     lines += realtext_section(work)
     lines += scaling_section(work)
+    lines += embedded_section(work / "embedded")
     lines += four_section(work)
     lines += deployed_section(work / "deployed")
     # The soak run's section (scripts/soak.sh, an hour: run on its own).

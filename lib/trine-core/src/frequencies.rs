@@ -104,7 +104,10 @@ pub struct Frequencies {
     fold: Fold,
     tenants: HashMap<String, Tenant>,
     /// Each token's points, where kept ([`Frequencies::with_postings`]).
-    postings: Option<Postings>,
+    postings: Option<Box<Postings>>,
+    /// Each source token's points (the source's phrase index, folded as
+    /// the text's), where kept.
+    sources: Option<Box<Postings>>,
 }
 
 /// The distinct non-stop-word tokens of a text, as the index holds them
@@ -127,16 +130,20 @@ impl Frequencies {
             fold,
             tenants: HashMap::new(),
             postings: None,
+            sources: None,
         }
     }
 
     /// No memory yet, keeping each token's points too ([`Postings`]), so
-    /// that [`Frequencies::term_page`] answers the term reads. Only where
-    /// whole documents are added ([`Frequencies::add`]): a tally holds no
-    /// vector.
-    pub fn with_postings(fold: Fold) -> Self {
+    /// that [`Frequencies::term_page`] answers the term reads — and with
+    /// `sources`, each source token's (the source's phrase index folds as
+    /// the text's), so that [`Frequencies::holds_no_phrase`] answers for
+    /// sources too. Only where whole documents are added
+    /// ([`Frequencies::add`]): a tally holds no vector.
+    pub fn with_postings(fold: Fold, sources: bool) -> Self {
         Self {
-            postings: Some(Postings::default()),
+            postings: Some(Box::default()),
+            sources: sources.then(Box::default),
             ..Self::new(fold)
         }
     }
@@ -156,6 +163,14 @@ impl Frequencies {
         );
         if let Some(postings) = &mut self.postings {
             postings.add(memory.id, &memory.tenant, &tokens, document.sparse.as_ref());
+        }
+        if let (Some(sources), Some(source)) = (&mut self.sources, &memory.source) {
+            sources.add(
+                memory.id,
+                &memory.tenant,
+                &distinct(source, self.fold),
+                None,
+            );
         }
         if let Some(sparse) = &document.sparse {
             let tenant = self
@@ -189,6 +204,9 @@ impl Frequencies {
         let tokens = distinct(&memory.text, self.fold);
         if let Some(postings) = &mut self.postings {
             postings.remove(memory.id, &memory.tenant, &tokens);
+        }
+        if let (Some(sources), Some(source)) = (&mut self.sources, &memory.source) {
+            sources.remove(memory.id, &memory.tenant, &distinct(source, self.fold));
         }
         self.count_out(
             &memory.tenant,
@@ -395,6 +413,29 @@ impl Frequencies {
         Some(postings.read(tenant, &refs(&all), &refs(&none), offset, limit))
     }
 
+    /// Whether the postings show that no point within `filter` holds its
+    /// phrase, or its source phrase: a holder holds every token of the
+    /// phrase, so where no point of the tenant holds them all, none of any
+    /// narrower set does. False where they cannot say (no such condition,
+    /// no postings, a phrase of stop words only).
+    pub fn holds_no_phrase(&self, filter: &Filter) -> bool {
+        let lacks = |postings: &Option<Box<Postings>>, phrase: &Option<String>| {
+            let (Some(postings), Some(phrase)) = (postings, phrase) else {
+                return false;
+            };
+            let tokens = distinct(phrase, self.fold);
+            if tokens.is_empty() {
+                return false;
+            }
+            let tokens: Vec<&str> = tokens.iter().map(String::as_str).collect();
+            postings
+                .read(&filter.tenant, &tokens, &[], None, 1)
+                .points
+                .is_empty()
+        };
+        lacks(&self.postings, &filter.phrase) || lacks(&self.sources, &filter.source_phrase)
+    }
+
     /// Tenants with at least one point.
     pub fn tenants(&self) -> usize {
         self.tenants.len()
@@ -412,7 +453,11 @@ impl Frequencies {
     /// The points the postings hold over every token (0 where none are
     /// kept): what their memory grows with.
     pub fn postings(&self) -> usize {
-        self.postings.as_ref().map_or(0, Postings::entries)
+        [&self.postings, &self.sources]
+            .into_iter()
+            .flatten()
+            .map(|p| p.entries())
+            .sum()
     }
 
     /// Points counted in, over every tenant.
@@ -447,9 +492,12 @@ mod tests {
     /// the counts do; without postings, never.
     #[test]
     fn term_pages_only_where_the_postings_decide() {
-        let mut kept = Frequencies::with_postings(Fold::default());
+        let mut kept = Frequencies::with_postings(Fold::default(), true);
         let a = Memory::new(Uuid::from_u128(1), "t", "Alpha beta");
-        let b = Memory::new(Uuid::from_u128(2), "t", "alpha gamma");
+        let b = Memory {
+            source: Some("docs/gamma-notes.md".into()),
+            ..Memory::new(Uuid::from_u128(2), "t", "alpha gamma")
+        };
         let bounded = Memory {
             valid_until: now(),
             ..Memory::new(Uuid::from_u128(3), "v", "alpha")
@@ -504,10 +552,47 @@ mod tests {
         }
         kept.remove(&Document::from(a.clone()));
         assert_eq!(ids(&kept, &term("t", "alpha")), Some(vec![2]));
+        let phrase = |tenant: &str, p: &str| Filter {
+            phrase: Some(p.to_string()),
+            ..Filter::tenant(tenant)
+        };
+        // Only b is left: "alpha gamma".
+        for (filter, none) in [
+            (phrase("t", "gamma alpha"), false),
+            (phrase("t", "Alpha beta"), true),
+            (phrase("t", "alpha delta"), true),
+            (phrase("u", "alpha"), true),
+            (phrase("t", "the of"), false),
+            (Filter::tenant("t"), false),
+            (
+                Filter {
+                    source_phrase: Some("gamma notes".into()),
+                    ..Filter::tenant("t")
+                },
+                false,
+            ),
+            (
+                Filter {
+                    source_phrase: Some("alpha notes".into()),
+                    ..Filter::tenant("t")
+                },
+                true,
+            ),
+            (
+                Filter {
+                    source_phrase: Some("docs".into()),
+                    ..Filter::tenant("u")
+                },
+                true,
+            ),
+        ] {
+            assert_eq!(kept.holds_no_phrase(&filter), none, "{filter:?}");
+        }
         let mut counts = Frequencies::new(Fold::default());
         counts.add(&Document::from(b));
         assert_eq!(counts.term_page(&term("t", "alpha"), None, 10), None);
         assert_eq!(counts.postings(), 0);
+        assert!(!counts.holds_no_phrase(&phrase("t", "alpha delta")));
     }
 
     /// A tally counts a memory in and out as the memory itself does: what a

@@ -263,11 +263,20 @@ mod tests {
         p
     }
 
+    /// (all, none, offset, limit, ids, next)
+    type Row = (
+        &'static [&'static str],
+        &'static [&'static str],
+        Option<u128>,
+        usize,
+        &'static [u128],
+        Option<u128>,
+    );
+
     #[test]
     fn a_read_is_the_scroll_of_its_filter() {
         let p = sample();
-        // (all, none, offset, limit, ids, next)
-        let table: &[(&[&str], &[&str], Option<u128>, usize, &[u128], Option<u128>)] = &[
+        let table: &[Row] = &[
             (&["all"], &[], None, 100, &[1, 2, 3, 4, 5, 6, 7, 8, 9], None),
             (&["even"], &[], None, 100, &[2, 4, 6, 8], None),
             (&["even", "three"], &[], None, 100, &[6], None),

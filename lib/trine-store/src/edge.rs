@@ -254,6 +254,16 @@ impl EdgeStore {
         })
     }
 
+    /// Whether the kept postings show that no point within `filter` holds
+    /// its phrase: its read is empty without a store call.
+    fn holds_no_phrase(&self, filter: &Filter) -> bool {
+        !filter.tenant.trim().is_empty()
+            && self
+                .inner
+                .opened()
+                .is_ok_and(|open| open.kept.holds_no_phrase(filter))
+    }
+
     async fn with_shard<T, F>(&self, op: F) -> Result<T>
     where
         T: Send + 'static,
@@ -480,7 +490,14 @@ impl Store for EdgeStore {
         offset: Option<Uuid>,
     ) -> Result<ScrollPage> {
         check_limit(limit)?;
+        let none = self.holds_no_phrase(filter);
         let filter = filter::to_qdrant(filter, &self.inner.schema)?;
+        if none {
+            return Ok(ScrollPage {
+                memories: Vec::new(),
+                next_offset: None,
+            });
+        }
         self.with_shard(move |open, _| open.scroll(filter, limit, offset))
             .await
     }
@@ -493,11 +510,12 @@ impl Store for EdgeStore {
         source: bool,
     ) -> Result<TermPage> {
         check_limit(limit)?;
-        let kept = self.kept_terms(filter, offset, limit);
-        let filter = filter::to_qdrant(filter, &self.inner.schema)?;
-        if let (Some(page), false) = (&kept, source) {
-            return Ok(page.clone());
-        }
+        let q = filter::to_qdrant(filter, &self.inner.schema)?;
+        let kept = match (self.kept_terms(filter, offset, limit), source) {
+            (Some(page), false) => return Ok(page),
+            (kept, _) => kept,
+        };
+        let filter = q;
         self.with_shard(move |open, _| match kept {
             Some(page) => open.with_sources(page, source),
             None => open.scroll_terms(filter, limit, offset, source),
@@ -513,8 +531,12 @@ impl Store for EdgeStore {
             .map(|read| {
                 check_limit(read.limit())?;
                 let kept = match read {
-                    BatchRead::Terms { filter, limit, .. } => self.kept_terms(filter, None, *limit),
-                    BatchRead::Memories { .. } => None,
+                    BatchRead::Terms { filter, limit, .. } => {
+                        self.kept_terms(filter, None, *limit).map(BatchPage::Terms)
+                    }
+                    BatchRead::Memories { filter, .. } => self
+                        .holds_no_phrase(filter)
+                        .then(|| BatchPage::Memories(Vec::new())),
                 };
                 let filter = filter::to_qdrant(read.filter(), &self.inner.schema)?;
                 Ok((read.clone(), filter, kept))
@@ -522,24 +544,22 @@ impl Store for EdgeStore {
             .collect::<Result<Vec<_>>>()?;
         // Answered whole from the postings: no store call.
         if reads.iter().all(|(read, _, kept)| {
-            kept.is_some() && matches!(read, BatchRead::Terms { source: false, .. })
+            kept.is_some() && !matches!(read, BatchRead::Terms { source: true, .. })
         }) {
-            return Ok(reads
-                .into_iter()
-                .filter_map(|(_, _, kept)| kept.map(BatchPage::Terms))
-                .collect());
+            return Ok(reads.into_iter().filter_map(|(_, _, kept)| kept).collect());
         }
         self.with_shard(move |open, _| {
             reads
                 .into_iter()
                 .map(|(read, filter, kept)| match (read, kept) {
-                    (BatchRead::Terms { source, .. }, Some(page)) => {
+                    (BatchRead::Terms { source, .. }, Some(BatchPage::Terms(page))) => {
                         open.with_sources(page, source).map(BatchPage::Terms)
                     }
+                    (_, Some(page)) => Ok(page),
                     (BatchRead::Terms { limit, source, .. }, None) => open
                         .scroll_terms(filter, limit, None, source)
                         .map(BatchPage::Terms),
-                    (BatchRead::Memories { limit, .. }, _) => open
+                    (BatchRead::Memories { limit, .. }, None) => open
                         .scroll(filter, limit, None)
                         .map(|page| BatchPage::Memories(page.memories)),
                 })
@@ -823,7 +843,7 @@ mod tests {
             }
         };
         let point = |memory: Memory| Point {
-            sparse: (memory.text.len() % 3 != 0)
+            sparse: (!memory.text.len().is_multiple_of(3))
                 .then(|| trine_core::sparse::encode_text(&memory.text, Fold::default())),
             memory,
             dense: vec![1.0, 0.0, 0.0, 0.0],
@@ -909,6 +929,35 @@ mod tests {
                                 "{when}: {filter:?}, limit {limit}, from {offset:?}, source {source}"
                             );
                         }
+                    }
+                }
+                // A phrase read (of texts, of sources) the postings show
+                // empty is, and one they cannot decide is the shard's.
+                for tenant in ["acme", "globex"] {
+                    let phrases = [
+                        "alpha beta",
+                        "beta alpha",
+                        "epsilon omega",
+                        "absent alpha",
+                        "item3",
+                    ];
+                    let sources = ["src 12", "src 13", "src", "src 99999", "12 src"];
+                    let texts = phrases.map(|p| Filter {
+                        phrase: Some(p.to_string()),
+                        ..Filter::tenant(tenant)
+                    });
+                    let in_sources = sources.map(|p| Filter {
+                        source_phrase: Some(p.to_string()),
+                        ..Filter::tenant(tenant)
+                    });
+                    for filter in texts.into_iter().chain(in_sources) {
+                        let read = store.scroll(&filter, 5_000, None).await.expect("scroll");
+                        let q = filter::to_qdrant(&filter, &store.inner.schema).expect("filter");
+                        let shard = store
+                            .with_shard(move |open, _| open.scroll(q, 5_000, None))
+                            .await
+                            .expect("scroll");
+                        assert_eq!(read, shard, "{when}: {filter:?}");
                     }
                 }
             }

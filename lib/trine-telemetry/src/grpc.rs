@@ -110,9 +110,12 @@ where
         + 'static,
     S::Future: Send + 'static,
 {
+    /// A task of its own, as a call to another process would be: a channel
+    /// whose work never yields (the postings' reads) must not hold up the
+    /// caller's other calls, polled on the same task.
     fn call(&self, request: http::Request<tonic::body::Body>) -> Answer {
         let mut stack = self.0.clone();
-        Box::pin(async move {
+        let task = tokio::spawn(async move {
             std::future::poll_fn(|cx| stack.poll_ready(cx))
                 .await
                 .map_err(|e| Box::new(e) as BoxError)?;
@@ -120,7 +123,8 @@ where
                 .call(request)
                 .await
                 .map_err(|e| Box::new(e) as BoxError)
-        })
+        });
+        Box::pin(async move { task.await.map_err(|e| Box::new(e) as BoxError)? })
     }
 }
 

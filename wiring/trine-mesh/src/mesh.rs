@@ -178,7 +178,7 @@ enum Part {
     Gateway {
         store: Arc<dyn Store>,
         peers: role::PeerAddrs,
-        local: Option<[Transport; 3]>,
+        local: Option<Box<[Transport; 3]>>,
     },
 }
 
@@ -214,6 +214,7 @@ async fn start_part(
             let (remote, semantic) = role::peers(&peers)?;
             let peers = match local {
                 Some(transports) => {
+                    let transports = *transports;
                     let health = [
                         crate::channel_tls(&peers.lexical, peers.tls.clone())?,
                         semantic.clone(),
@@ -354,7 +355,7 @@ impl Mesh {
             Part::Gateway {
                 store,
                 peers,
-                local: Some(local),
+                local: Some(Box::new(local)),
             },
             gateway,
             &config,

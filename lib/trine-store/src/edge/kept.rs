@@ -154,6 +154,15 @@ impl Kept {
         }
     }
 
+    /// Whether the postings show that no point within `filter` holds its
+    /// phrase ([`Frequencies::holds_no_phrase`]); false until built.
+    pub(super) fn holds_no_phrase(&self, filter: &Filter) -> bool {
+        match &self.state().status {
+            Status::Ready(frequencies) => frequencies.holds_no_phrase(filter),
+            _ => false,
+        }
+    }
+
     /// The statistics' size, once built.
     pub(super) fn size(&self) -> Option<crate::KeptSize> {
         match &self.state().status {
@@ -298,8 +307,13 @@ fn build(open: &Weak<Open>, number: u64) {
     let Some(first) = open.upgrade() else {
         return;
     };
-    let fold = match first.shard.info() {
-        Ok(info) => schema::trines_text_index(&info, &first.schema),
+    let (fold, sources) = match first.shard.info() {
+        Ok(info) => {
+            let fold = schema::trines_text_index(&info, &first.schema);
+            let sources =
+                fold.is_some_and(|fold| schema::trines_source_index(&info, &first.schema, fold));
+            (fold, sources)
+        }
         Err(e) => {
             tracing::warn!(error = %e, "reading the shard's indexes failed; counts go to the store");
             first.kept.end(number, None);
@@ -311,7 +325,7 @@ fn build(open: &Weak<Open>, number: u64) {
         first.kept.end(number, Some(Status::Off));
         return;
     };
-    if !first.kept.begin(number, fold) {
+    if !first.kept.begin(number, fold, sources) {
         return;
     }
     drop(first);
@@ -330,10 +344,10 @@ fn build(open: &Weak<Open>, number: u64) {
 impl Kept {
     /// The build `number` has checked the index: it counts with `fold`.
     /// False: another build has begun, or the statistics were dropped.
-    fn begin(&self, number: u64, fold: Fold) -> bool {
+    fn begin(&self, number: u64, fold: Fold, sources: bool) -> bool {
         match &self.state().status {
             Status::Building(build) if build.number == number => {
-                locked(&build.read).frequencies = Some(Frequencies::with_postings(fold));
+                locked(&build.read).frequencies = Some(Frequencies::with_postings(fold, sources));
                 true
             }
             _ => false,

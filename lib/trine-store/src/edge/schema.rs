@@ -373,6 +373,20 @@ pub(super) fn trines_text_index(info: &qe::ShardInfo, layout: &PayloadSchema) ->
     (*index.params.as_ref()? == text_index(fold)).then_some(fold)
 }
 
+/// Whether the source's phrase index is the one trine creates for a text
+/// index folding with `fold` ([`phrase_index`]): where it is, the kept
+/// statistics split sources as it does.
+pub(super) fn trines_source_index(
+    info: &qe::ShardInfo,
+    layout: &PayloadSchema,
+    fold: Fold,
+) -> bool {
+    info.payload_schema
+        .iter()
+        .find(|(field, _)| field.to_string() == layout.source_text)
+        .is_some_and(|(_, index)| index.params.as_ref() == Some(&phrase_index(fold)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -252,8 +252,8 @@ impl Open {
 
     /// Up to `limit` points of every tenant, in ascending id order from
     /// `offset`, with only what the document frequencies count of them
-    /// (tenant, text, validity, the `sparse` vector; the memories' other
-    /// fields are left empty), and the offset of the next page.
+    /// (tenant, text, source, validity, the `sparse` vector; the memories'
+    /// other fields are left empty), and the offset of the next page.
     pub(super) fn scan_for_frequencies(
         &self,
         limit: usize,
@@ -263,6 +263,7 @@ impl Open {
         let fields = [
             &layout.tenant,
             &layout.text,
+            &layout.source,
             &layout.valid_from,
             &layout.valid_until,
         ]
