@@ -91,13 +91,6 @@ impl TermCounts {
     /// term frequencies by token id): the same as [`TermCounts::of_text`]
     /// of the text it encodes, unless two of its tokens share a CRC-32.
     pub fn of_sparse(keys: &[String], sparse: &SparseVector) -> Self {
-        let at = |id: u32| {
-            sparse
-                .indices
-                .iter()
-                .position(|i| *i == id)
-                .map_or(0.0, |p| sparse.values[p])
-        };
         let count = |v: f32| {
             if v.is_finite() && v > 0.0 {
                 v.round() as u64
@@ -105,13 +98,24 @@ impl TermCounts {
                 0
             }
         };
-        let tf = keys
-            .iter()
-            .map(|t| u32::try_from(count(at(token_id(t)))).unwrap_or(u32::MAX))
-            .collect();
-        let len = sparse.values.iter().map(|v| count(*v)).sum::<u64>();
+        // One pass over the vector: each key's first dimension, and the sum.
+        let ids: Vec<u32> = keys.iter().map(|t| token_id(t)).collect();
+        let mut tf: Vec<Option<u64>> = vec![None; keys.len()];
+        let mut len = 0u64;
+        for (index, value) in sparse.indices.iter().zip(&sparse.values) {
+            let c = count(*value);
+            len += c;
+            for (id, slot) in ids.iter().zip(tf.iter_mut()) {
+                if id == index && slot.is_none() {
+                    *slot = Some(c);
+                }
+            }
+        }
         Self {
-            tf,
+            tf: tf
+                .into_iter()
+                .map(|c| u32::try_from(c.unwrap_or(0)).unwrap_or(u32::MAX))
+                .collect(),
             len: usize::try_from(len).unwrap_or(usize::MAX),
         }
     }

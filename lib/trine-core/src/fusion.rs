@@ -426,7 +426,8 @@ pub fn fuse(lists: &Lists<'_>, settings: &Settings, limit: usize) -> Vec<Fused> 
         _ => 1.0,
     };
 
-    let mut by_id: HashMap<Uuid, Fused> = HashMap::new();
+    let mut by_id: HashMap<Uuid, Fused> =
+        HashMap::with_capacity(table.iter().map(|t| t.list.len()).sum());
     for t in &table {
         for (i, ((id, raw), value)) in t.list.iter().zip(&t.normalised.values).enumerate() {
             let fused = by_id.entry(*id).or_insert_with(|| Fused::new(*id));

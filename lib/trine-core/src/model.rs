@@ -143,7 +143,8 @@ pub struct ScrollPage {
 pub struct TermPoint {
     pub id: Uuid,
     pub source: Option<String>,
-    pub tf: Option<SparseVector>,
+    /// Shared: a store that keeps it hands out the one copy it holds.
+    pub tf: Option<std::sync::Arc<SparseVector>>,
 }
 
 /// One page of a term scroll, in ascending point-id order.

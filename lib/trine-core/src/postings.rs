@@ -10,6 +10,7 @@
 //! starts at. Nothing crosses tenants: each tenant's postings are its own.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use uuid::Uuid;
 
@@ -19,7 +20,7 @@ use crate::model::SparseVector;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Posted {
     pub id: Uuid,
-    pub sparse: Option<SparseVector>,
+    pub sparse: Option<Arc<SparseVector>>,
 }
 
 /// One page of a read ([`Postings::read`]).
@@ -33,7 +34,7 @@ pub struct Page {
 #[derive(Debug, Clone, PartialEq)]
 struct Slot {
     id: Uuid,
-    sparse: Option<SparseVector>,
+    sparse: Option<Arc<SparseVector>>,
 }
 
 /// The postings of every tenant of a collection.
@@ -77,7 +78,7 @@ impl Postings {
         }
         let slot = Slot {
             id,
-            sparse: sparse.cloned(),
+            sparse: sparse.cloned().map(Arc::new),
         };
         let at = match self.free.pop() {
             Some(at) => {

@@ -9,7 +9,7 @@ use trine_core::Stage;
 use futures::future::try_join_all;
 use tracing::{Instrument, field};
 use trine_core::bm25::{self, Bm25Params, CorpusStats, TermCounts};
-use trine_core::model::Filter;
+use trine_core::model::{Filter, MAX_FILTER_IDS};
 use trine_core::{ErrorKind, Verbatim};
 use trine_store::{Store, StoreError};
 use trine_telemetry::int;
@@ -196,7 +196,7 @@ async fn count(
 /// The phrase holders first (read with their texts; the text's, then the
 /// source's), then the rest, each point once, at most `cap`.
 fn phrase_first(found: Found, cap: usize) -> Vec<Read> {
-    let mut seen: HashSet<Uuid> = HashSet::new();
+    let mut seen: HashSet<Uuid> = HashSet::with_capacity(cap.min(MAX_FILTER_IDS));
     found
         .in_texts
         .into_iter()

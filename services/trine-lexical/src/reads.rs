@@ -393,7 +393,7 @@ impl Reads {
     fn new(cap: usize) -> Self {
         Self {
             cap,
-            seen: HashSet::new(),
+            seen: HashSet::with_capacity(cap.min(MAX_FILTER_IDS)),
             list: Vec::new(),
         }
     }
@@ -507,7 +507,7 @@ pub(crate) struct Read {
     pub(crate) id: Uuid,
     pub(crate) source: Option<String>,
     pub(crate) text: Option<String>,
-    pub(crate) tf: Option<SparseVector>,
+    pub(crate) tf: Option<std::sync::Arc<SparseVector>>,
 }
 
 impl Read {
@@ -541,7 +541,7 @@ impl From<TermPoint> for Read {
             text: None,
             // Only trine's encoding is read as term frequencies: another
             // tool's sparse vectors (fractional weights) send us to the text.
-            tf: p.tf.filter(sparse::is_term_frequencies),
+            tf: p.tf.filter(|tf| sparse::is_term_frequencies(tf)),
         }
     }
 }
@@ -595,7 +595,7 @@ mod tests {
             id: Uuid::from_u128(n),
             source: None,
             text: None,
-            tf: text.map(|t| sparse::encode_text(t, Fold::ASCII)),
+            tf: text.map(|t| std::sync::Arc::new(sparse::encode_text(t, Fold::ASCII))),
         };
         let mut read = Reads::new(3);
         read.extend([

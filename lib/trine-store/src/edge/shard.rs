@@ -179,7 +179,7 @@ impl Open {
                 TermPoint {
                     id,
                     source: convert::to_memory(id, record.payload, &self.schema).source,
-                    tf: record.vector.and_then(convert::sparse_of),
+                    tf: record.vector.and_then(convert::sparse_of).map(Arc::new),
                 }
             })
             .collect();

@@ -192,7 +192,7 @@ impl ServerStore {
         Ok(TermPoint {
             id,
             source: self.schema.to_memory(id, json_map(payload)).source,
-            tf: vectors.and_then(sparse_output),
+            tf: vectors.and_then(sparse_output).map(std::sync::Arc::new),
         })
     }
 
