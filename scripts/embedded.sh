@@ -49,6 +49,7 @@ for size in $sizes; do
       ingest "$dir/memories.jsonl" --batch 1024 >"$dir/ingest.txt" 2>&1
   fi
   cp "$work/commit.txt" "$dir/commit.txt" # the commit these runs measure
+  nproc >"$dir/cores.txt"                  # what a saturated run spends
   for c in $concurrency; do
     echo "embedded: real text $size, concurrency $c" >&2
     "$trine" --data "$dir/data" --embedder static --models "$models" --log error bench \
