@@ -25,7 +25,7 @@ use std::collections::HashMap;
 
 use crate::fold::Fold;
 use crate::model::{Filter, Memory, SparseVector};
-use crate::postings::{Page, Postings};
+use crate::postings::{Added, Page, Postings, Removed};
 use crate::terms::{content_tokens, is_stop_word, tokens};
 
 /// One tenant's statistics.
@@ -119,6 +119,14 @@ fn distinct(text: &str, fold: Fold) -> Vec<String> {
     tokens
 }
 
+/// The documents that have a source, with its distinct tokens.
+fn source_tokens<'d>(documents: &[&'d Document], fold: Fold) -> Vec<(&'d Document, Vec<String>)> {
+    documents
+        .iter()
+        .filter_map(|d| d.memory.source.as_deref().map(|s| (*d, distinct(s, fold))))
+        .collect()
+}
+
 fn bounded(memory: &Memory) -> bool {
     memory.valid_from.is_some() || memory.valid_until.is_some()
 }
@@ -154,65 +162,118 @@ impl Frequencies {
 
     /// Counts `document` in.
     pub fn add(&mut self, document: &Document) {
-        let memory = &document.memory;
-        let tokens = distinct(&memory.text, self.fold);
-        self.count_in(
-            &memory.tenant,
-            bounded(memory),
-            tokens.iter().map(String::as_str),
-        );
-        if let Some(postings) = &mut self.postings {
-            postings.add(memory.id, &memory.tenant, &tokens, document.sparse.as_ref());
-        }
-        if let (Some(sources), Some(source)) = (&mut self.sources, &memory.source) {
-            sources.add(
-                memory.id,
+        self.add_all([document]);
+    }
+
+    /// Counts `documents` in: the postings take them in one merge a list
+    /// ([`Postings::add_all`]).
+    pub fn add_all<'d>(&mut self, documents: impl IntoIterator<Item = &'d Document>) {
+        let documents: Vec<&Document> = documents.into_iter().collect();
+        let tokens: Vec<Vec<String>> = documents
+            .iter()
+            .map(|d| distinct(&d.memory.text, self.fold))
+            .collect();
+        for (document, tokens) in documents.iter().zip(&tokens) {
+            let memory = &document.memory;
+            self.count_in(
                 &memory.tenant,
-                &distinct(source, self.fold),
-                None,
+                bounded(memory),
+                tokens.iter().map(String::as_str),
             );
-        }
-        if let Some(sparse) = &document.sparse {
-            let tenant = self
-                .tenants
-                .entry(document.memory.tenant.clone())
-                .or_default();
-            tenant.sparse += 1;
-            for dim in dims(sparse) {
-                *tenant.dims.entry(dim).or_default() += 1;
+            if let Some(sparse) = &document.sparse {
+                let tenant = self.tenants.entry(memory.tenant.clone()).or_default();
+                tenant.sparse += 1;
+                for dim in dims(sparse) {
+                    *tenant.dims.entry(dim).or_default() += 1;
+                }
             }
+        }
+        if let Some(postings) = &mut self.postings {
+            let added: Vec<Added<'_>> = documents
+                .iter()
+                .zip(&tokens)
+                .map(|(d, tokens)| Added {
+                    id: d.memory.id,
+                    tenant: &d.memory.tenant,
+                    tokens,
+                    sparse: d.sparse.as_ref(),
+                })
+                .collect();
+            postings.add_all(&added);
+        }
+        if let Some(sources) = &mut self.sources {
+            let split = source_tokens(&documents, self.fold);
+            let added: Vec<Added<'_>> = split
+                .iter()
+                .map(|(d, tokens)| Added {
+                    id: d.memory.id,
+                    tenant: &d.memory.tenant,
+                    tokens,
+                    sparse: None,
+                })
+                .collect();
+            sources.add_all(&added);
         }
     }
 
     /// Counts `document` out: it must have been counted in as it is (a write
     /// replacing a point removes the version it replaces).
     pub fn remove(&mut self, document: &Document) {
-        let memory = &document.memory;
-        if let (Some(sparse), Some(tenant)) =
-            (&document.sparse, self.tenants.get_mut(&memory.tenant))
-        {
-            tenant.sparse = tenant.sparse.saturating_sub(1);
-            for dim in dims(sparse) {
-                if let Some(df) = tenant.dims.get_mut(&dim) {
-                    *df = df.saturating_sub(1);
-                    if *df == 0 {
-                        tenant.dims.remove(&dim);
+        self.remove_all([document]);
+    }
+
+    /// Counts `documents` out, each as it was counted in.
+    pub fn remove_all<'d>(&mut self, documents: impl IntoIterator<Item = &'d Document>) {
+        let documents: Vec<&Document> = documents.into_iter().collect();
+        let tokens: Vec<Vec<String>> = documents
+            .iter()
+            .map(|d| distinct(&d.memory.text, self.fold))
+            .collect();
+        if let Some(postings) = &mut self.postings {
+            let removed: Vec<Removed<'_>> = documents
+                .iter()
+                .zip(&tokens)
+                .map(|(d, tokens)| Removed {
+                    id: d.memory.id,
+                    tenant: &d.memory.tenant,
+                    tokens,
+                })
+                .collect();
+            postings.remove_all(&removed);
+        }
+        if let Some(sources) = &mut self.sources {
+            let split = source_tokens(&documents, self.fold);
+            let removed: Vec<Removed<'_>> = split
+                .iter()
+                .map(|(d, tokens)| Removed {
+                    id: d.memory.id,
+                    tenant: &d.memory.tenant,
+                    tokens,
+                })
+                .collect();
+            sources.remove_all(&removed);
+        }
+        for (document, tokens) in documents.iter().zip(&tokens) {
+            let memory = &document.memory;
+            if let (Some(sparse), Some(tenant)) =
+                (&document.sparse, self.tenants.get_mut(&memory.tenant))
+            {
+                tenant.sparse = tenant.sparse.saturating_sub(1);
+                for dim in dims(sparse) {
+                    if let Some(df) = tenant.dims.get_mut(&dim) {
+                        *df = df.saturating_sub(1);
+                        if *df == 0 {
+                            tenant.dims.remove(&dim);
+                        }
                     }
                 }
             }
+            self.count_out(
+                &memory.tenant,
+                bounded(memory),
+                tokens.iter().map(String::as_str),
+            );
         }
-        let tokens = distinct(&memory.text, self.fold);
-        if let Some(postings) = &mut self.postings {
-            postings.remove(memory.id, &memory.tenant, &tokens);
-        }
-        if let (Some(sources), Some(source)) = (&mut self.sources, &memory.source) {
-            sources.remove(memory.id, &memory.tenant, &distinct(source, self.fold));
-        }
-        self.count_out(
-            &memory.tenant,
-            bounded(memory),
-            tokens.iter().map(String::as_str),
-        );
     }
 
     /// What these statistics count of `memory`, to keep without its text.

@@ -31,6 +31,24 @@ pub struct Page {
     pub next: Option<Uuid>,
 }
 
+/// A point to add ([`Postings::add_all`]): its id, tenant, distinct
+/// tokens and `sparse` vector.
+#[derive(Debug, Clone, Copy)]
+pub struct Added<'a> {
+    pub id: Uuid,
+    pub tenant: &'a str,
+    pub tokens: &'a [String],
+    pub sparse: Option<&'a SparseVector>,
+}
+
+/// A point to remove ([`Postings::remove_all`]), as it was added.
+#[derive(Debug, Clone, Copy)]
+pub struct Removed<'a> {
+    pub id: Uuid,
+    pub tenant: &'a str,
+    pub tokens: &'a [String],
+}
+
 #[derive(Debug, Clone, PartialEq)]
 struct Slot {
     id: Uuid,
@@ -63,8 +81,7 @@ impl Postings {
     }
 
     /// Adds point `id` of `tenant` holding the distinct `tokens`, with its
-    /// `sparse` vector. A point is added once: a write replacing it removes
-    /// the version it replaces first (a second add is ignored).
+    /// `sparse` vector ([`Postings::add_all`] of one).
     pub fn add(
         &mut self,
         id: Uuid,
@@ -72,70 +89,145 @@ impl Postings {
         tokens: &[String],
         sparse: Option<&SparseVector>,
     ) {
-        if self.slot_of.contains_key(&id) {
-            debug_assert!(false, "point {id} added twice");
-            return;
-        }
-        let slot = Slot {
+        self.add_all(&[Added {
             id,
-            sparse: sparse.cloned().map(Arc::new),
-        };
-        let at = match self.free.pop() {
-            Some(at) => {
-                self.slots[at as usize] = Some(slot);
-                at
-            }
-            None => {
-                let Ok(at) = u32::try_from(self.slots.len()) else {
-                    return;
-                };
-                self.slots.push(Some(slot));
-                at
-            }
-        };
-        self.slot_of.insert(id, at);
-        let mut lists = self.tenants.remove(tenant).unwrap_or_default();
-        for token in tokens {
-            let list = match lists.get_mut(token.as_str()) {
-                Some(list) => list,
-                None => lists.entry(token.as_str().into()).or_default(),
-            };
-            // Built in ascending id order: most adds append.
-            let place = match list.last() {
-                Some(&last) if self.id(last) < id => list.len(),
-                _ => list.partition_point(|&s| self.id(s) < id),
-            };
-            if list.get(place).is_none_or(|&s| self.id(s) != id) {
-                list.insert(place, at);
-                self.entries += 1;
-            }
-        }
-        self.tenants.insert(tenant.into(), lists);
+            tenant,
+            tokens,
+            sparse,
+        }]);
     }
 
     /// Removes point `id` of `tenant`, added holding `tokens`.
     pub fn remove(&mut self, id: Uuid, tenant: &str, tokens: &[String]) {
-        if let Some(lists) = self.tenants.get_mut(tenant) {
-            for token in tokens {
-                let Some(list) = lists.get_mut(token.as_str()) else {
-                    continue;
-                };
-                let slots = &self.slots;
-                let id_of = |s: u32| slots[s as usize].as_ref().map_or(Uuid::nil(), |s| s.id);
-                let place = list.partition_point(|&s| id_of(s) < id);
-                if list.get(place).is_some_and(|&s| id_of(s) == id) {
-                    list.remove(place);
-                    self.entries -= 1;
-                }
-                if list.is_empty() {
-                    lists.remove(token.as_str());
-                }
+        self.remove_all(&[Removed { id, tenant, tokens }]);
+    }
+
+    /// Adds `points`. A point is added once: a write replacing it removes
+    /// the version it replaces first (a second add is ignored). Each list
+    /// takes its new points in one merge, so that a batch of writes costs a
+    /// pass over each list it touches, not a shift per point.
+    pub fn add_all(&mut self, points: &[Added<'_>]) {
+        let mut groups: HashMap<(&str, &str), Vec<u32>> = HashMap::new();
+        for point in points {
+            if self.slot_of.contains_key(&point.id) {
+                debug_assert!(false, "point {} added twice", point.id);
+                continue;
             }
-            if lists.is_empty() {
-                self.tenants.remove(tenant);
+            let slot = Slot {
+                id: point.id,
+                sparse: point.sparse.cloned().map(Arc::new),
+            };
+            let at = match self.free.pop() {
+                Some(at) => {
+                    self.slots[at as usize] = Some(slot);
+                    at
+                }
+                None => {
+                    let Ok(at) = u32::try_from(self.slots.len()) else {
+                        continue;
+                    };
+                    self.slots.push(Some(slot));
+                    at
+                }
+            };
+            self.slot_of.insert(point.id, at);
+            for token in point.tokens {
+                groups
+                    .entry((point.tenant, token.as_str()))
+                    .or_default()
+                    .push(at);
             }
         }
-        self.forget(id);
+        for ((tenant, token), mut new) in groups {
+            new.sort_unstable_by_key(|&s| self.id(s));
+            let mut lists = self.tenants.remove(tenant).unwrap_or_default();
+            let list = lists.remove(token).unwrap_or_default();
+            let merged = self.merge(list, &new);
+            self.entries += merged.len();
+            lists.insert(token.into(), merged);
+            self.tenants.insert(tenant.into(), lists);
+        }
+    }
+
+    /// `list` and `new` (both in ascending id order) as one list, each id
+    /// once; `entries` counts the ones `list` held out.
+    fn merge(&mut self, list: Vec<u32>, new: &[u32]) -> Vec<u32> {
+        self.entries -= list.len();
+        if list
+            .last()
+            .is_none_or(|&last| new.first().is_none_or(|&f| self.id(last) < self.id(f)))
+        {
+            let mut list = list;
+            list.extend_from_slice(new);
+            list.dedup_by_key(|s| self.id(*s));
+            return list;
+        }
+        let mut merged = Vec::with_capacity(list.len() + new.len());
+        let (mut a, mut b) = (list.iter().peekable(), new.iter().peekable());
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(&&x), Some(&&y)) if self.id(x) <= self.id(y) => {
+                    a.next();
+                    x
+                }
+                (_, Some(&&y)) => {
+                    b.next();
+                    y
+                }
+                (Some(&&x), None) => {
+                    a.next();
+                    x
+                }
+                (None, None) => break,
+            };
+            if merged
+                .last()
+                .is_none_or(|&last| self.id(last) != self.id(next))
+            {
+                merged.push(next);
+            }
+        }
+        merged
+    }
+
+    /// Removes `points`, each added holding its `tokens`: one pass over
+    /// each list they are in.
+    pub fn remove_all(&mut self, points: &[Removed<'_>]) {
+        let mut groups: HashMap<(&str, &str), Vec<Uuid>> = HashMap::new();
+        for point in points {
+            if !self.slot_of.contains_key(&point.id) {
+                continue;
+            }
+            for token in point.tokens {
+                groups
+                    .entry((point.tenant, token.as_str()))
+                    .or_default()
+                    .push(point.id);
+            }
+        }
+        for ((tenant, token), mut gone) in groups {
+            gone.sort_unstable();
+            let Some(lists) = self.tenants.get_mut(tenant) else {
+                continue;
+            };
+            let Some(list) = lists.get_mut(token) else {
+                continue;
+            };
+            let slots = &self.slots;
+            let id_of = |s: u32| slots[s as usize].as_ref().map_or(Uuid::nil(), |s| s.id);
+            let before = list.len();
+            list.retain(|&s| gone.binary_search(&id_of(s)).is_err());
+            self.entries -= before - list.len();
+            if list.is_empty() {
+                lists.remove(token);
+                if lists.is_empty() {
+                    self.tenants.remove(tenant);
+                }
+            }
+        }
+        for point in points {
+            self.forget(point.id);
+        }
     }
 
     /// Frees the slot of `id` (its list entries already removed).
@@ -350,6 +442,72 @@ mod tests {
         p.add(id(0), "t", &toks("even"), None);
         assert_eq!(ids(&p.read("t", &["even"], &[], None, 100)), [0, 2, 8, 100]);
         assert_eq!(p.slots.len(), 10, "the freed slots were taken again");
+    }
+
+    /// A batch merged into the lists at once holds what the points added
+    /// (and removed) one by one do.
+    #[test]
+    fn batches_are_the_points_one_by_one() {
+        let tokens = |n: u128| -> Vec<String> {
+            ["a", "b", "c", "d"]
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| n.is_multiple_of(*k as u128 + 2))
+                .map(|(_, t)| t.to_string())
+                .collect()
+        };
+        // Out of id order, in three batches, the second interleaving the first.
+        let order: Vec<u128> = (0..300u128).map(|n| (n * 7_919) % 300).collect();
+        let mut one = Postings::default();
+        let mut batched = Postings::default();
+        for chunk in order.chunks(100) {
+            let held: Vec<Vec<String>> = chunk.iter().map(|&n| tokens(n)).collect();
+            for (&n, t) in chunk.iter().zip(&held) {
+                one.add(id(n), "t", t, None);
+            }
+            let added: Vec<Added<'_>> = chunk
+                .iter()
+                .zip(&held)
+                .map(|(&n, t)| Added {
+                    id: id(n),
+                    tenant: "t",
+                    tokens: t,
+                    sparse: None,
+                })
+                .collect();
+            batched.add_all(&added);
+        }
+        let gone: Vec<u128> = (0..300u128).filter(|n| n.is_multiple_of(5)).collect();
+        let held: Vec<Vec<String>> = gone.iter().map(|&n| tokens(n)).collect();
+        for (&n, t) in gone.iter().zip(&held) {
+            one.remove(id(n), "t", t);
+        }
+        let removed: Vec<Removed<'_>> = gone
+            .iter()
+            .zip(&held)
+            .map(|(&n, t)| Removed {
+                id: id(n),
+                tenant: "t",
+                tokens: t,
+            })
+            .collect();
+        batched.remove_all(&removed);
+        for token in ["a", "b", "c", "d"] {
+            let want: Vec<u128> = (0..300)
+                .filter(|n: &u128| !n.is_multiple_of(5) && tokens(*n).iter().any(|t| t == token))
+                .collect();
+            assert_eq!(
+                ids(&one.read("t", &[token], &[], None, 1_000)),
+                want,
+                "{token}"
+            );
+            assert_eq!(
+                ids(&batched.read("t", &[token], &[], None, 1_000)),
+                want,
+                "{token}"
+            );
+        }
+        assert_eq!(one.entries(), batched.entries());
     }
 
     #[test]

@@ -272,12 +272,8 @@ fn apply(
     written: &[Document],
     within: impl Fn(Uuid) -> bool,
 ) {
-    for document in replaced.iter().filter(|d| within(d.memory.id)) {
-        frequencies.remove(document);
-    }
-    for document in written.iter().filter(|d| within(d.memory.id)) {
-        frequencies.add(document);
-    }
+    frequencies.remove_all(replaced.iter().filter(|d| within(d.memory.id)));
+    frequencies.add_all(written.iter().filter(|d| within(d.memory.id)));
 }
 
 /// Starts build `number` of the statistics of `open` on a thread of its
@@ -387,9 +383,7 @@ impl Kept {
         let Some(frequencies) = read.frequencies.as_mut() else {
             return Next::Stop;
         };
-        for document in &documents {
-            frequencies.add(document);
-        }
+        frequencies.add_all(&documents);
         if next_offset.is_some() {
             read.bound = next_offset;
             return Next::Read(next_offset);
@@ -406,6 +400,7 @@ impl Kept {
             points = frequencies.points(),
             tenants = frequencies.tenants(),
             terms = frequencies.entries(),
+            postings = frequencies.postings(),
             seconds = started.elapsed().as_secs_f64(),
             "document frequencies built: counts need no read"
         );
