@@ -511,6 +511,17 @@ impl Frequencies {
             .sum()
     }
 
+    /// Gives back the postings' spare capacity: once built, lists grow a
+    /// write at a time.
+    pub fn shrink(&mut self) {
+        for postings in [&mut self.postings, &mut self.sources]
+            .into_iter()
+            .flatten()
+        {
+            postings.shrink();
+        }
+    }
+
     /// The points the postings hold over every token (0 where none are
     /// kept): what their memory grows with.
     pub fn postings(&self) -> usize {

@@ -75,6 +75,16 @@ impl Postings {
             .map_or(Uuid::nil(), |s| s.id)
     }
 
+    /// Gives back what the lists hold beyond their points (once built).
+    pub fn shrink(&mut self) {
+        for lists in self.tenants.values_mut() {
+            for list in lists.values_mut() {
+                list.shrink_to_fit();
+            }
+        }
+        self.slots.shrink_to_fit();
+    }
+
     /// Points a list holds, over every list.
     pub fn entries(&self) -> usize {
         self.entries
@@ -157,9 +167,10 @@ impl Postings {
             .last()
             .is_none_or(|&last| new.first().is_none_or(|&f| self.id(last) < self.id(f)))
         {
+            // Every new id is past the list's last (a page of a build):
+            // appended. A point is added once, so no id is there twice.
             let mut list = list;
             list.extend_from_slice(new);
-            list.dedup_by_key(|s| self.id(*s));
             return list;
         }
         let mut merged = Vec::with_capacity(list.len() + new.len());

@@ -388,9 +388,10 @@ impl Kept {
             read.bound = next_offset;
             return Next::Read(next_offset);
         }
-        let Some(frequencies) = read.frequencies.take() else {
+        let Some(mut frequencies) = read.frequencies.take() else {
             return Next::Stop;
         };
+        frequencies.shrink();
         drop(read);
         let mut state = self.state();
         if !matches!(&state.status, Status::Building(b) if b.number == number) {
