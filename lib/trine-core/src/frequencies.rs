@@ -360,6 +360,28 @@ impl Frequencies {
     /// view only when no point of the tenant has a validity bound (then every
     /// point is valid at every time). `None` for any other filter.
     pub fn count(&self, filter: &Filter) -> Option<u64> {
+        if !filter.no_terms.is_empty() || filter.all_terms.len() > 1 {
+            return None;
+        }
+        let stats = self.decided(filter)?;
+        let Some(term) = filter.all_terms.first() else {
+            return Some(stats.map_or(0, |t| t.points));
+        };
+        let key = self.key(term)?;
+        Some(
+            stats
+                .and_then(|t| t.df.get(key.as_str()))
+                .copied()
+                .unwrap_or(0),
+        )
+    }
+
+    /// The tenant's statistics (`None` inside: it has no point) where they
+    /// decide what `filter` holds up to its terms: no condition but the
+    /// tenant, the terms in and out, and a validity view only where no
+    /// point of the tenant has a validity bound (then every point is valid
+    /// at every time). `None` for any other filter.
+    fn decided(&self, filter: &Filter) -> Option<Option<&Tenant>> {
         let Filter {
             tenant,
             projects,
@@ -368,8 +390,8 @@ impl Frequencies {
             created_from,
             created_until,
             valid_at,
-            all_terms,
-            no_terms,
+            all_terms: _,
+            no_terms: _,
             any_terms,
             phrase,
             source_phrase,
@@ -380,12 +402,10 @@ impl Frequencies {
             && source_prefix.is_none()
             && created_from.is_none()
             && created_until.is_none()
-            && no_terms.is_empty()
             && any_terms.is_none()
             && phrase.is_none()
             && source_phrase.is_none()
-            && ids.is_none()
-            && all_terms.len() <= 1;
+            && ids.is_none();
         if !plain {
             return None;
         }
@@ -393,16 +413,7 @@ impl Frequencies {
         if valid_at.is_some() && stats.is_some_and(|t| t.bounded > 0) {
             return None;
         }
-        let Some(term) = all_terms.first() else {
-            return Some(stats.map_or(0, |t| t.points));
-        };
-        let key = self.key(term)?;
-        Some(
-            stats
-                .and_then(|t| t.df.get(key.as_str()))
-                .copied()
-                .unwrap_or(0),
-        )
+        Some(stats)
     }
 
     /// The token the index holds for a query term: `None` unless the term
@@ -429,38 +440,11 @@ impl Frequencies {
         limit: usize,
     ) -> Option<Page> {
         let postings = self.postings.as_ref()?;
-        let Filter {
-            tenant,
-            projects,
-            kinds,
-            source_prefix,
-            created_from,
-            created_until,
-            valid_at,
-            all_terms,
-            no_terms,
-            any_terms,
-            phrase,
-            source_phrase,
-            ids,
-        } = filter;
-        let plain = projects.is_empty()
-            && kinds.is_empty()
-            && source_prefix.is_none()
-            && created_from.is_none()
-            && created_until.is_none()
-            && any_terms.is_none()
-            && phrase.is_none()
-            && source_phrase.is_none()
-            && ids.is_none()
-            && !all_terms.is_empty();
-        if !plain {
+        if filter.all_terms.is_empty() {
             return None;
         }
-        let stats = self.tenants.get(tenant);
-        if valid_at.is_some() && stats.is_some_and(|t| t.bounded > 0) {
-            return None;
-        }
+        self.decided(filter)?;
+        let (tenant, all_terms, no_terms) = (&filter.tenant, &filter.all_terms, &filter.no_terms);
         let keys = |terms: &[String]| {
             terms
                 .iter()
