@@ -591,7 +591,7 @@ def embedded_section(work: Path) -> list[str]:
         "postings the embedded store keeps with its document frequencies (no store call; "
         "the same points as the shard's scroll), a phrase read the postings show empty makes "
         "no call, and the gateway calls its three channels in process, through each one's own "
-        "server stack (no socket, HTTP/2 framing or thread hop). What is left (the stages "
+        "server stack (no socket or HTTP/2 framing). What is left (the stages "
         "below): the dense search (`semantic.query`, as in native's call), the lexical read's "
         "phrase reads, the payload of the hits, and the client's own gRPC call to the gateway, "
         "which native's in-process call does not make. On this 2-core VM the same build's "

@@ -90,55 +90,18 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type Answer =
     Pin<Box<dyn Future<Output = Result<http::Response<tonic::body::Body>, BoxError>> + Send>>;
 
-/// One call of a service's server stack, in this process.
-trait Call: Send + Sync {
-    fn call(&self, request: http::Request<tonic::body::Body>) -> Answer;
-}
-
-/// A server stack ([`ServerLayer`] over a service's routes) called directly.
-struct Stack<S>(S);
-
-impl<S> Call for Stack<S>
-where
-    S: tower_service::Service<
-            http::Request<tonic::body::Body>,
-            Response = http::Response<tonic::body::Body>,
-            Error = std::convert::Infallible,
-        > + Clone
-        + Send
-        + Sync
-        + 'static,
-    S::Future: Send + 'static,
-{
-    /// A task of its own, as a call to another process would be: a channel
-    /// whose work never yields (the postings' reads) must not hold up the
-    /// caller's other calls, polled on the same task.
-    fn call(&self, request: http::Request<tonic::body::Body>) -> Answer {
-        let mut stack = self.0.clone();
-        let task = tokio::spawn(async move {
-            std::future::poll_fn(|cx| stack.poll_ready(cx))
-                .await
-                .map_err(|e| Box::new(e) as BoxError)?;
-            stack
-                .call(request)
-                .await
-                .map_err(|e| Box::new(e) as BoxError)
-        });
-        Box::pin(async move { task.await.map_err(|e| Box::new(e) as BoxError)? })
-    }
-}
-
 /// How a client reaches a service: a connection ([`Channel`]: loopback or
 /// the network), or the service's own server stack in this process — the
-/// same codec, limits, trace and metrics, without a socket, HTTP/2 framing
-/// or a hop between threads (the embedded mesh, one process).
+/// same codec, limits, trace and metrics, without a socket or HTTP/2
+/// framing (the embedded mesh, one process).
 #[derive(Clone)]
 pub struct Transport(Via);
 
 #[derive(Clone)]
 enum Via {
     Remote(Channel),
-    Local(Arc<dyn Call>),
+    /// One call of the stack, in this process.
+    Local(Arc<dyn Fn(http::Request<tonic::body::Body>) -> Answer + Send + Sync>),
 }
 
 impl Transport {
@@ -160,7 +123,22 @@ impl Transport {
             + 'static,
         S::Future: Send + 'static,
     {
-        Self(Via::Local(Arc::new(Stack(stack))))
+        // Each call a task of its own, as a call to another process would
+        // be: a channel whose work never yields (the postings' reads) must
+        // not hold up the caller's other calls, polled on the same task.
+        Self(Via::Local(Arc::new(move |request| -> Answer {
+            let mut stack = stack.clone();
+            let task = tokio::spawn(async move {
+                std::future::poll_fn(|cx| stack.poll_ready(cx))
+                    .await
+                    .map_err(|e| Box::new(e) as BoxError)?;
+                stack
+                    .call(request)
+                    .await
+                    .map_err(|e| Box::new(e) as BoxError)
+            });
+            Box::pin(async move { task.await.map_err(|e| Box::new(e) as BoxError)? })
+        })))
     }
 }
 
@@ -182,7 +160,7 @@ impl tower_service::Service<http::Request<tonic::body::Body>> for Transport {
                 let answer = channel.call(request);
                 Box::pin(async move { answer.await.map_err(Into::into) })
             }
-            Via::Local(stack) => stack.call(request),
+            Via::Local(stack) => stack(request),
         }
     }
 }
