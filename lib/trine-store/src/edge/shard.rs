@@ -68,13 +68,13 @@ impl Open {
     /// Those of `ids` that exist, whole (memory, dense and sparse vectors),
     /// in the order of `ids`.
     pub(super) fn points(&self, ids: &[Uuid]) -> Result<Vec<Point>> {
-        let request = qe::RetrieveRequest {
-            point_ids: ids.iter().copied().map(qe::PointId::Uuid).collect(),
-            with_payload: Some(qe::WithPayloadInterface::Bool(true)),
-            with_vector: Some(qe::WithVector::Bool(true)),
-        };
         let mut found: HashMap<Uuid, Point> = HashMap::new();
-        for record in self.shard.retrieve(request).map_err(backend)? {
+        let records = self.retrieve_records(
+            ids,
+            qe::WithPayloadInterface::Bool(true),
+            qe::WithVector::Bool(true),
+        )?;
+        for record in records {
             let id = convert::to_uuid(record.id);
             let (dense, sparse) = match record.vector {
                 Some(vector) => convert::vectors_of(vector),
@@ -100,15 +100,8 @@ impl Open {
             true => qe::WithVector::Selector(vec![SPARSE_VECTOR.into()]),
             false => qe::WithVector::Bool(false),
         };
-        let request = qe::RetrieveRequest {
-            point_ids: ids.iter().copied().map(qe::PointId::Uuid).collect(),
-            with_payload: Some(qe::WithPayloadInterface::Bool(true)),
-            with_vector: Some(with_vector),
-        };
         Ok(self
-            .shard
-            .retrieve(request)
-            .map_err(backend)?
+            .retrieve_records(ids, qe::WithPayloadInterface::Bool(true), with_vector)?
             .into_iter()
             .map(|record| {
                 let id = convert::to_uuid(record.id);
@@ -118,6 +111,22 @@ impl Open {
                 }
             })
             .collect())
+    }
+
+    /// The records of those of `ids` that exist, in no particular order,
+    /// with the payload and vectors asked for.
+    fn retrieve_records(
+        &self,
+        ids: &[Uuid],
+        with_payload: qe::WithPayloadInterface,
+        with_vector: qe::WithVector,
+    ) -> Result<Vec<qe::Record>> {
+        let request = qe::RetrieveRequest {
+            point_ids: ids.iter().copied().map(qe::PointId::Uuid).collect(),
+            with_payload: Some(with_payload),
+            with_vector: Some(with_vector),
+        };
+        self.shard.retrieve(request).map_err(backend)
     }
 
     pub(super) fn count(&self, filter: Option<qe::Filter>) -> Result<u64> {
@@ -222,19 +231,9 @@ impl Open {
         if !source || page.points.is_empty() {
             return Ok(page);
         }
-        let request = qe::RetrieveRequest {
-            point_ids: page
-                .points
-                .iter()
-                .map(|p| qe::PointId::Uuid(p.id))
-                .collect(),
-            with_payload: Some(self.source_only()?),
-            with_vector: Some(qe::WithVector::Bool(false)),
-        };
+        let ids: Vec<Uuid> = page.points.iter().map(|p| p.id).collect();
         let mut sources: HashMap<Uuid, Option<String>> = self
-            .shard
-            .retrieve(request)
-            .map_err(backend)?
+            .retrieve_records(&ids, self.source_only()?, qe::WithVector::Bool(false))?
             .into_iter()
             .map(|record| {
                 let id = convert::to_uuid(record.id);
