@@ -130,14 +130,19 @@ impl Kept {
         new_build(&mut self.state())
     }
 
+    /// `read` of the statistics, once built; `None` until then.
+    fn ready<T>(&self, read: impl FnOnce(&Frequencies) -> T) -> Option<T> {
+        match &self.state().status {
+            Status::Ready(frequencies) => Some(read(frequencies)),
+            _ => None,
+        }
+    }
+
     /// `query` weighted by the IDF of its dimensions over the tenant's
     /// points ([`Frequencies::idf_weighted`]); `None` until the statistics
     /// are built.
     pub(super) fn idf_weighted(&self, tenant: &str, query: &SparseVector) -> Option<SparseVector> {
-        match &self.state().status {
-            Status::Ready(frequencies) => Some(frequencies.idf_weighted(tenant, query)),
-            _ => None,
-        }
+        self.ready(|frequencies| frequencies.idf_weighted(tenant, query))
     }
 
     /// A term read answered from the postings, where they decide it
@@ -148,27 +153,20 @@ impl Kept {
         offset: Option<Uuid>,
         limit: usize,
     ) -> Option<trine_core::postings::Page> {
-        match &self.state().status {
-            Status::Ready(frequencies) => frequencies.term_page(filter, offset, limit),
-            _ => None,
-        }
+        self.ready(|frequencies| frequencies.term_page(filter, offset, limit))
+            .flatten()
     }
 
     /// Whether the postings show that no point within `filter` holds its
     /// phrase ([`Frequencies::holds_no_phrase`]); false until built.
     pub(super) fn holds_no_phrase(&self, filter: &Filter) -> bool {
-        match &self.state().status {
-            Status::Ready(frequencies) => frequencies.holds_no_phrase(filter),
-            _ => false,
-        }
+        self.ready(|frequencies| frequencies.holds_no_phrase(filter))
+            .unwrap_or(false)
     }
 
     /// The statistics' size, once built.
     pub(super) fn size(&self) -> Option<crate::KeptSize> {
-        match &self.state().status {
-            Status::Ready(frequencies) => Some(crate::KeptSize::of(frequencies)),
-            _ => None,
-        }
+        self.ready(crate::KeptSize::of)
     }
 
     /// Whether the statistics are built, being built, or neither.
