@@ -211,19 +211,7 @@ async fn start_part(
             peers,
             local,
         } => {
-            let (remote, semantic) = role::peers(&peers)?;
-            let peers = match local {
-                Some(transports) => {
-                    let transports = *transports;
-                    let health = [
-                        crate::channel_tls(&peers.lexical, peers.tls.clone())?,
-                        semantic.clone(),
-                        crate::channel_tls(&peers.fusion, peers.tls.clone())?,
-                    ];
-                    trine_gateway::Peers::over(transports, health)
-                }
-                None => remote,
-            };
+            let (peers, semantic) = role::peers_over(&peers, local.map(|l| *l))?;
             let service = role::gateway(peers, semantic, store, config).await?;
             if let Some(addr) = config.http {
                 let listener = TcpListener::bind(addr)

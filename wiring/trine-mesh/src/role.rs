@@ -12,6 +12,7 @@ use trine_gateway::{MemoryService, Peers, Searcher, Writer};
 use trine_lexical::LexicalService;
 use trine_semantic::SemanticService;
 use trine_store::Store;
+use trine_telemetry::grpc::Transport;
 
 use crate::channel::{channel_tls, remote_embedder};
 use crate::{MeshConfig, MeshError};
@@ -210,11 +211,30 @@ pub fn gateway_service(
 /// The gateway's peers from their addresses, and the channel to
 /// semantic-svc among them (the embedder of writes).
 pub fn peers(addrs: &PeerAddrs) -> Result<(Peers, Channel), MeshError> {
-    let semantic = channel_tls(&addrs.semantic, addrs.tls.clone())?;
-    let peers = Peers::lazy(
-        channel_tls(&addrs.lexical, addrs.tls.clone())?,
-        semantic.clone(),
-        channel_tls(&addrs.fusion, addrs.tls.clone())?,
-    );
+    peers_over(addrs, None)
+}
+
+/// As [`peers`], the searches' calls made over `local` where given
+/// (lexical-svc, semantic-svc, fusion-svc in this process:
+/// [`trine_api::server::in_process`]); health checks and writes' embeddings
+/// still go to the addresses.
+pub(crate) fn peers_over(
+    addrs: &PeerAddrs,
+    local: Option<[Transport; 3]>,
+) -> Result<(Peers, Channel), MeshError> {
+    let channel = |addr: &str| channel_tls(addr, addrs.tls.clone());
+    let channels = [
+        channel(&addrs.lexical)?,
+        channel(&addrs.semantic)?,
+        channel(&addrs.fusion)?,
+    ];
+    let semantic = channels[1].clone();
+    let peers = match local {
+        Some(local) => Peers::over(local, channels),
+        None => {
+            let [lexical, semantic, fusion] = channels;
+            Peers::lazy(lexical, semantic, fusion)
+        }
+    };
     Ok((peers, semantic))
 }
