@@ -148,17 +148,5 @@ done
 
 # The section, in place of docs/benchmarks.md's own.
 section="$(python3 scripts/benchmarks-report.py --deployed "$work")"
-python3 - "$repo/docs/benchmarks.md" "$section" <<'PY'
-import sys
-path, section = sys.argv[1], sys.argv[2].rstrip() + "\n"
-text = open(path, encoding="utf-8").read()
-head = "## Deployed"
-if head in text:
-    start = text.index(head)
-    end = text.find("\n## ", start + len(head))
-    text = text[:start] + section + (text[end + 1:] if end >= 0 else "")
-else:
-    text = text.rstrip() + "\n\n" + section
-open(path, "w", encoding="utf-8").write(text)
-PY
+replace_section "## Deployed" "$section"
 echo "deployed: runs in $work; docs/benchmarks.md's deployed section rewritten" >&2

@@ -60,18 +60,5 @@ done
 
 # The section, in place of docs/benchmarks.md's own.
 section="$(python3 scripts/benchmarks-report.py --embedded "$work")"
-python3 - "$repo/docs/benchmarks.md" "$section" <<'PY'
-import sys
-path, section = sys.argv[1], sys.argv[2].rstrip() + "\n"
-text = open(path, encoding="utf-8").read()
-head = "## Embedded"
-if head in text:
-    start = text.index(head)
-    end = text.find("\n## ", start + len(head))
-    text = text[:start] + section + (text[end + 1:] if end >= 0 else "")
-else:
-    at = text.find("\n## Four processes")
-    text = (text[:at + 1] + section + "\n" + text[at + 1:]) if at >= 0 else text.rstrip() + "\n\n" + section
-open(path, "w", encoding="utf-8").write(text)
-PY
+replace_section "## Embedded" "$section" "## Four processes"
 echo "embedded: runs in $work; docs/benchmarks.md's embedded section rewritten" >&2

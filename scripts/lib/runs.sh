@@ -36,3 +36,25 @@ corpus() { # N -> DIR: generated and ingested once
   echo "$dir"
 }
 at() { "$trine" --data "$1/data" --embedder static --models "$models" "${@:2}"; }
+
+# Puts SECTION (markdown starting with HEAD, a "## " heading's beginning) in
+# docs/benchmarks.md: in place of the section starting with HEAD, or, where
+# there is none, before the section starting with BEFORE (else at the end).
+replace_section() { # HEAD SECTION [BEFORE]
+  python3 - "$repo/docs/benchmarks.md" "$@" <<'PY'
+import sys
+path, head, section = sys.argv[1], sys.argv[2], sys.argv[3].rstrip() + "\n"
+before = sys.argv[4] if len(sys.argv) > 4 else None
+text = open(path, encoding="utf-8").read()
+if head in text:
+    start = text.index(head)
+    end = text.find("\n## ", start + len(head))
+    text = text[:start] + section + (text[end + 1:] if end >= 0 else "")
+elif before and ("\n" + before) in text:
+    at = text.index("\n" + before)
+    text = text[:at + 1] + section + "\n" + text[at + 1:]
+else:
+    text = text.rstrip() + "\n\n" + section
+open(path, "w", encoding="utf-8").write(text)
+PY
+}
