@@ -70,9 +70,7 @@ pub struct Postings {
 
 impl Postings {
     fn id(&self, slot: u32) -> Uuid {
-        self.slots[slot as usize]
-            .as_ref()
-            .map_or(Uuid::nil(), |s| s.id)
+        id_in(&self.slots, slot)
     }
 
     /// Gives back what the lists hold beyond their points (once built).
@@ -117,7 +115,7 @@ impl Postings {
     /// takes its new points in one merge, so that a batch of writes costs a
     /// pass over each list it touches, not a shift per point.
     pub fn add_all(&mut self, points: &[Added<'_>]) {
-        let mut groups: HashMap<(&str, &str), Vec<u32>> = HashMap::new();
+        let mut tenants: HashMap<&str, HashMap<&str, Vec<u32>>> = HashMap::new();
         for point in points {
             if self.slot_of.contains_key(&point.id) {
                 debug_assert!(false, "point {} added twice", point.id);
@@ -141,64 +139,26 @@ impl Postings {
                 }
             };
             self.slot_of.insert(point.id, at);
+            let groups = tenants.entry(point.tenant).or_default();
             for token in point.tokens {
-                groups
-                    .entry((point.tenant, token.as_str()))
-                    .or_default()
-                    .push(at);
+                groups.entry(token.as_str()).or_default().push(at);
             }
         }
-        for ((tenant, token), mut new) in groups {
-            new.sort_unstable_by_key(|&s| self.id(s));
+        let slots = &self.slots;
+        for (tenant, groups) in tenants {
             let mut lists = self.tenants.remove(tenant).unwrap_or_default();
-            let list = lists.remove(token).unwrap_or_default();
-            let merged = self.merge(list, &new);
-            self.entries += merged.len();
-            lists.insert(token.into(), merged);
+            for (token, mut new) in groups {
+                new.sort_unstable_by_key(|&s| id_in(slots, s));
+                let list = match lists.get_mut(token) {
+                    Some(list) => list,
+                    None => lists.entry(token.into()).or_default(),
+                };
+                let before = list.len();
+                *list = merge(slots, std::mem::take(list), &new);
+                self.entries += list.len() - before;
+            }
             self.tenants.insert(tenant.into(), lists);
         }
-    }
-
-    /// `list` and `new` (both in ascending id order) as one list, each id
-    /// once; `entries` counts the ones `list` held out.
-    fn merge(&mut self, list: Vec<u32>, new: &[u32]) -> Vec<u32> {
-        self.entries -= list.len();
-        if list
-            .last()
-            .is_none_or(|&last| new.first().is_none_or(|&f| self.id(last) < self.id(f)))
-        {
-            // Every new id is past the list's last (a page of a build):
-            // appended. A point is added once, so no id is there twice.
-            let mut list = list;
-            list.extend_from_slice(new);
-            return list;
-        }
-        let mut merged = Vec::with_capacity(list.len() + new.len());
-        let (mut a, mut b) = (list.iter().peekable(), new.iter().peekable());
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (Some(&&x), Some(&&y)) if self.id(x) <= self.id(y) => {
-                    a.next();
-                    x
-                }
-                (_, Some(&&y)) => {
-                    b.next();
-                    y
-                }
-                (Some(&&x), None) => {
-                    a.next();
-                    x
-                }
-                (None, None) => break,
-            };
-            if merged
-                .last()
-                .is_none_or(|&last| self.id(last) != self.id(next))
-            {
-                merged.push(next);
-            }
-        }
-        merged
     }
 
     /// Removes `points`, each added holding its `tokens`: one pass over
@@ -224,10 +184,8 @@ impl Postings {
             let Some(list) = lists.get_mut(token) else {
                 continue;
             };
-            let slots = &self.slots;
-            let id_of = |s: u32| slots[s as usize].as_ref().map_or(Uuid::nil(), |s| s.id);
             let before = list.len();
-            list.retain(|&s| gone.binary_search(&id_of(s)).is_err());
+            list.retain(|&s| gone.binary_search(&id_in(&self.slots, s)).is_err());
             self.entries -= before - list.len();
             if list.is_empty() {
                 lists.remove(token);
@@ -327,6 +285,48 @@ impl Postings {
         let high = (low + step).min(list.len());
         low + 1 + list[low + 1..high].partition_point(|&s| self.id(s) < id)
     }
+}
+
+/// The id in `slot` (nil for a free one).
+fn id_in(slots: &[Option<Slot>], slot: u32) -> Uuid {
+    slots[slot as usize].as_ref().map_or(Uuid::nil(), |s| s.id)
+}
+
+/// `list` and `new` (both in ascending id order, no id in both: a point is
+/// added once) as one list.
+fn merge(slots: &[Option<Slot>], mut list: Vec<u32>, new: &[u32]) -> Vec<u32> {
+    let id = |s: u32| id_in(slots, s);
+    if list
+        .last()
+        .is_none_or(|&last| new.first().is_none_or(|&f| id(last) < id(f)))
+    {
+        // Every new id is past the list's last (a page of a build): appended.
+        list.extend_from_slice(new);
+        return list;
+    }
+    let mut merged = Vec::with_capacity(list.len() + new.len());
+    let (mut a, mut b) = (list.iter().peekable(), new.iter().peekable());
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(&&x), Some(&&y)) if id(x) <= id(y) => {
+                a.next();
+                x
+            }
+            (_, Some(&&y)) => {
+                b.next();
+                y
+            }
+            (Some(&&x), None) => {
+                a.next();
+                x
+            }
+            (None, None) => break,
+        };
+        if merged.last().is_none_or(|&last| id(last) != id(next)) {
+            merged.push(next);
+        }
+    }
+    merged
 }
 
 #[cfg(test)]

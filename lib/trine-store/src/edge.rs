@@ -510,15 +510,15 @@ impl Store for EdgeStore {
         source: bool,
     ) -> Result<TermPage> {
         check_limit(limit)?;
-        let q = filter::to_qdrant(filter, &self.inner.schema)?;
+        // Checked as the shard would, even where the postings answer.
+        let checked = filter::to_qdrant(filter, &self.inner.schema)?;
         let kept = match (self.kept_terms(filter, offset, limit), source) {
             (Some(page), false) => return Ok(page),
             (kept, _) => kept,
         };
-        let filter = q;
         self.with_shard(move |open, _| match kept {
             Some(page) => open.with_sources(page, source),
-            None => open.scroll_terms(filter, limit, offset, source),
+            None => open.scroll_terms(checked, limit, offset, source),
         })
         .await
     }
