@@ -91,30 +91,34 @@ impl TermCounts {
     /// term frequencies by token id): the same as [`TermCounts::of_text`]
     /// of the text it encodes, unless two of its tokens share a CRC-32.
     pub fn of_sparse(keys: &[String], sparse: &SparseVector) -> Self {
+        // A weight as a count: rounded, nothing for a non-positive or
+        // non-finite one (`as` saturates; no libm call, this runs over
+        // every candidate's vector).
         let count = |v: f32| {
             if v.is_finite() && v > 0.0 {
-                v.round() as u64
+                (v + 0.5) as u64
             } else {
                 0
             }
         };
-        // One pass over the vector: each key's first dimension, and the sum.
-        let ids: Vec<u32> = keys.iter().map(|t| token_id(t)).collect();
-        let mut tf: Vec<Option<u64>> = vec![None; keys.len()];
-        let mut len = 0u64;
-        for (index, value) in sparse.indices.iter().zip(&sparse.values) {
-            let c = count(*value);
-            len += c;
-            for (id, slot) in ids.iter().zip(tf.iter_mut()) {
-                if id == index && slot.is_none() {
-                    *slot = Some(c);
-                }
+        let pairs = sparse.indices.len().min(sparse.values.len());
+        let (indices, values) = (&sparse.indices[..pairs], &sparse.values[..pairs]);
+        let len: u64 = values.iter().map(|v| count(*v)).sum();
+        // Each key's first dimension: by halving where the dimensions
+        // ascend (trine's encoding, and Qdrant's storage), else in order.
+        let ascending = indices.windows(2).all(|w| w[0] < w[1]);
+        let at = |id: u32| {
+            if ascending {
+                indices.binary_search(&id).ok()
+            } else {
+                indices.iter().position(|i| *i == id)
             }
-        }
+        };
         Self {
-            tf: tf
-                .into_iter()
-                .map(|c| u32::try_from(c.unwrap_or(0)).unwrap_or(u32::MAX))
+            tf: keys
+                .iter()
+                .map(|k| at(token_id(k)).map_or(0, |i| count(values[i])))
+                .map(|c| u32::try_from(c).unwrap_or(u32::MAX))
                 .collect(),
             len: usize::try_from(len).unwrap_or(usize::MAX),
         }
@@ -289,6 +293,44 @@ mod tests {
                 len: 4
             }
         );
+    }
+
+    #[test]
+    fn any_sparse_vector_reads_as_counts() {
+        let (a, b) = (token_id("a"), token_id("b"));
+        let keys = ["a".to_string(), "b".to_string()];
+        let v = |indices: &[u32], values: &[f32]| SparseVector {
+            indices: indices.to_vec(),
+            values: values.to_vec(),
+        };
+        // (vector, counts of "a" and "b", length)
+        let table: &[(SparseVector, [u32; 2], usize)] = &[
+            (v(&[], &[]), [0, 0], 0),
+            (
+                v(&[a.min(b), a.max(b)], &[2.0, 3.0]),
+                if a < b { [2, 3] } else { [3, 2] },
+                5,
+            ),
+            // Out of order, a key twice: its first dimension counts.
+            (
+                v(&[a.max(b), 7, a.max(b)], &[4.0, 1.0, 9.0]),
+                if a > b { [4, 0] } else { [0, 4] },
+                14,
+            ),
+            // Weights rounded; nothing for a negative, NaN or infinite one.
+            (v(&[a, 1], &[1.6, -2.0]), [2, 0], 2),
+            (v(&[a, 1, 2], &[f32::NAN, f32::INFINITY, 2.4]), [0, 0], 2),
+            // More indices than values: the pairs only.
+            (v(&[a, b], &[1.0]), [1, 0], 1),
+        ];
+        for (sparse, tf, len) in table {
+            let counts = TermCounts::of_sparse(&keys, sparse);
+            assert_eq!(
+                (counts.tf.as_slice(), counts.len),
+                (&tf[..], *len),
+                "{sparse:?}"
+            );
+        }
     }
 
     #[test]

@@ -33,10 +33,14 @@ pub fn encode_text(text: &str, fold: Fold) -> SparseVector {
 /// positive whole number (a term frequency). Another tool's encodings carry
 /// fractional weights.
 pub fn is_term_frequencies(v: &SparseVector) -> bool {
+    // A whole number of at most 2^24 (every count an f32 holds exactly)
+    // survives the round trip through u32; NaN and infinities fail the
+    // comparisons. No libm call: this runs over every candidate's vector.
+    const WHOLE: f32 = 16_777_216.0;
     v.indices.len() == v.values.len()
         && v.values
             .iter()
-            .all(|w| w.is_finite() && *w >= 1.0 && w.fract() == 0.0)
+            .all(|w| *w >= 1.0 && *w <= WHOLE && (*w as u32) as f32 == *w)
 }
 
 /// A query's vector: weight 1 for each of its terms.
@@ -77,6 +81,11 @@ mod tests {
         assert!(!is_term_frequencies(&v(&[1.0, 0.37])), "a learned weight");
         assert!(!is_term_frequencies(&v(&[0.0])));
         assert!(!is_term_frequencies(&v(&[f32::NAN])));
+        assert!(!is_term_frequencies(&v(&[f32::INFINITY])));
+        assert!(!is_term_frequencies(&v(&[2.5])));
+        assert!(!is_term_frequencies(&v(&[-3.0])));
+        assert!(is_term_frequencies(&v(&[3.0, 16_777_216.0])));
+        assert!(!is_term_frequencies(&v(&[33_554_434.0])), "beyond 2^24");
     }
 
     #[test]
