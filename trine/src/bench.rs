@@ -192,8 +192,12 @@ async fn run_trine(
     args: &Args,
     requests: Arc<Vec<SearchRequest>>,
 ) -> Result<(Report, Option<Opened>, bool), Box<dyn std::error::Error + Send + Sync>> {
-    let (target, address, mesh, opened) = match &args.endpoint {
-        Some(endpoint) => (endpoint.clone(), endpoint.clone(), None, None),
+    let (target, client, mesh, opened) = match &args.endpoint {
+        Some(endpoint) => {
+            let channel = trine_mesh::channel_tls(endpoint, config.tls.client()?)?;
+            let client = trine_mesh::gateway_client(channel, config.api_key.as_deref())?;
+            (endpoint.clone(), client, None, None)
+        }
         None => {
             let local = local_mesh(config).await?;
             // `candidates` counts from the statistics and `sparse` is
@@ -210,19 +214,17 @@ async fn run_trine(
                 local.store.keep_counts();
                 frequencies_built(local.store.as_ref(), &requests).await;
             }
+            // The gateway's server stack called in this process, as the
+            // in-process commands (`search`, `mcp`) call it: native's
+            // search is a call in this process too.
             (
                 "the in-process mesh".to_string(),
-                local.mesh.gateway.to_string(),
+                local.mesh.client()?,
                 Some(local.mesh),
                 Some((local.store, local.embedder)),
             )
         }
     };
-    let (key, tls) = match &args.endpoint {
-        Some(_) => (config.api_key.as_deref(), config.tls.client()?),
-        None => (None, None),
-    };
-    let client = trine_mesh::gateway_client(trine_mesh::channel_tls(&address, tls)?, key)?;
     let (samples, shed, ran_out) = load(Target::Trine(client), requests, args).await;
     let in_process = mesh.is_some();
     if let Some(mesh) = mesh {

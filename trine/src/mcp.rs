@@ -96,8 +96,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         }
         None => {
             let mesh = local_mesh(config).await?.mesh;
-            let channel = trine_mesh::channel(&mesh.gateway.to_string())?;
-            let client = trine_mesh::gateway_client(channel, None)?;
+            let client = mesh.client()?;
             let ended = session(&Remote(client)).await;
             mesh.stop().await?;
             ended?;

@@ -96,8 +96,7 @@ pub async fn run(config: &Config, verb: Verb, args: Args) -> CmdResult {
         }
         None => {
             let mesh = local_mesh(config).await?.mesh;
-            let channel = trine_mesh::channel(&mesh.gateway.to_string())?;
-            let mut client = trine_mesh::gateway_client(channel, None)?;
+            let mut client = mesh.client()?;
             let done = call(&mut client, verb, &args).await;
             mesh.stop().await?;
             done?

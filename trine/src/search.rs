@@ -1,5 +1,6 @@
-//! `trine search QUERY`: in-process over the configured store (the mesh on
-//! loopback ports), or against a running gateway with `--endpoint`.
+//! `trine search QUERY`: in-process over the configured store (the mesh
+//! started in this process, its gateway called without a socket), or
+//! against a running gateway with `--endpoint`.
 
 use std::process::ExitCode;
 
@@ -9,7 +10,6 @@ use trine_api::v1::{self, Filters, SearchRequest};
 use trine_core::model::parse_time;
 
 use crate::{CmdResult, Config, local_mesh};
-use trine_mesh::channel;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -142,11 +142,12 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     let response = match &args.endpoint {
         Some(endpoint) => {
             let channel = trine_mesh::channel_tls(endpoint, config.tls.client()?)?;
-            ask(channel, config.api_key.as_deref(), request).await?
+            let key = config.api_key.as_deref();
+            ask(trine_mesh::gateway_client(channel, key)?, request).await?
         }
         None => {
             let mesh = local_mesh(config).await?.mesh;
-            let answer = ask(channel(&mesh.gateway.to_string())?, None, request).await;
+            let answer = ask(mesh.client()?, request).await;
             mesh.stop().await?;
             answer?
         }
@@ -160,11 +161,9 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
 }
 
 async fn ask(
-    channel: tonic::transport::Channel,
-    key: Option<&str>,
+    mut client: trine_mesh::GatewayClient,
     request: SearchRequest,
 ) -> Result<v1::SearchResponse, String> {
-    let mut client = trine_mesh::gateway_client(channel, key).map_err(|e| e.to_string())?;
     client
         .search(request)
         .await

@@ -1,13 +1,12 @@
 //! BM25 over a candidate set (DESIGN.md §1): document frequencies are exact
 //! counts within the search's filters, N the exact count of points within
 //! them; term frequency and length come from the point's own text, or from
-//! its sparse encoding of that text (`TermCounts::of_sparse`: the same counts).
+//! its sparse encoding of that text (`TermCounts::of_vector`: the same counts).
 
 use std::collections::HashMap;
 
 use crate::fold::Fold;
-use crate::model::SparseVector;
-use crate::sparse::token_id;
+use crate::sparse::{TermVector, token_id};
 use crate::terms::tokens;
 
 /// BM25's free parameters.
@@ -90,38 +89,18 @@ impl TermCounts {
     /// The counts of a text from its sparse encoding ([`crate::sparse`]:
     /// term frequencies by token id): the same as [`TermCounts::of_text`]
     /// of the text it encodes, unless two of its tokens share a CRC-32.
-    pub fn of_sparse(keys: &[String], sparse: &SparseVector) -> Self {
-        // A weight as a count: rounded, nothing for a non-positive or
-        // non-finite one (`as` saturates; no libm call, this runs over
-        // every candidate's vector).
-        let count = |v: f32| {
-            if v.is_finite() && v > 0.0 {
-                (v + 0.5) as u64
-            } else {
-                0
-            }
-        };
-        let pairs = sparse.indices.len().min(sparse.values.len());
-        let (indices, values) = (&sparse.indices[..pairs], &sparse.values[..pairs]);
-        let len: u64 = values.iter().map(|v| count(*v)).sum();
-        // Each key's first dimension: by halving where the dimensions
-        // ascend (trine's encoding, and Qdrant's storage), else in order.
-        let ascending = indices.windows(2).all(|w| w[0] < w[1]);
-        let at = |id: u32| {
-            if ascending {
-                indices.binary_search(&id).ok()
-            } else {
-                indices.iter().position(|i| *i == id)
-            }
-        };
-        Self {
+    /// `None` where the vector is not term frequencies (another tool's
+    /// weights): the text must be read.
+    pub fn of_vector(keys: &[String], vector: &TermVector) -> Option<Self> {
+        let len = vector.tokens()?;
+        Some(Self {
             tf: keys
                 .iter()
-                .map(|k| at(token_id(k)).map_or(0, |i| count(values[i])))
-                .map(|c| u32::try_from(c).unwrap_or(u32::MAX))
+                // A term frequency is a whole number below 2^24.
+                .map(|k| vector.weight(token_id(k)).map_or(0, |w| w as u32))
                 .collect(),
             len: usize::try_from(len).unwrap_or(usize::MAX),
-        }
+        })
     }
 }
 
@@ -171,6 +150,7 @@ pub fn score_counts(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::SparseVector;
 
     #[test]
     fn the_reference_is_a_full_match_at_the_average_length() {
@@ -274,10 +254,10 @@ mod tests {
             let terms = crate::terms(query, *fold);
             let keys = keys(&terms, *fold);
             let from_text = TermCounts::of_text(&keys, text, *fold);
-            let sparse = crate::sparse::encode_text(text, *fold);
+            let sparse = TermVector::new(crate::sparse::encode_text(text, *fold));
             assert_eq!(
-                TermCounts::of_sparse(&keys, &sparse),
-                from_text,
+                TermCounts::of_vector(&keys, &sparse),
+                Some(from_text),
                 "{query:?} in {text:?}"
             );
         }
@@ -296,40 +276,34 @@ mod tests {
     }
 
     #[test]
-    fn any_sparse_vector_reads_as_counts() {
+    fn term_frequencies_read_as_counts_and_other_weights_do_not() {
         let (a, b) = (token_id("a"), token_id("b"));
+        let (lo, hi) = (a.min(b), a.max(b));
         let keys = ["a".to_string(), "b".to_string()];
+        let ab = |lo_hi: [u32; 2]| if a < b { lo_hi } else { [lo_hi[1], lo_hi[0]] };
         let v = |indices: &[u32], values: &[f32]| SparseVector {
             indices: indices.to_vec(),
             values: values.to_vec(),
         };
-        // (vector, counts of "a" and "b", length)
-        let table: &[(SparseVector, [u32; 2], usize)] = &[
-            (v(&[], &[]), [0, 0], 0),
-            (
-                v(&[a.min(b), a.max(b)], &[2.0, 3.0]),
-                if a < b { [2, 3] } else { [3, 2] },
-                5,
-            ),
-            // Out of order, a key twice: its first dimension counts.
-            (
-                v(&[a.max(b), 7, a.max(b)], &[4.0, 1.0, 9.0]),
-                if a > b { [4, 0] } else { [0, 4] },
-                14,
-            ),
-            // Weights rounded; nothing for a negative, NaN or infinite one.
-            (v(&[a, 1], &[1.6, -2.0]), [2, 0], 2),
-            (v(&[a, 1, 2], &[f32::NAN, f32::INFINITY, 2.4]), [0, 0], 2),
-            // More indices than values: the pairs only.
-            (v(&[a, b], &[1.0]), [1, 0], 1),
+        // (vector, counts of "a" and "b" and length; None: not counts)
+        type Row = (SparseVector, Option<([u32; 2], usize)>);
+        let table: &[Row] = &[
+            (v(&[], &[]), Some(([0, 0], 0))),
+            (v(&[lo, hi], &[2.0, 3.0]), Some((ab([2, 3]), 5))),
+            (v(&[lo, 7, hi], &[1.0, 4.0, 1.0]), Some((ab([1, 1]), 6))),
+            // Out of order, a dimension twice: its first weight counts.
+            (v(&[hi, 7, hi], &[4.0, 1.0, 9.0]), Some((ab([0, 4]), 14))),
+            (v(&[hi, lo], &[4.0, 1.0]), Some((ab([1, 4]), 5))),
+            // Another tool's weights, or no pairs: the text must be read.
+            (v(&[a, 1], &[1.6, 2.0]), None),
+            (v(&[a, 1], &[f32::NAN, 2.0]), None),
+            (v(&[a, b], &[1.0]), None),
         ];
-        for (sparse, tf, len) in table {
-            let counts = TermCounts::of_sparse(&keys, sparse);
-            assert_eq!(
-                (counts.tf.as_slice(), counts.len),
-                (&tf[..], *len),
-                "{sparse:?}"
-            );
+        for (sparse, want) in table {
+            let counts = TermCounts::of_vector(&keys, &TermVector::new(sparse.clone()));
+            let got = counts.map(|c| (c.tf, c.len));
+            let want = want.map(|(tf, len)| (tf.to_vec(), len));
+            assert_eq!(got, want, "{sparse:?}");
         }
     }
 

@@ -143,8 +143,9 @@ pub struct ScrollPage {
 pub struct TermPoint {
     pub id: Uuid,
     pub source: Option<String>,
-    /// Shared: a store that keeps it hands out the one copy it holds.
-    pub tf: Option<std::sync::Arc<SparseVector>>,
+    /// Its `sparse` vector, read as counts once. Shared: a store that
+    /// keeps it hands out the one copy it holds.
+    pub tf: Option<std::sync::Arc<crate::sparse::TermVector>>,
 }
 
 /// One page of a term scroll, in ascending point-id order.

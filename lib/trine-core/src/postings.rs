@@ -15,12 +15,13 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use crate::model::SparseVector;
+use crate::sparse::TermVector;
 
 /// One point a page holds: its id and its `sparse` vector, if it has one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Posted {
     pub id: Uuid,
-    pub sparse: Option<Arc<SparseVector>>,
+    pub sparse: Option<Arc<TermVector>>,
 }
 
 /// One page of a read ([`Postings::read`]).
@@ -52,7 +53,7 @@ pub struct Removed<'a> {
 #[derive(Debug, Clone, PartialEq)]
 struct Slot {
     id: Uuid,
-    sparse: Option<Arc<SparseVector>>,
+    sparse: Option<Arc<TermVector>>,
 }
 
 /// The postings of every tenant of a collection.
@@ -123,7 +124,7 @@ impl Postings {
             }
             let slot = Slot {
                 id: point.id,
-                sparse: point.sparse.cloned().map(Arc::new),
+                sparse: point.sparse.cloned().map(|v| Arc::new(TermVector::new(v))),
             };
             let at = match self.free.pop() {
                 Some(at) => {
@@ -427,7 +428,7 @@ mod tests {
         let dims: Vec<u32> = page
             .points
             .iter()
-            .map(|p| p.sparse.as_ref().expect("sparse").indices[0])
+            .map(|p| p.sparse.as_ref().expect("sparse").vector().indices[0])
             .collect();
         assert_eq!(dims, [3, 6, 9]);
         assert_eq!(p.read("u", &["all"], &[], None, 1).points[0].sparse, None);

@@ -43,6 +43,51 @@ pub fn is_term_frequencies(v: &SparseVector) -> bool {
             .all(|w| *w >= 1.0 && *w <= WHOLE && (*w as u32) as f32 == *w)
 }
 
+/// A point's sparse vector as BM25 reads it, with what every read of it
+/// would otherwise work out again over the whole vector: whether it is
+/// trine's encoding ([`is_term_frequencies`]) and then its length in tokens,
+/// and whether its dimensions ascend (a dimension is then found by halving).
+/// Made once, where the vector is read from the store or kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TermVector {
+    vector: SparseVector,
+    /// The sum of its term frequencies; `None`: another tool's weights.
+    tokens: Option<u64>,
+    ascending: bool,
+}
+
+impl TermVector {
+    pub fn new(vector: SparseVector) -> Self {
+        let tokens = is_term_frequencies(&vector)
+            .then(|| vector.values.iter().map(|w| u64::from(*w as u32)).sum());
+        let ascending = vector.indices.windows(2).all(|w| w[0] < w[1]);
+        Self {
+            vector,
+            tokens,
+            ascending,
+        }
+    }
+
+    pub fn vector(&self) -> &SparseVector {
+        &self.vector
+    }
+
+    /// The text's length in tokens, where the vector is term frequencies.
+    pub fn tokens(&self) -> Option<u64> {
+        self.tokens
+    }
+
+    /// The weight of dimension `id` (its first, should it repeat).
+    pub fn weight(&self, id: u32) -> Option<f32> {
+        let at = if self.ascending {
+            self.vector.indices.binary_search(&id).ok()
+        } else {
+            self.vector.indices.iter().position(|i| *i == id)
+        };
+        at.and_then(|i| self.vector.values.get(i).copied())
+    }
+}
+
 /// A query's vector: weight 1 for each of its terms.
 pub fn encode_query(query: &str, fold: Fold) -> SparseVector {
     to_vector(

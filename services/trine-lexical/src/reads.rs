@@ -5,9 +5,10 @@
 use std::collections::HashSet;
 
 use tracing::{Instrument, field};
+use trine_core::Fold;
 use trine_core::bm25::TermCounts;
-use trine_core::model::{Filter, MAX_FILTER_IDS, Memory, SparseVector, TermPage, TermPoint};
-use trine_core::{Fold, sparse};
+use trine_core::model::{Filter, MAX_FILTER_IDS, Memory, TermPage, TermPoint};
+use trine_core::sparse::TermVector;
 use trine_store::{BatchPage, BatchRead, Store, StoreError};
 use trine_telemetry::int;
 use uuid::Uuid;
@@ -507,18 +508,20 @@ pub(crate) struct Read {
     pub(crate) id: Uuid,
     pub(crate) source: Option<String>,
     pub(crate) text: Option<String>,
-    pub(crate) tf: Option<std::sync::Arc<SparseVector>>,
+    pub(crate) tf: Option<std::sync::Arc<TermVector>>,
 }
 
 impl Read {
     /// BM25's counts: from the text when it was read, else from the sparse
-    /// encoding (the same counts: `TermCounts::of_sparse`).
+    /// encoding (the same counts: `TermCounts::of_vector`).
     pub(crate) fn counts(&self, keys: &[String], fold: Fold) -> TermCounts {
-        match (&self.text, &self.tf) {
-            (Some(text), _) => TermCounts::of_text(keys, text, fold),
-            (None, Some(tf)) => TermCounts::of_sparse(keys, tf),
-            (None, None) => TermCounts::of_text(keys, "", fold),
+        if let Some(text) = &self.text {
+            return TermCounts::of_text(keys, text, fold);
         }
+        self.tf
+            .as_ref()
+            .and_then(|tf| TermCounts::of_vector(keys, tf))
+            .unwrap_or_else(|| TermCounts::of_text(keys, "", fold))
     }
 }
 
@@ -541,7 +544,7 @@ impl From<TermPoint> for Read {
             text: None,
             // Only trine's encoding is read as term frequencies: another
             // tool's sparse vectors (fractional weights) send us to the text.
-            tf: p.tf.filter(|tf| sparse::is_term_frequencies(tf)),
+            tf: p.tf.filter(|tf| tf.tokens().is_some()),
         }
     }
 }
@@ -595,7 +598,12 @@ mod tests {
             id: Uuid::from_u128(n),
             source: None,
             text: None,
-            tf: text.map(|t| std::sync::Arc::new(sparse::encode_text(t, Fold::ASCII))),
+            tf: text.map(|t| {
+                std::sync::Arc::new(TermVector::new(trine_core::sparse::encode_text(
+                    t,
+                    Fold::ASCII,
+                )))
+            }),
         };
         let mut read = Reads::new(3);
         read.extend([

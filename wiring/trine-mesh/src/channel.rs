@@ -9,12 +9,16 @@ use std::time::Duration;
 use tonic::transport::channel::Change;
 use tonic::transport::{Channel, Endpoint};
 use trine_semantic::RemoteEmbedder;
+use trine_telemetry::grpc::Transport;
 
 use crate::MeshError;
 
-/// A gateway's client that sends an API key with every call.
+/// A gateway's client that sends an API key with every call: over a
+/// channel, or to the gateway of a mesh in this process ([`Mesh::client`]).
+///
+/// [`Mesh::client`]: crate::Mesh::client
 pub type GatewayClient = trine_api::v1::memory_client::MemoryClient<
-    tonic::service::interceptor::InterceptedService<Channel, ApiKey>,
+    tonic::service::interceptor::InterceptedService<Transport, ApiKey>,
 >;
 
 /// Sends `authorization: Bearer KEY` with each call, when there is a key.
@@ -37,6 +41,11 @@ impl tonic::service::Interceptor for ApiKey {
 
 /// A client of the gateway on `channel`, sending `key` (if any).
 pub fn gateway_client(channel: Channel, key: Option<&str>) -> Result<GatewayClient, MeshError> {
+    over(Transport::remote(channel), key)
+}
+
+/// A client of the gateway over `transport`, sending `key` (if any).
+pub(crate) fn over(transport: Transport, key: Option<&str>) -> Result<GatewayClient, MeshError> {
     let value = key
         .map(|k| {
             format!("Bearer {k}").parse().map_err(|_| {
@@ -44,7 +53,7 @@ pub fn gateway_client(channel: Channel, key: Option<&str>) -> Result<GatewayClie
             })
         })
         .transpose()?;
-    Ok(trine_api::v1::memory_client::MemoryClient::with_interceptor(channel, ApiKey(value)))
+    Ok(trine_api::v1::memory_client::MemoryClient::with_interceptor(transport, ApiKey(value)))
 }
 
 /// How often a `dns://` peer's name is resolved again.

@@ -66,6 +66,8 @@ struct Tasks {
     metrics: Vec<(&'static str, MetricsServed)>,
     /// Where the gateway's HTTP surface listens, when it does.
     http: Option<SocketAddr>,
+    /// The gateway's server stack, to call in this process.
+    gateway: Option<Box<Transport>>,
 }
 
 impl Tasks {
@@ -78,6 +80,7 @@ impl Tasks {
             served: Vec::new(),
             metrics: Vec::new(),
             http: None,
+            gateway: None,
         }
     }
 
@@ -227,6 +230,8 @@ async fn start_part(
                 tasks.metrics.push(("gateway http", tokio::spawn(http)));
             }
             let registry = service.metrics();
+            let in_process = trine_api::server::in_process(service.clone(), &serving);
+            tasks.gateway = Some(Box::new(in_process));
             let run = trine_gateway::run(listener, service, serving, stopped);
             (Role::Gateway.service_name(), registry, tokio::spawn(run))
         }
@@ -366,6 +371,18 @@ impl Mesh {
             http: tasks.http,
             tasks,
         })
+    }
+
+    /// A client of the gateway for this process (the in-process commands:
+    /// `search`, `mcp`, `memory`, `bench`): its server stack called without
+    /// a socket, as the gateway calls its channels. Without an API key: a
+    /// mesh that requires one refuses it, as it refuses a key-less call on
+    /// its port.
+    pub fn client(&self) -> Result<crate::GatewayClient, MeshError> {
+        // The gateway's server stack (its limits, metrics and shedding).
+        let stack = self.tasks.gateway.as_deref().cloned();
+        let stack = stack.ok_or_else(|| MeshError::Bind("the gateway is not started".into()))?;
+        crate::channel::over(stack, None)
     }
 
     /// Signals every service to stop, then waits for each to drain.

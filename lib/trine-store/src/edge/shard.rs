@@ -3,6 +3,7 @@
 //! `EdgeStore::with_shard` on the blocking pool.
 
 use super::*;
+use trine_core::sparse::TermVector;
 
 impl Open {
     pub(super) fn load(dir: &Path, layout: Arc<PayloadSchema>) -> Result<Self> {
@@ -188,7 +189,10 @@ impl Open {
                 TermPoint {
                     id,
                     source: convert::to_memory(id, record.payload, &self.schema).source,
-                    tf: record.vector.and_then(convert::sparse_of).map(Arc::new),
+                    tf: record
+                        .vector
+                        .and_then(convert::sparse_of)
+                        .map(|v| Arc::new(TermVector::new(v))),
                 }
             })
             .collect();

@@ -192,7 +192,9 @@ impl ServerStore {
         Ok(TermPoint {
             id,
             source: self.schema.to_memory(id, json_map(payload)).source,
-            tf: vectors.and_then(sparse_output).map(std::sync::Arc::new),
+            tf: vectors
+                .and_then(sparse_output)
+                .map(|v| std::sync::Arc::new(trine_core::sparse::TermVector::new(v))),
         })
     }
 
