@@ -589,12 +589,15 @@ def embedded_section(work: Path) -> list[str]:
         "",
         "What makes it so: the term reads of the `candidates` strategy are answered from "
         "postings the embedded store keeps with its document frequencies (no store call; "
-        "the same points as the shard's scroll), a phrase read the postings show empty makes "
-        "no call, and the gateway calls its three channels in process, through each one's own "
-        "server stack (no socket or HTTP/2 framing). What is left (the stages "
-        "below): the dense search (`semantic.query`, as in native's call), the lexical read's "
-        "phrase reads, the payload of the hits, and the client's own gRPC call to the gateway, "
-        "which native's in-process call does not make. On this 2-core VM the same build's "
+        "the same points as the shard's scroll), each point's sparse vector kept read as "
+        "counts (its length summed once, not at every search), a phrase read the postings "
+        "show empty makes no call, and every call stays in the process: the gateway calls "
+        "its three channels, and the in-process commands (`bench`, `search`, `mcp`) call the "
+        "gateway, through each one's own server stack (its limits, metrics and shedding; no "
+        "socket or HTTP/2 framing), as native's call is a call in the process. What is left "
+        "(the stages below): the dense search (`semantic.query`, as in native's call), the "
+        "lexical read's phrase reads, the payload of the hits, the messages encoded and "
+        "decoded at each of the four calls, and fusion. On this 2-core VM the same build's "
         "ratios move by about ±5 % from one run to the next (1.00× to 1.06× p50 at concurrency "
         "1 and 40,000 over five runs).",
         "",
@@ -629,9 +632,9 @@ def embedded_section(work: Path) -> list[str]:
                         "than trine's lexical read from memory and everything trine adds."]
                 continue
             out += ["", spent + " That difference is the floor of this topology: what trine does "
-                    "beyond native's one call — the client's gRPC call into the gateway (HTTP/2 on "
-                    "loopback, both ends), three in-process calls (each message encoded and "
-                    "decoded, each call a task), the hits' payload as a second store call, the "
+                    "beyond native's one call — four calls in the process (the gateway's and its "
+                    "three channels': each message encoded and decoded, each call a task), the "
+                    "hits' payload as a second store call, the "
                     "fusion and the verbatim evidence — while its dense search is native's "
                     "dense prefetch and its lexical read is answered from memory."]
         out += [""]
