@@ -633,7 +633,7 @@ def embedded_section(work: Path) -> list[str]:
                 continue
             out += ["", spent + " That difference is the floor of this topology: what trine does "
                     "beyond native's one call — four calls in the process (the gateway's and its "
-                    "three channels': each message encoded and decoded, each call a task), the "
+                    "three channels': each message encoded and decoded, the two channels' calls a task each), the "
                     "hits' payload as a second store call, the "
                     "fusion and the verbatim evidence — while its dense search is native's "
                     "dense prefetch and its lexical read is answered from memory."]

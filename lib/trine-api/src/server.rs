@@ -142,13 +142,13 @@ pub async fn run<S: Served>(
 /// `service` as a client reaches it in this process ([`Transport::local`]):
 /// its generated server with `serving`'s message limits under the same
 /// [`ServerLayer`] a port serves it with (trace, metrics, shedding), called
-/// directly. The embedded mesh's gateway calls its channels so.
-pub fn in_process<S: Served>(service: S, serving: &Serving) -> Transport {
+/// directly. The embedded mesh's gateway calls its channels so. `own_task`:
+/// each call a task of its own, for a callee whose work may not yield while
+/// the caller has another call to make at the same time.
+pub fn in_process<S: Served>(service: S, serving: &Serving, own_task: bool) -> Transport {
     let layer = ServerLayer::new(service.metrics(), known_paths()).shedding(serving.max_in_flight);
-    Transport::local(tower_layer::Layer::layer(
-        &layer,
-        serving.apply(service.server()),
-    ))
+    let stack = tower_layer::Layer::layer(&layer, serving.apply(service.server()));
+    Transport::local(stack, own_task)
 }
 
 /// The services every port lists besides its own: health and reflection.

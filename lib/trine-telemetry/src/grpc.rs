@@ -110,8 +110,9 @@ impl Transport {
         Self(Via::Remote(channel))
     }
 
-    /// The server stack `stack`, called in this process.
-    pub fn local<S>(stack: S) -> Self
+    /// The server stack `stack`, called in this process: on the caller's
+    /// task, or (`own_task`) each call a task of its own.
+    pub fn local<S>(stack: S, own_task: bool) -> Self
     where
         S: tower_service::Service<
                 http::Request<tonic::body::Body>,
@@ -128,7 +129,7 @@ impl Transport {
         // not hold up the caller's other calls, polled on the same task.
         Self(Via::Local(Arc::new(move |request| -> Answer {
             let mut stack = stack.clone();
-            let task = tokio::spawn(async move {
+            let call = async move {
                 std::future::poll_fn(|cx| stack.poll_ready(cx))
                     .await
                     .map_err(|e| Box::new(e) as BoxError)?;
@@ -136,7 +137,11 @@ impl Transport {
                     .call(request)
                     .await
                     .map_err(|e| Box::new(e) as BoxError)
-            });
+            };
+            if !own_task {
+                return Box::pin(call);
+            }
+            let task = tokio::spawn(call);
             Box::pin(async move { task.await.map_err(|e| Box::new(e) as BoxError)? })
         })))
     }

@@ -230,7 +230,7 @@ async fn start_part(
                 tasks.metrics.push(("gateway http", tokio::spawn(http)));
             }
             let registry = service.metrics();
-            let in_process = trine_api::server::in_process(service.clone(), &serving);
+            let in_process = trine_api::server::in_process(service.clone(), &serving, false);
             tasks.gateway = Some(Box::new(in_process));
             let run = trine_gateway::run(listener, service, serving, stopped);
             (Role::Gateway.service_name(), registry, tokio::spawn(run))
@@ -331,9 +331,9 @@ impl Mesh {
         // server stacks their ports serve (which stay up: health, metrics,
         // and any client that dials them).
         let local = [
-            trine_api::server::in_process(lexical_service.clone(), &internal),
-            trine_api::server::in_process(semantic_service.clone(), &internal),
-            trine_api::server::in_process(fusion_service.clone(), &internal),
+            trine_api::server::in_process(lexical_service.clone(), &internal, true),
+            trine_api::server::in_process(semantic_service.clone(), &internal, true),
+            trine_api::server::in_process(fusion_service.clone(), &internal, false),
         ];
         for (role, part, listener) in [
             (Role::Lexical, Part::Lexical(lexical_service), lexical_l),
