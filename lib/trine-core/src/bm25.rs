@@ -96,8 +96,7 @@ impl TermCounts {
         Some(Self {
             tf: keys
                 .iter()
-                // A term frequency is a whole number below 2^24.
-                .map(|k| vector.weight(token_id(k)).map_or(0, |w| w as u32))
+                .map(|k| vector.count(token_id(k)).unwrap_or(0))
                 .collect(),
             len: usize::try_from(len).unwrap_or(usize::MAX),
         })

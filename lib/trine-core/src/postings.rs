@@ -428,7 +428,7 @@ mod tests {
         let dims: Vec<u32> = page
             .points
             .iter()
-            .map(|p| p.sparse.as_ref().expect("sparse").vector().indices[0])
+            .map(|p| p.sparse.as_ref().expect("sparse").to_vector().indices[0])
             .collect();
         assert_eq!(dims, [3, 6, 9]);
         assert_eq!(p.read("u", &["all"], &[], None, 1).points[0].sparse, None);

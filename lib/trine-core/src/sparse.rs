@@ -45,47 +45,118 @@ pub fn is_term_frequencies(v: &SparseVector) -> bool {
 
 /// A point's sparse vector as BM25 reads it, with what every read of it
 /// would otherwise work out again over the whole vector: whether it is
-/// trine's encoding ([`is_term_frequencies`]) and then its length in tokens,
-/// and whether its dimensions ascend (a dimension is then found by halving).
-/// Made once, where the vector is read from the store or kept.
+/// trine's encoding ([`is_term_frequencies`]) and then its length in tokens.
+/// Made once, where the vector is read from the store or kept. Trine's
+/// encoding is held as (dimension, count) pairs, a dimension beside its
+/// count (one cache line read, not two).
 #[derive(Debug, Clone, PartialEq)]
-pub struct TermVector {
-    vector: SparseVector,
-    /// The sum of its term frequencies; `None`: another tool's weights.
-    tokens: Option<u64>,
-    ascending: bool,
+pub struct TermVector(Held);
+
+#[derive(Debug, Clone, PartialEq)]
+enum Held {
+    /// Term frequencies: the pairs, the sum of the counts, and whether the
+    /// dimensions ascend (a dimension is then found from where its id
+    /// falls: the ids are CRC-32s, spread evenly).
+    Counts {
+        pairs: Box<[(u32, u32)]>,
+        tokens: u64,
+        ascending: bool,
+    },
+    /// Another tool's weights, as read.
+    Weights(SparseVector),
 }
 
 impl TermVector {
     pub fn new(vector: SparseVector) -> Self {
-        let tokens = is_term_frequencies(&vector)
-            .then(|| vector.values.iter().map(|w| u64::from(*w as u32)).sum());
-        let ascending = vector.indices.windows(2).all(|w| w[0] < w[1]);
-        Self {
-            vector,
+        if !is_term_frequencies(&vector) {
+            return Self(Held::Weights(vector));
+        }
+        // Whole numbers of at most 2^24: exact as u32.
+        let pairs: Box<[(u32, u32)]> = vector
+            .indices
+            .iter()
+            .zip(&vector.values)
+            .map(|(i, w)| (*i, *w as u32))
+            .collect();
+        let tokens = pairs.iter().map(|(_, c)| u64::from(*c)).sum();
+        let ascending = pairs.windows(2).all(|w| w[0].0 < w[1].0);
+        Self(Held::Counts {
+            pairs,
             tokens,
             ascending,
-        }
+        })
     }
 
-    pub fn vector(&self) -> &SparseVector {
-        &self.vector
+    /// The vector as read.
+    pub fn to_vector(&self) -> SparseVector {
+        match &self.0 {
+            Held::Counts { pairs, .. } => SparseVector {
+                indices: pairs.iter().map(|(i, _)| *i).collect(),
+                values: pairs.iter().map(|(_, c)| *c as f32).collect(),
+            },
+            Held::Weights(vector) => vector.clone(),
+        }
     }
 
     /// The text's length in tokens, where the vector is term frequencies.
     pub fn tokens(&self) -> Option<u64> {
-        self.tokens
+        match &self.0 {
+            Held::Counts { tokens, .. } => Some(*tokens),
+            Held::Weights(_) => None,
+        }
     }
 
-    /// The weight of dimension `id` (its first, should it repeat).
-    pub fn weight(&self, id: u32) -> Option<f32> {
-        let at = if self.ascending {
-            self.vector.indices.binary_search(&id).ok()
-        } else {
-            self.vector.indices.iter().position(|i| *i == id)
+    /// The count of dimension `id` (its first, should it repeat), where the
+    /// vector is term frequencies: 0 where it does not hold it.
+    pub fn count(&self, id: u32) -> Option<u32> {
+        let Held::Counts {
+            pairs, ascending, ..
+        } = &self.0
+        else {
+            return None;
         };
-        at.and_then(|i| self.vector.values.get(i).copied())
+        let at = if *ascending {
+            find_spread(pairs, id)
+        } else {
+            pairs.iter().position(|(i, _)| *i == id)
+        };
+        Some(at.map_or(0, |at| pairs[at].1))
     }
+}
+
+/// Where `id` is among ascending pairs whose ids spread evenly over `u32`:
+/// from the place its value predicts, galloping out to bracket it, then
+/// halving within the bracket (a few neighbouring reads, not a halving
+/// over the whole vector).
+fn find_spread(pairs: &[(u32, u32)], id: u32) -> Option<usize> {
+    let n = pairs.len();
+    if n == 0 {
+        return None;
+    }
+    let guess = usize::try_from((u64::from(id) * n as u64) >> 32).unwrap_or(n - 1);
+    let guess = guess.min(n - 1);
+    let (mut lo, mut hi) = (guess, guess + 1);
+    let mut step = 1;
+    if pairs[guess].0 < id {
+        // The bracket moves right until its end passes id.
+        while hi < n && pairs[hi].0 < id {
+            lo = hi;
+            hi = (hi + step).min(n);
+            step *= 2;
+        }
+        hi = (hi + 1).min(n);
+    } else {
+        // Left until its start is at or below id.
+        while lo > 0 && pairs[lo].0 > id {
+            hi = lo;
+            lo = lo.saturating_sub(step);
+            step *= 2;
+        }
+    }
+    pairs[lo..hi]
+        .binary_search_by_key(&id, |(i, _)| *i)
+        .ok()
+        .map(|at| lo + at)
 }
 
 /// A query's vector: weight 1 for each of its terms.
@@ -131,6 +202,60 @@ mod tests {
         assert!(!is_term_frequencies(&v(&[-3.0])));
         assert!(is_term_frequencies(&v(&[3.0, 16_777_216.0])));
         assert!(!is_term_frequencies(&v(&[33_554_434.0])), "beyond 2^24");
+    }
+
+    #[test]
+    fn a_dimension_is_found_wherever_it_falls() {
+        // Ascending pairs, evenly spread or bunched at either end; every id
+        // held is found, every id between or beyond them is not.
+        let sets: Vec<Vec<u32>> = vec![
+            vec![],
+            vec![7],
+            (0..500u32).map(|i| i.wrapping_mul(8_589_934)).collect(),
+            (0..300).collect(),
+            (0..300).map(|i| u32::MAX - 300 + i).collect(),
+            vec![0, 1, 2, u32::MAX / 2, u32::MAX - 1, u32::MAX],
+            (0..64)
+                .map(|i| i * 3 + 1_000_000)
+                .chain([u32::MAX])
+                .collect(),
+        ];
+        for ids in sets {
+            let pairs: Vec<(u32, u32)> = ids.iter().map(|i| (*i, i % 5 + 1)).collect();
+            for (at, (id, _)) in pairs.iter().enumerate() {
+                assert_eq!(
+                    find_spread(&pairs, *id),
+                    Some(at),
+                    "{id} in {} ids",
+                    ids.len()
+                );
+                for absent in [id.wrapping_add(1), id.wrapping_sub(1)] {
+                    let want = pairs.iter().position(|(i, _)| *i == absent);
+                    assert_eq!(find_spread(&pairs, absent), want, "{absent}");
+                }
+            }
+            for absent in [0, 5, u32::MAX / 3, u32::MAX] {
+                let want = pairs.iter().position(|(i, _)| *i == absent);
+                assert_eq!(find_spread(&pairs, absent), want, "{absent}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_term_vector_reads_back_as_written() {
+        let counts = encode_text("a b a c", Fold::CASE);
+        let weights = SparseVector {
+            indices: vec![3, 1],
+            values: vec![0.5, 2.0],
+        };
+        for v in [counts.clone(), weights.clone()] {
+            assert_eq!(TermVector::new(v.clone()).to_vector(), v);
+        }
+        let tv = TermVector::new(counts);
+        assert_eq!(tv.tokens(), Some(4));
+        assert_eq!(tv.count(token_id("a")), Some(2));
+        assert_eq!(tv.count(token_id("z")), Some(0));
+        assert_eq!(TermVector::new(weights).count(1), None, "not counts");
     }
 
     #[test]

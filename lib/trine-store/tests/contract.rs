@@ -1379,7 +1379,7 @@ async fn term_scroll_reads_the_sparse_encoding_and_source_only(store: &dyn Store
     for (id, tf, source) in want.clone() {
         let p = got.iter().find(|p| p.id == id).expect("listed");
         assert_eq!(
-            p.tf.as_deref().map(|t| t.vector()),
+            p.tf.as_deref().map(|t| t.to_vector()).as_ref(),
             tf.as_ref(),
             "the sparse encoding as written"
         );
@@ -1394,7 +1394,7 @@ async fn term_scroll_reads_the_sparse_encoding_and_source_only(store: &dyn Store
     for p in &unsourced {
         let (_, tf, _) = want.iter().find(|(id, ..)| *id == p.id).expect("listed");
         assert_eq!(
-            p.tf.as_deref().map(|t| t.vector()),
+            p.tf.as_deref().map(|t| t.to_vector()).as_ref(),
             tf.as_ref(),
             "the sparse encoding, without the source"
         );
