@@ -49,7 +49,7 @@ text = open(path, encoding="utf-8").read()
 if head in text:
     start = text.index(head)
     end = text.find("\n## ", start + len(head))
-    text = text[:start] + section + (text[end + 1:] if end >= 0 else "")
+    text = text[:start] + section + ("\n" + text[end + 1:] if end >= 0 else "")
 elif before and ("\n" + before) in text:
     at = text.index("\n" + before)
     text = text[:at + 1] + section + "\n" + text[at + 1:]
