@@ -8,6 +8,11 @@ scripts/fetch-k8s-tools.sh
 scripts/fetch-promtool.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
+# The test binaries are built before any Qdrant starts. With the cluster
+# started first and a rebuild after it, the cluster backup test's restore
+# left a shard's replica out of sync for its whole 120 s wait (3 full runs of
+# 3; 0 of 10 with the cluster started after the build).
+cargo test --workspace --no-run
 
 log=$(mktemp)
 # The server half of the tests (the store's contract suite, the strategies,

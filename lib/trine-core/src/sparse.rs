@@ -35,7 +35,7 @@ pub fn encode_text(text: &str, fold: Fold) -> SparseVector {
 pub fn is_term_frequencies(v: &SparseVector) -> bool {
     // A whole number of at most 2^24 (every count an f32 holds exactly)
     // survives the round trip through u32; NaN and infinities fail the
-    // comparisons. No libm call: this runs over every candidate's vector.
+    // comparisons (no libm call: every vector read or kept is checked).
     const WHOLE: f32 = 16_777_216.0;
     v.indices.len() == v.values.len()
         && v.values

@@ -124,9 +124,10 @@ impl Transport {
             + 'static,
         S::Future: Send + 'static,
     {
-        // Each call a task of its own, as a call to another process would
-        // be: a channel whose work never yields (the postings' reads) must
-        // not hold up the caller's other calls, polled on the same task.
+        // With `own_task`, each call a task of its own, as a call to another
+        // process would be: a channel whose work never yields (the
+        // postings' reads) must not hold up the caller's other calls,
+        // polled on the same task. A call made alone needs no task.
         Self(Via::Local(Arc::new(move |request| -> Answer {
             let mut stack = stack.clone();
             let call = async move {
