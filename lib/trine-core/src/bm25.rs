@@ -253,7 +253,7 @@ mod tests {
             let terms = crate::terms(query, *fold);
             let keys = keys(&terms, *fold);
             let from_text = TermCounts::of_text(&keys, text, *fold);
-            let sparse = TermVector::new(crate::sparse::encode_text(text, *fold));
+            let sparse = TermVector::new(&crate::sparse::encode_text(text, *fold));
             assert_eq!(
                 TermCounts::of_vector(&keys, &sparse),
                 Some(from_text),
@@ -299,7 +299,7 @@ mod tests {
             (v(&[a, b], &[1.0]), None),
         ];
         for (sparse, want) in table {
-            let counts = TermCounts::of_vector(&keys, &TermVector::new(sparse.clone()));
+            let counts = TermCounts::of_vector(&keys, &TermVector::new(sparse));
             let got = counts.map(|c| (c.tf, c.len));
             let want = want.map(|(tf, len)| (tf.to_vec(), len));
             assert_eq!(got, want, "{sparse:?}");

@@ -124,7 +124,7 @@ impl Postings {
             }
             let slot = Slot {
                 id: point.id,
-                sparse: point.sparse.cloned().map(|v| Arc::new(TermVector::new(v))),
+                sparse: point.sparse.map(|v| Arc::new(TermVector::new(v))),
             };
             let at = match self.free.pop() {
                 Some(at) => {

@@ -67,9 +67,11 @@ enum Held {
 }
 
 impl TermVector {
-    pub fn new(vector: SparseVector) -> Self {
-        if !is_term_frequencies(&vector) {
-            return Self(Held::Weights(vector));
+    /// Read from `vector`: trine's encoding becomes pairs without a copy
+    /// of the vector; another tool's weights are copied as they are.
+    pub fn new(vector: &SparseVector) -> Self {
+        if !is_term_frequencies(vector) {
+            return Self(Held::Weights(vector.clone()));
         }
         // Whole numbers of at most 2^24: exact as u32.
         let pairs: Box<[(u32, u32)]> = vector
@@ -249,13 +251,13 @@ mod tests {
             values: vec![0.5, 2.0],
         };
         for v in [counts.clone(), weights.clone()] {
-            assert_eq!(TermVector::new(v.clone()).to_vector(), v);
+            assert_eq!(TermVector::new(&v).to_vector(), v);
         }
-        let tv = TermVector::new(counts);
+        let tv = TermVector::new(&counts);
         assert_eq!(tv.tokens(), Some(4));
         assert_eq!(tv.count(token_id("a")), Some(2));
         assert_eq!(tv.count(token_id("z")), Some(0));
-        assert_eq!(TermVector::new(weights).count(1), None, "not counts");
+        assert_eq!(TermVector::new(&weights).count(1), None, "not counts");
     }
 
     #[test]

@@ -599,7 +599,7 @@ mod tests {
             source: None,
             text: None,
             tf: text.map(|t| {
-                std::sync::Arc::new(TermVector::new(trine_core::sparse::encode_text(
+                std::sync::Arc::new(TermVector::new(&trine_core::sparse::encode_text(
                     t,
                     Fold::ASCII,
                 )))

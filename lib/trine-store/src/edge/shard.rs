@@ -192,7 +192,7 @@ impl Open {
                     tf: record
                         .vector
                         .and_then(convert::sparse_of)
-                        .map(|v| Arc::new(TermVector::new(v))),
+                        .map(|v| Arc::new(TermVector::new(&v))),
                 }
             })
             .collect();

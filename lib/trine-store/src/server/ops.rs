@@ -194,7 +194,7 @@ impl ServerStore {
             source: self.schema.to_memory(id, json_map(payload)).source,
             tf: vectors
                 .and_then(sparse_output)
-                .map(|v| std::sync::Arc::new(trine_core::sparse::TermVector::new(v))),
+                .map(|v| std::sync::Arc::new(trine_core::sparse::TermVector::new(&v))),
         })
     }
 
