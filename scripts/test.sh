@@ -8,10 +8,8 @@ scripts/fetch-k8s-tools.sh
 scripts/fetch-promtool.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
-# The test binaries are built before any Qdrant starts. With the cluster
-# started first and a rebuild after it, the cluster backup test's restore
-# left a shard's replica out of sync for its whole 120 s wait (3 full runs of
-# 3; 0 of 10 with the cluster started after the build).
+# The test binaries are built before any Qdrant starts: the servers do not
+# idle through the build, and the tests meet a cluster that has just formed.
 cargo test --workspace --no-run
 
 log=$(mktemp)
