@@ -82,8 +82,17 @@ def dedup(entries):
     return out
 
 
+def for_questions(cfg: dict) -> dict:
+    """Settings::for_questions: Qdrant's one call (RRF, 1:1) at the fusion's k."""
+    return dict(method="rrf", k=cfg.get("k", 60), wl=1.0, ws=1.0)
+
+
 def fuse(row: dict, cfg: dict) -> list[str]:
-    """The ids in fused order (tier first), as fusion.rs ranks them."""
+    """The ids in fused order (tier first), as fusion.rs ranks them; a list the
+    question strategy answered (`question` in the lists file) fused as a question
+    unless the fusion studied says `questions: False`."""
+    if row.get("question") and cfg.get("questions", True):
+        cfg = for_questions(cfg)
     lexical, semantic = dedup(row["lexical"]), dedup(row["semantic"])
     wl, ws = cfg["wl"], cfg["ws"]
     semantic_confidence = confidence([s for _, s in semantic], cfg.get("floor", 0.2))
@@ -154,13 +163,26 @@ def report_ranks(path: str) -> dict[str, dict[str, int | None]]:
 
 
 def check(args) -> int:
-    rows, ranks = read_lists(args.lists), report_ranks(args.report)["hybrid/candidates"]
-    mirrored = ((r["qid"], rank(fuse(r, DEFAULTS[args.embedder]), r["gold"])) for r in rows)
-    wrong = [(qid, mine, ranks[qid]) for qid, mine in mirrored if mine != ranks[qid]]
-    for qid, mine, theirs in wrong[:10]:
-        print(f"{qid}: the mirror ranks its gold {mine}, trine {theirs}", file=sys.stderr)
-    print(f"check: {len(rows) - len(wrong)} of {len(rows)} queries ranked as trine's default fusion")
-    return 1 if wrong or not rows else 0
+    """Each strategy's lists (`default`: none named, questions included; else
+    `candidates`) fused by the mirror rank every gold as the report's hybrid run."""
+    reports = report_ranks(args.report)
+    failed = False
+    for strategy in ("default", "candidates"):
+        rows, ranks = read_lists(args.lists, strategy), reports.get(f"hybrid/{strategy}")
+        if not rows or ranks is None:
+            continue
+        mirrored = ((r["qid"], rank(fuse(r, DEFAULTS[args.embedder]), r["gold"])) for r in rows)
+        wrong = [(qid, mine, ranks[qid]) for qid, mine in mirrored if mine != ranks[qid]]
+        for qid, mine, theirs in wrong[:10]:
+            print(f"{qid}: the mirror ranks its gold {mine}, trine {theirs} ({strategy})", file=sys.stderr)
+        questions = sum(1 for r in rows if r.get("question"))
+        print(f"check: {len(rows) - len(wrong)} of {len(rows)} queries ranked as trine's default fusion "
+              f"(strategy {strategy}, {questions} fused as questions)")
+        failed = failed or bool(wrong) or not rows
+    if not any(read_lists(args.lists, s) for s in ("default", "candidates")):
+        print("check: no default or candidates lists", file=sys.stderr)
+        return 1
+    return 1 if failed else 0
 
 
 def grid_configs():

@@ -32,9 +32,10 @@ EMBEDDERS = [("minilm", "MiniLM (all-MiniLM-L6-v2)"), ("static", "static (distil
 STEMMED = {"fr": "French", "de": "German"}
 VARIANTS = [(e, label) for e, label in EMBEDDERS] + [
     (f"{e}-stemmed", f"{label}, text index stemmed") for e, label in EMBEDDERS]
-DEFAULT = "hybrid/candidates"
+DEFAULT = "hybrid/default"
 NAMES = {
-    "hybrid/candidates": "**trine default** (candidates)",
+    "hybrid/default": "**trine default**",
+    "hybrid/candidates": "trine hybrid, candidates",
     "hybrid/bm25": "trine hybrid, bm25",
     "hybrid/sparse": "trine hybrid, sparse",
     "fused/candidates/rrf/k=60/w=1:1:0": "RRF k=60 of the same lists",
@@ -119,8 +120,13 @@ def main() -> int:
     lines = ["# Quality", "",
              "Produced by `./scripts/quality.sh` (which ends with `python3 scripts/quality-report.py "
              "quality-work > docs/quality.md`); every figure is read from a `trine eval --save` report.", "",
-             f"- trine at commit `{commit}`, {profile} profile; default configuration (`[fusion]` of each "
-             "embedder, docs/search.md \"Fusion\").",
+             f"- trine at commit `{commit}`, {profile} profile; **trine default**: a search that names "
+             "no strategy, under the default configuration (`[fusion]` of each embedder; a question "
+             "takes the sparse list and is fused as Qdrant's one call: docs/search.md \"Questions\"). "
+             "The `trine hybrid, ...` rows name their strategy, so no search in them is answered as a "
+             "question.",
+             "- The better single channel is the best of `semantic only` and every `lexical only` "
+             "row on that kind (`trine eval`'s verdict).",
              "- Held-back halves only (the tune halves are for choosing). Kinds: `question` (a package's "
              "synopsis or a function's first sentence, not verbatim in its answer), `multi-hop`, "
              "`temporal`, `commonsense` (REALTALK's annotated questions about a conversation), `recall` "

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates docs/quality.md: every development set's held-back half under
-# `trine eval` with both embedders — trine's hybrid under each lexical
+# `trine eval` with both embedders — trine's default (no strategy named:
+# questions take the question strategy), trine's hybrid under each lexical
 # strategy, RRF at k = 60 of the same lists, each single channel, and
 # Qdrant's one-call hybrids (dense + bm25, dense + sparse) on the same
 # collection — rendered by scripts/quality-report.py; then the same again on
@@ -54,7 +55,7 @@ for set in $sets; do
     echo "quality: evaluating $set with $embedder …" >&2
     "$trine" --log error --data "$data" --embedder "$embedder" --models "$models" \
       eval --queries "$devset/$set/queries.jsonl" --split held \
-      --modes hybrid,semantic,lexical --strategies candidates,bm25,sparse --verbatim on \
+      --modes hybrid,semantic,lexical --strategies default,candidates,bm25,sparse --verbatim on \
       --native bm25,sparse --k 8 --fusion rrf/k=60/w=1:1:0 \
       --lists "$work/lists-$set-$embedder.jsonl" \
       --save "$work/eval-$set-$embedder.json" >"$work/eval-$set-$embedder.txt"
@@ -69,7 +70,7 @@ for set in $sets; do
       text-index --stemmer "$language" >"$work/$set-$embedder-stemmed.index.txt"
     "$trine" --log error --data "$stemmed" --embedder "$embedder" --models "$models" \
       eval --queries "$devset/$set/queries.jsonl" --split held \
-      --modes hybrid,semantic,lexical --strategies candidates,bm25,sparse --verbatim on \
+      --modes hybrid,semantic,lexical --strategies default,candidates,bm25,sparse --verbatim on \
       --native bm25,sparse --k 8 \
       --save "$work/eval-$set-$embedder-stemmed.json" >"$work/eval-$set-$embedder-stemmed.txt"
   done

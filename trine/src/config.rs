@@ -36,6 +36,21 @@ fn strategy<'de, D: Deserializer<'de>>(d: D) -> Result<Strategy, D::Error> {
     parsed(d, "lexical.strategy", Strategy::parse)
 }
 
+/// `none`, or a strategy that reads a list of its own (not `auto`, `off`).
+fn question_strategy<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Strategy>, D::Error> {
+    parsed(d, "lexical.question_strategy", |raw| {
+        if raw == "none" {
+            return Ok(None);
+        }
+        match Strategy::parse(raw)? {
+            Strategy::Auto | Strategy::Off => Err(format!(
+                "{raw:?} picks no list of its own: use sparse, bm25, candidates, gate or none"
+            )),
+            s => Ok(Some(s)),
+        }
+    })
+}
+
 fn method<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Method>, D::Error> {
     parsed(d, "fusion.method", Method::parse).map(Some)
 }
@@ -116,6 +131,12 @@ pub struct LexicalSection {
     /// candidates, bm25, sparse, gate, off or auto.
     #[serde(deserialize_with = "strategy")]
     pub strategy: Strategy,
+    /// The strategy of a question that names none (a short sentence ending
+    /// with `?` or opening with what/when/where/who/why/how/which), when
+    /// the collection is ready for it; its list is fused as Qdrant's one
+    /// call fuses (RRF, 1:1). `none`: questions as every search.
+    #[serde(deserialize_with = "question_strategy")]
+    pub question_strategy: Option<Strategy>,
     /// Points the lexical channel reads at most.
     pub cap: usize,
     /// Seconds a count of at least `count_cache_min` points is reused (the
@@ -141,6 +162,7 @@ impl Default for LexicalSection {
         let cache = trine_lexical::CountCacheConfig::default();
         Self {
             strategy: Strategy::Candidates,
+            question_strategy: Some(Strategy::Sparse),
             cap: 256,
             count_cache_secs: cache.ttl.as_secs(),
             count_cache_min: cache.min_count,
@@ -466,6 +488,7 @@ impl Config {
         mesh.lexical.count_statistics = self.lexical.count_statistics;
         mesh.stemmer = self.lexical.stemmer;
         mesh.lexical.strategy = self.lexical.strategy;
+        mesh.lexical.question_strategy = self.lexical.question_strategy;
         // Checked at load ([`Config::validate`]); the embedder's default else.
         mesh.search.fusion = self
             .fusion
@@ -592,6 +615,26 @@ mod tests {
     }
 
     #[test]
+    fn questions_take_the_sparse_list_unless_told_otherwise() {
+        let default = Config::load(&Overrides::default()).unwrap().mesh();
+        assert_eq!(default.lexical.question_strategy, Some(Strategy::Sparse));
+        for (file, want) in [
+            ("[lexical]\nquestion_strategy = \"none\"\n", None),
+            (
+                "[lexical]\nquestion_strategy = \"bm25\"\n",
+                Some(Strategy::Bm25),
+            ),
+        ] {
+            let (_dir, o) = overrides_with_file(file);
+            assert_eq!(
+                Config::load(&o).unwrap().mesh().lexical.question_strategy,
+                want,
+                "{file}"
+            );
+        }
+    }
+
+    #[test]
     fn the_stemmer_of_new_collections_is_a_known_language() {
         assert_eq!(
             Config::load(&Overrides::default()).unwrap().mesh().stemmer,
@@ -705,6 +748,14 @@ mod tests {
                 "unknown lexical strategy",
             ),
             ("[lexical]\ncap = 0\n", "lexical.cap"),
+            (
+                "[lexical]\nquestion_strategy = \"auto\"\n",
+                "picks no list of its own",
+            ),
+            (
+                "[lexical]\nquestion_strategy = \"magic\"\n",
+                "lexical.question_strategy",
+            ),
             ("[fusion]\nmethod = \"borda\"\n", "unknown fusion method"),
             ("[fusion]\nrrf_k = 0\n", "rrf_k"),
             (

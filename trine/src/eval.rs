@@ -49,11 +49,13 @@ pub struct Args {
     /// Modes to run (comma-separated): hybrid, semantic, lexical
     #[arg(long, value_delimiter = ',', default_value = "hybrid,semantic")]
     pub modes: Vec<String>,
-    /// Lexical strategies of the hybrid and lexical runs (comma-separated)
+    /// Lexical strategies of the hybrid and lexical runs (comma-separated);
+    /// `default`: none named, as a search that names none (the configured
+    /// strategy, and the question strategy for questions)
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "candidates,bm25,sparse,gate"
+        default_value = "default,candidates,bm25,sparse,gate"
     )]
     pub strategies: Vec<String>,
     /// Hybrid runs with the verbatim list at the service's weight (on),
@@ -97,7 +99,7 @@ pub struct Args {
     pub save: Option<PathBuf>,
     /// Also write each query's two channel lists under each of
     /// `--strategies` to this file, one JSON object a line (`qid`, `kind`,
-    /// `query`, `gold`, `strategy`, `reference`, `lexical`: [[id, score,
+    /// `query`, `gold`, `strategy`, `reference`, `terms`, `question`, `lexical`: [[id, score,
     /// verbatim]], `semantic`: [[id, cosine]]), for studying fusions offline
     #[arg(long)]
     pub lists: Option<PathBuf>,
@@ -228,8 +230,26 @@ struct Targets {
     fold: Fold,
     /// Each query's channel lists, read once: by (qid, strategy) for the
     /// lexical list, by qid for the semantic one.
-    lexical_lists: HashMap<(String, String), (Vec<v1::Candidate>, f64, u32)>,
+    lexical_lists: HashMap<(String, String), LexicalLine>,
     semantic_lists: HashMap<String, Vec<v1::Neighbor>>,
+}
+
+/// A query's lexical list as lexical-svc answered it: the candidates, the
+/// reference score, the term count, and whether it is the question
+/// strategy's.
+type LexicalLine = (Vec<v1::Candidate>, f64, u32, bool);
+
+/// The `--strategies` name of the strategy a search gets when it names none
+/// (the configured one, and the question strategy for questions).
+pub const DEFAULT_STRATEGY: &str = "default";
+
+/// A `--strategies` name as a request carries it.
+fn on_wire(strategy: &str) -> &str {
+    if strategy == DEFAULT_STRATEGY {
+        ""
+    } else {
+        strategy
+    }
 }
 
 impl Targets {
@@ -238,7 +258,7 @@ impl Targets {
         &mut self,
         query: &Query,
         strategy: &str,
-    ) -> Result<(Vec<v1::Candidate>, f64, u32, Vec<v1::Neighbor>), String> {
+    ) -> Result<(LexicalLine, Vec<v1::Neighbor>), String> {
         let filters = Filters {
             tenant: query.tenant.clone(),
             ..Filters::default()
@@ -251,14 +271,21 @@ impl Targets {
                     query: query.query.clone(),
                     filters: Some(filters.clone()),
                     cap: 0,
-                    strategy: strategy.to_string(),
+                    strategy: on_wire(strategy).to_string(),
+                    question: strategy == DEFAULT_STRATEGY
+                        && trine_core::fusion::is_question(query.query.trim()),
                 })
                 .await
                 .map_err(|s| format!("lexical: {:?}: {}", s.code(), s.message()))?
                 .into_inner();
             self.lexical_lists.insert(
                 key.clone(),
-                (answer.candidates, answer.reference_score, answer.terms),
+                (
+                    answer.candidates,
+                    answer.reference_score,
+                    answer.terms,
+                    answer.question,
+                ),
             );
         }
         if !self.semantic_lists.contains_key(&query.qid) {
@@ -275,11 +302,8 @@ impl Targets {
             self.semantic_lists
                 .insert(query.qid.clone(), answer.neighbors);
         }
-        let (lexical, reference, terms) = self.lexical_lists[&key].clone();
         Ok((
-            lexical,
-            reference,
-            terms,
+            self.lexical_lists[&key].clone(),
             self.semantic_lists[&query.qid].clone(),
         ))
     }
@@ -306,7 +330,7 @@ async fn answer(
                 }),
                 limit: u32::try_from(args.depth).unwrap_or(u32::MAX),
                 mode: *mode as i32,
-                strategy: strategy.clone(),
+                strategy: on_wire(strategy).to_string(),
                 no_verbatim: *no_verbatim,
                 weights: *weights,
                 fusion: None,
@@ -331,8 +355,18 @@ async fn answer(
             weights,
             fusion,
         } => {
-            let (lexical, lexical_reference, terms, semantic) =
+            let ((lexical, lexical_reference, terms, question), semantic) =
                 targets.lists(query, strategy).await?;
+            // As the gateway: a question's list, under a fusion that names
+            // neither a method nor weights, is fused as a question.
+            let base = if question
+                && weights.is_none()
+                && fusion.as_ref().is_none_or(|f| f.method.is_empty())
+            {
+                targets.fusion.for_questions()
+            } else {
+                targets.fusion
+            };
             let request = v1::FuseRequest {
                 query: query.query.trim().to_string(),
                 lexical,
@@ -343,7 +377,7 @@ async fn answer(
                 lexical_reference,
                 terms,
             };
-            let hits = trine_fusion::fuse_request(&request, &targets.fusion, args.depth)?;
+            let hits = trine_fusion::fuse_request(&request, &base, args.depth)?;
             Ok(hits.into_iter().map(|h| h.id).collect())
         }
         Runner::Native(kind) => {
@@ -522,6 +556,8 @@ struct ListsLine<'a> {
     reference: f64,
     /// The query's terms under the collection's fold (the lexical channel's).
     terms: u32,
+    /// The lexical list is the question strategy's (fused as a question).
+    question: bool,
     lexical: Vec<(&'a str, f64, bool)>,
     semantic: Vec<(&'a str, f64)>,
 }
@@ -536,9 +572,11 @@ async fn write_lists(
     let mut out = String::new();
     for query in queries {
         for strategy in strategies {
-            let (lexical, reference, terms, semantic) = targets.lists(query, strategy).await?;
+            let ((lexical, reference, terms, question), semantic) =
+                targets.lists(query, strategy).await?;
             let line = ListsLine {
                 terms,
+                question,
                 qid: &query.qid,
                 kind: query.kind.as_deref(),
                 query: &query.query,

@@ -3,8 +3,12 @@
 //! Debian's French and German descriptions; `samples/devset-dialog`: the
 //! whole dialogue-memory set, MADial-Bench's) through `trine eval` as
 //! scripts/quality.sh runs it: every configuration answers every held-back
-//! query, each kind is reported, and the offline mirror of the fusion
-//! (scripts/fusion-study.py) ranks every query as trine did. No figure is
+//! query, each kind is reported, the offline mirror of the fusion
+//! (scripts/fusion-study.py) ranks every query as trine did — under the
+//! default (no strategy named: questions take the sparse list and are fused
+//! as questions) and under `candidates` —, and exactly the held-back
+//! questions (`is_question`) of the default's lists are answered as
+//! questions. No figure is
 //! asserted: docs/quality.md reports them. REALTALK's chats are not shipped
 //! (their source states no licence).
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
@@ -26,7 +30,12 @@ fn slice_evaluated(name: &str, kinds: &[&str]) {
             .arg("--queries")
             .arg(set.join("queries.jsonl"))
             .args(["--split", "held", "--modes", "hybrid,semantic,lexical"])
-            .args(["--strategies", "candidates", "--native", "bm25,sparse"])
+            .args([
+                "--strategies",
+                "default,candidates",
+                "--native",
+                "bm25,sparse",
+            ])
             .args(["--k", "8", "--fusion", "rrf/k=60/w=1:1:0", "--json"])
             .arg("--lists")
             .arg(&lists)
@@ -50,6 +59,14 @@ fn slice_evaluated(name: &str, kinds: &[&str]) {
         }
     }
     trine_testkit::assert_fusion_mirror_agrees(&lists, &saved, held);
+    // A question is answered as one when the search names no strategy,
+    // and only then.
+    for line in std::fs::read_to_string(&lists).unwrap().lines() {
+        let line: serde_json::Value = serde_json::from_str(line).unwrap();
+        let question = trine_core::fusion::is_question(line["query"].as_str().unwrap());
+        let want = question && line["strategy"] == "default";
+        assert_eq!(line["question"], want, "{name}: {line}");
+    }
 }
 
 #[test]

@@ -62,6 +62,8 @@ fn generated_corpus_evaluated_under_every_configuration() {
         .map(|c| c["name"].as_str().unwrap())
         .collect();
     for name in [
+        "hybrid/default",
+        "lexical/default",
         "hybrid/candidates",
         "hybrid/candidates/no-verbatim",
         "hybrid/bm25",
@@ -87,12 +89,13 @@ fn generated_corpus_evaluated_under_every_configuration() {
     };
     // Among more near-duplicates holding every term than the cap, the
     // planted title is read through the phrase index and comes first.
+    assert_eq!(planted("hybrid/default"), 1);
     assert_eq!(planted("hybrid/candidates"), 1);
     assert_eq!(planted("hybrid/bm25"), 1);
     // Fused from the cached channel lists under the configured fusion, every
     // query ranks exactly as through the gateway: the `--fusion` runs measure
     // what a search would answer.
-    for strategy in ["candidates", "bm25", "sparse", "gate"] {
+    for strategy in ["default", "candidates", "bm25", "sparse", "gate"] {
         let queries = |name: &str| {
             configurations.iter().find(|c| c["name"] == name).unwrap()["queries"].clone()
         };
@@ -109,12 +112,12 @@ fn generated_corpus_evaluated_under_every_configuration() {
     let queries = report["queries"].as_u64().unwrap() as usize;
     assert_eq!(
         written.lines().count(),
-        queries * 4,
+        queries * 5,
         "a line per query and strategy"
     );
     let line: serde_json::Value = serde_json::from_str(written.lines().next().unwrap()).unwrap();
     assert_eq!(line["qid"], "q01");
-    assert_eq!(line["strategy"], "candidates");
+    assert_eq!(line["strategy"], "default");
     assert!(!line["lexical"].as_array().unwrap().is_empty(), "{line}");
     assert!(!line["semantic"].as_array().unwrap().is_empty(), "{line}");
     trine_testkit::assert_fusion_mirror_agrees(&lists, &saved, queries);

@@ -477,6 +477,7 @@ async fn the_collections_fold_splits_every_query() {
                 filters: search(query, "acme").filters,
                 cap: 0,
                 strategy: String::new(),
+                question: false,
             })
             .await
             .unwrap()

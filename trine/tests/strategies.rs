@@ -242,6 +242,11 @@ async fn sparse_is_refused_until_backfilled_once() {
             .contains("trine sparse-backfill")
     );
     assert_eq!(doctor_strategy(&data, "bm25")["ready"], true);
+    // A question that names no strategy is answered all the same, by the
+    // configured strategy, while the collection is not ready for the
+    // question strategy.
+    let question = "what was the deploy of service 7?";
+    assert_eq!(answered_by(&data, &[question]), "candidates");
 
     // Interrupted half-way, then run again: every point encoded exactly once.
     let (ok, stdout, stderr) = trine(
@@ -283,6 +288,29 @@ async fn sparse_is_refused_until_backfilled_once() {
     let answer: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(answer["strategy"], "sparse");
     assert_eq!(answer["hits"][0]["id"], Uuid::from_u128(8).to_string());
+
+    // Once it is, questions that name no strategy take the sparse list;
+    // other searches, and questions naming a strategy, do not.
+    assert_eq!(answered_by(&data, &[question]), "sparse");
+    assert_eq!(answered_by(&data, &["deploy of service 7"]), "candidates");
+    assert_eq!(
+        answered_by(&data, &["--strategy", "candidates", question]),
+        "candidates"
+    );
+    assert_eq!(
+        answered_by(&data, &["--mode", "lexical", question]),
+        "candidates"
+    );
+}
+
+/// The strategy that answered `trine search` with these arguments.
+fn answered_by(data: &Path, args: &[&str]) -> String {
+    let mut all = vec!["search", "--tenant", "acme", "--json"];
+    all.extend_from_slice(args);
+    let (ok, stdout, stderr) = trine(data, &all);
+    assert!(ok, "{args:?}: {stderr}");
+    let answer: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    answer["strategy"].as_str().unwrap().to_string()
 }
 
 fn search_json(data: &Path, mode: &str, strategy: &str, query: &str) -> serde_json::Value {

@@ -152,6 +152,39 @@ pub fn shaped(query: &str) -> bool {
     })
 }
 
+/// The longest query, in words, that [`is_question`] takes for a question:
+/// a question asked of memory is a sentence (REALTALK's run to 27 words),
+/// a longer text ending in a question mark is a message (MADial-Bench's
+/// conversations, 30 to 200 words).
+pub const QUESTION_MAX_WORDS: usize = 32;
+
+/// English words that open a question (`what did Kate say ...`).
+const INTERROGATIVES: [&str; 9] = [
+    "what", "when", "where", "who", "whom", "whose", "why", "how", "which",
+];
+
+/// Whether a query is shaped like a question in natural language: at most
+/// [`QUESTION_MAX_WORDS`] words, ending with a question mark (in any
+/// language: `?`, `？`, `¿…?`) or opening with an English interrogative.
+/// Such a search that names no strategy is answered by the question
+/// strategy (`[lexical] question_strategy`) and fused as Qdrant's one call
+/// fuses ([`Settings::for_questions`]).
+pub fn is_question(query: &str) -> bool {
+    let query = query.trim();
+    let words = query.split_whitespace().count();
+    if words == 0 || words > QUESTION_MAX_WORDS {
+        return false;
+    }
+    if query.ends_with(['?', '\u{ff1f}']) {
+        return true;
+    }
+    let first = query
+        .split(|c: char| !c.is_alphanumeric())
+        .find(|w| !w.is_empty())
+        .unwrap_or("");
+    INTERROGATIVES.iter().any(|w| first.eq_ignore_ascii_case(w))
+}
+
 /// Why the verbatim matches of a query form the tier, or not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TierReason {
@@ -576,6 +609,45 @@ mod tests {
         let k2 = Settings::rrf(2.0, ADR);
         let hits = run("a b", &[(1, 1.0, false)], &[(2, 0.5)], &k2);
         assert!((hits[0].score - 1.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn questions_fuse_as_qdrants_one_call_with_the_tier_kept() {
+        for base in [Settings::default(), Settings::for_static()] {
+            let q = base.for_questions();
+            assert_eq!(q.method, Method::Rrf);
+            assert_eq!(q.rrf_k, base.rrf_k);
+            assert_eq!(
+                (q.weights.lexical, q.weights.semantic, q.weights.verbatim),
+                (1.0, 1.0, 0.0)
+            );
+            assert_eq!((q.tier, q.tier_max), (base.tier, base.tier_max));
+            assert_eq!(q.check(), Ok(()));
+        }
+        let q = Settings::default().for_questions();
+        // 1/61 + 1/63 for the row in both lists beats either list's first.
+        let hits = run(
+            "what did we decide about billing?",
+            &[(1, 9.0, false), (2, 8.0, false), (3, 7.0, false)],
+            &[(4, 0.9), (5, 0.8), (3, 0.7)],
+            &q,
+        );
+        assert_eq!(order(&hits), [3, 1, 4, 2, 5]);
+        assert!((hits[0].score - (1.0 / 63.0 + 1.0 / 63.0)).abs() < 1e-12);
+        // A rare verbatim holder still comes first.
+        let hits = run(
+            "what did we decide about billing?",
+            &[(1, 9.0, false), (2, 8.0, true)],
+            &[(1, 0.9)],
+            &q,
+        );
+        assert_eq!(order(&hits), [2, 1]);
+        assert!(hits[0].tier);
+        let off = Settings {
+            tier: false,
+            ..Settings::default()
+        };
+        assert!(!off.for_questions().tier);
     }
 
     #[test]
@@ -1037,6 +1109,35 @@ mod tests {
         ];
         for (query, want) in shapes {
             assert_eq!(shaped(query), *want, "{query}");
+        }
+    }
+
+    #[test]
+    fn questions_are_short_and_asked() {
+        let long = format!("{} of these?", "word ".repeat(QUESTION_MAX_WORDS));
+        let at_most = format!("{}?", "word ".repeat(QUESTION_MAX_WORDS - 1).trim_end());
+        let cases: &[(&str, bool)] = &[
+            ("What are Kate's hobbies?", true),
+            ("When did Kate start skiing", true),
+            ("how do we deploy billing at night", true),
+            ("WHERE is the backup kept", true),
+            ("Does Kate work full-time or part-time?", true),
+            ("Quand la réunion a-t-elle eu lieu ?", true),
+            ("Wann war das Treffen？", true),
+            ("  who?  ", true),
+            ("¿Dónde está la copia?", true),
+            (&at_most, true),
+            (&long, false),
+            ("Meeting 2026-11-11 09:58", false),
+            ("library for parsing XML documents", false),
+            ("whatever happened to the backups", false),
+            ("somehow the build broke", false),
+            ("", false),
+            ("?", true),
+            ("   ", false),
+        ];
+        for (query, want) in cases {
+            assert_eq!(is_question(query), *want, "{query:?}");
         }
     }
 

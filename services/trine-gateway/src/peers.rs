@@ -130,6 +130,7 @@ impl Channels for Peers {
                 .strategy
                 .map(|s| s.name().to_string())
                 .unwrap_or_default(),
+            question: query.question,
         };
         let mut client = self.lexical.clone();
         let answer = call(
@@ -160,6 +161,8 @@ impl Channels for Peers {
             strategy: answer.strategy,
             reference: answer.reference_score,
             terms: usize::try_from(answer.terms).unwrap_or(usize::MAX),
+            // Only a question may be answered as one.
+            question: answer.question && query.question,
             timings: timings_from_wire(&answer.timings),
         })
     }
@@ -199,7 +202,7 @@ impl Channels for Peers {
         lists: ToFuse<'_>,
         deadline: Duration,
     ) -> Result<FusedList, PeerError> {
-        let (weights, options) = fusion_to_wire(&query.fusion);
+        let (weights, options) = fusion_to_wire(lists.settings);
         let message = v1::FuseRequest {
             query: query.text.clone(),
             lexical: trine_api::candidates_to_wire(lists.lexical),

@@ -18,6 +18,10 @@ pub struct SearchQuery {
     pub mode: Mode,
     /// The lexical strategy asked for; `None`: lexical-svc's own.
     pub strategy: Option<Strategy>,
+    /// A question (`fusion::is_question`) naming neither a strategy nor a
+    /// fusion method: lexical-svc may answer it with its question strategy,
+    /// and its list is then fused as a question (`Settings::for_questions`).
+    pub question: bool,
     pub limit: usize,
     pub filter: Filter,
     /// The fusion: the gateway's `[fusion]` with what the search sets.
@@ -41,6 +45,8 @@ pub struct LexicalList {
     pub reference: f64,
     /// The query's terms as the channel split it, under the collection's fold.
     pub terms: usize,
+    /// The list is the question strategy's: fused as a question.
+    pub question: bool,
     pub timings: Timings,
 }
 
@@ -94,6 +100,8 @@ impl PeerError {
 /// The lists a search fuses.
 #[derive(Debug, Clone, Copy)]
 pub struct ToFuse<'a> {
+    /// The fusion of these lists: the search's, or its question fusion.
+    pub settings: &'a Settings,
     pub lexical: &'a [LexicalEntry],
     pub semantic: &'a [(Uuid, f64)],
     pub reference: f64,

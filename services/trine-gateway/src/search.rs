@@ -175,8 +175,8 @@ impl Searcher {
     /// Answers one search within `budget`, the caller's remaining time (its
     /// `grpc-timeout`) when it gave one: no hop is given longer than what is
     /// left of it, nor than the configured deadline of the hop. The
-    /// `gateway.search` span carries the tenant, the mode, the strategy, the
-    /// term count, the list sizes and the counts' share of the search's time
+    /// `gateway.search` span carries the tenant, the mode, the strategy,
+    /// whether it was fused as a question, the term count, the list sizes and the counts' share of the search's time
     /// (the ADR's budget: at most a tenth).
     #[tracing::instrument(
         name = "gateway.search",
@@ -185,6 +185,7 @@ impl Searcher {
             tenant = query.filter.tenant.as_str(),
             mode = query.mode.name(),
             strategy = field::Empty,
+            question = field::Empty,
             terms = field::Empty,
             limit = int(query.limit),
             lexical = field::Empty,
@@ -241,6 +242,7 @@ impl Searcher {
                 lists.strategy = answer.strategy;
                 lists.reference = answer.reference;
                 lists.terms = answer.terms;
+                lists.question = answer.question;
                 lists.timings.push((Stage::Lexical, took));
                 lists.timings.extend(answer.timings);
                 lists.lexical = answer.candidates;
@@ -267,6 +269,7 @@ impl Searcher {
         }
         let span = tracing::Span::current();
         span.record("strategy", lists.strategy.as_str());
+        span.record("question", lists.question);
         span.record("terms", int(lists.terms));
         span.record("lexical", int(lists.lexical.len()));
         span.record("semantic", int(lists.semantic.len()));
@@ -288,7 +291,13 @@ impl Searcher {
         lists: &mut Gathered,
         clock: &Clock,
     ) -> Result<Vec<fusion::Fused>, PeerError> {
+        let settings = if lists.question {
+            query.fusion.for_questions()
+        } else {
+            query.fusion
+        };
         let to_fuse = ToFuse {
+            settings: &settings,
             lexical: &lists.lexical,
             semantic: &lists.semantic,
             reference: lists.reference,
@@ -312,7 +321,7 @@ impl Searcher {
                     lexical_reference: lists.reference,
                     terms: lists.terms,
                 };
-                Ok(fusion::fuse(&fusing, &query.fusion, query.limit))
+                Ok(fusion::fuse(&fusing, &settings, query.limit))
             }
         }
     }
@@ -448,6 +457,8 @@ struct Gathered {
     reference: f64,
     /// The query's terms under the collection's fold (the lexical channel's).
     terms: usize,
+    /// The lexical list is the question strategy's.
+    question: bool,
     timings: Timings,
     /// Why the answer is degraded, one reason a hop.
     reasons: Vec<String>,

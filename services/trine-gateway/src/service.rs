@@ -375,10 +375,21 @@ pub fn query_from_wire(
         Some(Strategy::parse(&request.strategy)?)
     };
     let filter = filter_from_wire(request.filters.as_ref(), chrono::Utc::now())?;
+    // A question that leaves the strategy, the weights and the method to
+    // the services may be answered as a question.
+    let question = mode == Mode::Hybrid
+        && strategy.is_none()
+        && request
+            .weights
+            .as_ref()
+            .is_none_or(|w| [w.lexical, w.semantic, w.verbatim] == [0.0; 3])
+        && request.fusion.as_ref().is_none_or(|f| f.method.is_empty())
+        && trine_core::fusion::is_question(text);
     Ok(SearchQuery {
         text: text.to_string(),
         mode,
         strategy,
+        question,
         limit,
         filter,
         fusion,
@@ -531,5 +542,85 @@ impl memory_server::Memory for MemoryService {
         let found = self.in_tenant(&request.tenant, &request.ids).await?;
         let records = found.iter().map(memory_to_wire).collect();
         Ok(Response::new(v1::GetResponse { records }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_question_is_one_when_it_leaves_strategy_weights_and_method_to_the_services() {
+        let asked = "what did we decide about billing?";
+        let base = || v1::SearchRequest {
+            query: asked.into(),
+            filters: Some(v1::Filters {
+                tenant: "acme".into(),
+                ..v1::Filters::default()
+            }),
+            ..v1::SearchRequest::default()
+        };
+        type Edit = fn(&mut v1::SearchRequest);
+        let table: &[(&str, Edit, bool)] = &[
+            ("as asked", |_| {}, true),
+            ("hybrid named", |r| r.mode = v1::Mode::Hybrid as i32, true),
+            (
+                "zero weights",
+                |r| r.weights = Some(v1::ListWeights::default()),
+                true,
+            ),
+            (
+                "options without a method",
+                |r| {
+                    r.fusion = Some(v1::FusionOptions {
+                        rrf_k: 10.0,
+                        ..v1::FusionOptions::default()
+                    });
+                },
+                true,
+            ),
+            (
+                "a statement",
+                |r| r.query = "billing decision".into(),
+                false,
+            ),
+            (
+                "a strategy named",
+                |r| r.strategy = "candidates".into(),
+                false,
+            ),
+            ("lexical only", |r| r.mode = v1::Mode::Lexical as i32, false),
+            (
+                "semantic only",
+                |r| r.mode = v1::Mode::Semantic as i32,
+                false,
+            ),
+            (
+                "weights named",
+                |r| {
+                    r.weights = Some(v1::ListWeights {
+                        semantic: 3.0,
+                        ..v1::ListWeights::default()
+                    });
+                },
+                false,
+            ),
+            (
+                "a method named",
+                |r| {
+                    r.fusion = Some(v1::FusionOptions {
+                        method: "score".into(),
+                        ..v1::FusionOptions::default()
+                    });
+                },
+                false,
+            ),
+        ];
+        for (case, edit, want) in table {
+            let mut request = base();
+            edit(&mut request);
+            let query = query_from_wire(request, &SearchConfig::default()).unwrap();
+            assert_eq!(query.question, *want, "{case}");
+        }
     }
 }

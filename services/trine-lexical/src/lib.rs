@@ -40,6 +40,10 @@ pub struct LexicalConfig {
     pub max_cap: usize,
     /// The strategy of requests that do not name one.
     pub strategy: Strategy,
+    /// The strategy of questions that name none (a request's `question`),
+    /// when the collection is ready for it; `None`: `strategy`, as every
+    /// other request. The gateway fuses its list as Qdrant's one call does.
+    pub question_strategy: Option<Strategy>,
     /// Which counts of the `candidates` strategy are reused, and how long.
     pub count_cache: CountCacheConfig,
     /// The `candidates` counts are read from the store's statistics where
@@ -58,6 +62,7 @@ impl Default for LexicalConfig {
             cap: 256,
             max_cap: 4096,
             strategy: Strategy::Candidates,
+            question_strategy: Some(Strategy::Sparse),
             count_cache: CountCacheConfig::default(),
             count_statistics: true,
             keep_counts: false,

@@ -165,6 +165,47 @@ impl LexicalService {
         })
     }
 
+    /// The strategy of a question that names none: the question strategy
+    /// when the last probe (trusted for [`READY_FOR`] whatever it found,
+    /// else made now) finds the collection ready for it — `true` then —,
+    /// else `requested` resolved as any request's. A collection that is
+    /// not ready for it (points not yet encoded: `trine sparse-backfill`)
+    /// answers its questions as every other search, with no error.
+    pub async fn resolve_question(
+        &self,
+        requested: Strategy,
+    ) -> Result<(Strategy, Texts, bool), LexicalError> {
+        if let Some(wanted) = self.config.question_strategy {
+            let cached = self
+                .probed
+                .lock()
+                .map(|slot| slot.clone())
+                .unwrap_or_default()
+                .filter(|(at, _)| at.elapsed() < READY_FOR)
+                .map(|(_, probe)| probe);
+            let probe = match cached {
+                Some(probe) => probe,
+                None => {
+                    let probe =
+                        readiness::probe(self.store.as_ref(), self.embedder.is_some()).await?;
+                    if let Ok(mut slot) = self.probed.lock() {
+                        *slot = Some((Instant::now(), probe.clone()));
+                    }
+                    probe
+                }
+            };
+            if probe
+                .strategies
+                .iter()
+                .any(|(s, r)| *s == wanted && r.is_ready())
+            {
+                return Ok((wanted, probe.texts, true));
+            }
+        }
+        let (strategy, texts) = self.resolve(requested).await?;
+        Ok((strategy, texts, false))
+    }
+
     /// The lexical list of a resolved strategy, with the phrase reads of
     /// every strategy that reads text (`candidates` scores them with the
     /// rest; the others add them after their own list).
@@ -194,6 +235,7 @@ impl Lexical for LexicalService {
         fields(
             tenant = request.get_ref().filters.as_ref().map(|f| f.tenant.as_str()).unwrap_or(""),
             strategy = tracing::field::Empty,
+            question = tracing::field::Empty,
             terms = tracing::field::Empty,
             cap = tracing::field::Empty,
             candidates = tracing::field::Empty,
@@ -206,10 +248,11 @@ impl Lexical for LexicalService {
         let request = request.into_inner();
         let invalid = |e: String| status(ErrorKind::InvalidArgument, e);
         check_query_bytes(&request.query, MAX_QUERY_BYTES).map_err(invalid)?;
-        let requested = if request.strategy.is_empty() {
-            self.config.strategy
-        } else {
+        let named = !request.strategy.is_empty();
+        let requested = if named {
             Strategy::parse(&request.strategy).map_err(invalid)?
+        } else {
+            self.config.strategy
         };
         let filter =
             filter_from_wire(request.filters.as_ref(), chrono::Utc::now()).map_err(invalid)?;
@@ -222,8 +265,14 @@ impl Lexical for LexicalService {
         if requested != Strategy::Off && !self.counts_ready() {
             return Err(failed(LexicalError::Starting));
         }
-        let (strategy, texts) = self.resolve(requested).await.map_err(failed)?;
+        let (strategy, texts, question) = if request.question && !named {
+            self.resolve_question(requested).await.map_err(failed)?
+        } else {
+            let (strategy, texts) = self.resolve(requested).await.map_err(failed)?;
+            (strategy, texts, false)
+        };
         span.record("strategy", strategy.name());
+        span.record("question", question);
         // Split once, under the collection's fold.
         let q = LexicalQuery::new(&request.query, texts, filter, cap);
         span.record("terms", trine_telemetry::int(q.terms.len()));
@@ -239,6 +288,7 @@ impl Lexical for LexicalService {
             timings: timings_to_wire(&found.timings),
             reference_score: found.reference,
             terms: u32::try_from(q.terms.len()).unwrap_or(u32::MAX),
+            question,
         }))
     }
 }

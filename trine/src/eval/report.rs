@@ -75,7 +75,9 @@ pub struct Comparison {
 }
 
 /// Each hybrid configuration (`hybrid/S...`, `fused/S/...`) against the better
-/// of `lexical/S` and `semantic` on each kind, where both ran.
+/// of `lexical/S` and `semantic` on each kind, where both ran; the default
+/// (`S` = `default`, whose questions may take another strategy's list)
+/// against the best of `semantic` and every `lexical/...` run.
 pub fn against_better(configurations: &[ConfigReport], k: usize) -> Vec<Comparison> {
     let ran = |name: &str| {
         configurations
@@ -98,18 +100,32 @@ pub fn against_better(configurations: &[ConfigReport], k: usize) -> Vec<Comparis
         if family != "hybrid" && family != "fused" {
             continue;
         }
-        let (Some(lexical), Some(semantic)) =
-            (ran(&format!("lexical/{strategy}")), ran("semantic"))
-        else {
+        let lexical: Vec<&ConfigReport> = if strategy == super::DEFAULT_STRATEGY {
+            configurations
+                .iter()
+                .filter(|x| x.name.starts_with("lexical/") && x.error.is_none())
+                .collect()
+        } else {
+            ran(&format!("lexical/{strategy}")).into_iter().collect()
+        };
+        let Some(semantic) = ran("semantic") else {
             continue;
         };
+        if lexical.is_empty() {
+            continue;
+        }
         for kind in c.by_kind.keys() {
             let mrr_of = |x: &ConfigReport| x.by_kind.get(kind).map_or(0.0, |a| a.mrr);
-            let better = if mrr_of(lexical) >= mrr_of(semantic) {
-                lexical
-            } else {
-                semantic
-            };
+            // The first of the best: lexical before semantic on a tie.
+            let better = lexical
+                .iter()
+                .copied()
+                .chain([semantic])
+                .fold(None::<&ConfigReport>, |best, x| match best {
+                    Some(b) if mrr_of(b) >= mrr_of(x) => Some(b),
+                    _ => Some(x),
+                })
+                .unwrap_or(semantic);
             out.push(Comparison {
                 configuration: c.name.clone(),
                 kind: kind.clone(),
@@ -294,6 +310,39 @@ mod tests {
             0.0,
         );
         assert!(against_better(&[alone], 8).is_empty());
+    }
+
+    #[test]
+    fn the_default_is_compared_with_the_best_of_every_channel_run() {
+        let result = |rank: usize| QueryResult {
+            qid: "q".into(),
+            kind: "question".into(),
+            ranks: vec![Some(rank)],
+        };
+        let report =
+            |name: &str, rank: usize| ConfigReport::of(name.into(), vec![result(rank)], 8, 0.0);
+        let runs = [
+            report("hybrid/default", 2),
+            report("hybrid/candidates", 2),
+            report("lexical/default", 4),
+            report("lexical/candidates", 4),
+            report("lexical/sparse", 1),
+            report("semantic", 3),
+        ];
+        let out = against_better(&runs, 8);
+        let of = |name: &str| out.iter().find(|c| c.configuration == name).unwrap();
+        // The default meets the sparse list, the better of all lexical runs;
+        // a named strategy meets its own.
+        assert_eq!(of("hybrid/default").better, "lexical/sparse");
+        assert!((of("hybrid/default").mrr.mean + 0.5).abs() < 1e-12);
+        assert_eq!(of("hybrid/candidates").better, "semantic");
+        // A tie goes to the lexical run.
+        let tie = [
+            report("hybrid/default", 1),
+            report("lexical/default", 1),
+            report("semantic", 1),
+        ];
+        assert_eq!(against_better(&tie, 8)[0].better, "lexical/default");
     }
 
     #[test]

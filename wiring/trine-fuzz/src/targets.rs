@@ -277,6 +277,7 @@ fn request(g: &mut Gen, kind: usize) -> Request {
             filters: Some(wire_filters(g)),
             cap: g.u32() % 20_000,
             strategy: ["", "candidates", "bm25", "sparse", "gate"][g.below(5)].to_string(),
+            question: g.below(2) == 1,
         }),
         5 => Request::Nearest(v1::NearestRequest {
             query: query(g),

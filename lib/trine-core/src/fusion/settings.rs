@@ -184,6 +184,27 @@ impl Settings {
         }
     }
 
+    /// The fusion of a question's lists when the question strategy answered
+    /// ([`super::is_question`]): Qdrant's own one-call hybrid — RRF at this
+    /// fusion's `rrf_k`, the dense and the lexical list weighing the same,
+    /// no verbatim vote — with the verbatim tier kept as configured. On
+    /// questions about conversations that fusion of the dense and the
+    /// sparse list found more answers than score fusion of the candidates
+    /// (docs/search.md, "Questions").
+    pub fn for_questions(&self) -> Self {
+        Self {
+            method: Method::Rrf,
+            weights: Weights {
+                lexical: 1.0,
+                semantic: 1.0,
+                verbatim: 0.0,
+            },
+            adaptive: 0.0,
+            semantic_confidence: 0.0,
+            ..*self
+        }
+    }
+
     /// Every number within its range — the one check of the config file,
     /// the flags and the wire alike, each saying it in its own words.
     pub fn check(&self) -> Result<(), OutOfRange> {
