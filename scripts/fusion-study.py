@@ -28,9 +28,9 @@ QUESTION_KINDS = {"question", "semantic", "multi-hop", "temporal", "commonsense"
 K = 8
 DEFAULTS = {  # Settings::for_embedder
     "minilm": dict(method="score", norm="absolute", wl=1.0, ws=2.0, floor=0.2, power=2.0, adaptive=0.0,
-                   confidence=1.5),
+                   confidence=1.5, question_confidence=0.4),
     "static": dict(method="score", norm="z_score", wl=1.0, ws=2.0, floor=0.2, power=1.0, adaptive=1.0,
-                   confidence=0.0),
+                   confidence=0.0, question_confidence=0.0),
 }
 DEFAULTS["hash"] = DEFAULTS["minilm"]
 
@@ -87,12 +87,21 @@ def for_questions(cfg: dict) -> dict:
     return dict(method="rrf", k=cfg.get("k", 60), wl=1.0, ws=1.0)
 
 
+def as_question(row: dict, cfg: dict) -> bool:
+    """fusion::as_question: a question (its question strategy's list read, in the
+    lists file's `question_lexical`) whose dense list is flat, under a fusion that
+    fuses questions."""
+    theta = cfg.get("question_confidence", 0.0)
+    return (row.get("question_lexical") is not None and theta > 0
+            and confidence([s for _, s in row["semantic"]], cfg.get("floor", 0.2)) < theta)
+
+
 def fuse(row: dict, cfg: dict) -> list[str]:
-    """The ids in fused order (tier first), as fusion.rs ranks them; a list the
-    question strategy answered (`question` in the lists file) fused as a question
-    unless the fusion studied says `questions: False`."""
-    if row.get("question") and cfg.get("questions", True):
-        cfg = for_questions(cfg)
+    """The ids in fused order (tier first), as fusion.rs ranks them; a question
+    whose dense list is flat fused from the question strategy's list as Qdrant's
+    one call fuses (the gateway's choice)."""
+    if as_question(row, cfg):
+        row, cfg = dict(row, lexical=row["question_lexical"], reference=0.0), for_questions(cfg)
     lexical, semantic = dedup(row["lexical"]), dedup(row["semantic"])
     wl, ws = cfg["wl"], cfg["ws"]
     semantic_confidence = confidence([s for _, s in semantic], cfg.get("floor", 0.2))
@@ -175,7 +184,7 @@ def check(args) -> int:
         wrong = [(qid, mine, ranks[qid]) for qid, mine in mirrored if mine != ranks[qid]]
         for qid, mine, theirs in wrong[:10]:
             print(f"{qid}: the mirror ranks its gold {mine}, trine {theirs} ({strategy})", file=sys.stderr)
-        questions = sum(1 for r in rows if r.get("question"))
+        questions = sum(1 for r in rows if as_question(r, DEFAULTS[args.embedder]))
         print(f"check: {len(rows) - len(wrong)} of {len(rows)} queries ranked as trine's default fusion "
               f"(strategy {strategy}, {questions} fused as questions)")
         failed = failed or bool(wrong) or not rows

@@ -199,6 +199,9 @@ pub struct FusionSection {
     pub lexical_power: Option<f64>,
     /// The semantic weight times (its list's confidence / 0.5)^this (0: off).
     pub semantic_confidence: Option<f64>,
+    /// A question whose dense list's confidence is below this is fused as
+    /// Qdrant's one call fuses, from the question strategy's list (0: never).
+    pub question_confidence: Option<f64>,
     pub lexical_weight: Option<f64>,
     pub semantic_weight: Option<f64>,
     /// The verbatim list's vote (0: the tier alone).
@@ -226,6 +229,7 @@ impl FusionSection {
             adaptive: self.adaptive.unwrap_or(base.adaptive),
             lexical_power: self.lexical_power.unwrap_or(base.lexical_power),
             semantic_confidence: self.semantic_confidence.unwrap_or(base.semantic_confidence),
+            question_confidence: self.question_confidence.unwrap_or(base.question_confidence),
         };
         settings.check().map_err(|e| format!("[fusion] {e}"))?;
         Ok(settings)
@@ -758,6 +762,7 @@ mod tests {
             ),
             ("[fusion]\nmethod = \"borda\"\n", "unknown fusion method"),
             ("[fusion]\nrrf_k = 0\n", "rrf_k"),
+            ("[fusion]\nquestion_confidence = 2\n", "question_confidence"),
             (
                 "[fusion]\nnormalization = \"l2\"\n",
                 "unknown normalization",

@@ -71,7 +71,8 @@ pub struct Args {
     /// fusion-svc would): METHOD[/KEY=VALUE...] with METHOD rrf, score, dbsf
     /// or default (the configured `[fusion]`), KEYs k, norm (fixed_floor,
     /// min_max, z_score), tier (on, off), tier_max, adaptive, floor, power,
-    /// confidence (semantic_confidence), w (LEXICAL:SEMANTIC:VERBATIM). Repeatable; e.g. --fusion rrf/k=60/w=1:1:2
+    /// confidence (semantic_confidence), questions (question_confidence),
+    /// w (LEXICAL:SEMANTIC:VERBATIM). Repeatable; e.g. --fusion rrf/k=60/w=1:1:2
     /// --fusion score/norm=min_max/w=1:2:0
     #[arg(long)]
     pub fusion: Vec<String>,
@@ -99,8 +100,10 @@ pub struct Args {
     pub save: Option<PathBuf>,
     /// Also write each query's two channel lists under each of
     /// `--strategies` to this file, one JSON object a line (`qid`, `kind`,
-    /// `query`, `gold`, `strategy`, `reference`, `terms`, `question`, `lexical`: [[id, score,
-    /// verbatim]], `semantic`: [[id, cosine]]), for studying fusions offline
+    /// `query`, `gold`, `strategy`, `reference`, `terms`, `lexical`: [[id, score,
+    /// verbatim]], `semantic`: [[id, cosine]]; for a question under the
+    /// default strategy `question_strategy` and `question_lexical`, the
+    /// question strategy's list), for studying fusions offline
     #[arg(long)]
     pub lists: Option<PathBuf>,
 }
@@ -235,9 +238,14 @@ struct Targets {
 }
 
 /// A query's lexical list as lexical-svc answered it: the candidates, the
-/// reference score, the term count, and whether it is the question
-/// strategy's.
-type LexicalLine = (Vec<v1::Candidate>, f64, u32, bool);
+/// reference score, the term count, and the question strategy's list read
+/// beside it for a question (with that strategy's name).
+type LexicalLine = (
+    Vec<v1::Candidate>,
+    f64,
+    u32,
+    Option<(String, Vec<v1::Candidate>)>,
+);
 
 /// The `--strategies` name of the strategy a search gets when it names none
 /// (the configured one, and the question strategy for questions).
@@ -272,7 +280,9 @@ impl Targets {
                     filters: Some(filters.clone()),
                     cap: 0,
                     strategy: on_wire(strategy).to_string(),
+                    // As the gateway asks, under the configured fusion.
                     question: strategy == DEFAULT_STRATEGY
+                        && self.fusion.question_confidence > 0.0
                         && trine_core::fusion::is_question(query.query.trim()),
                 })
                 .await
@@ -284,7 +294,8 @@ impl Targets {
                     answer.candidates,
                     answer.reference_score,
                     answer.terms,
-                    answer.question,
+                    (!answer.question_strategy.is_empty())
+                        .then_some((answer.question_strategy, answer.question_candidates)),
                 ),
             );
         }
@@ -355,18 +366,23 @@ async fn answer(
             weights,
             fusion,
         } => {
-            let ((lexical, lexical_reference, terms, question), semantic) =
+            let ((mut lexical, mut lexical_reference, terms, asked), semantic) =
                 targets.lists(query, strategy).await?;
-            // As the gateway: a question's list, under a fusion that names
-            // neither a method nor weights, is fused as a question.
-            let base = if question
+            // As the gateway: a question whose dense list is flat, under a
+            // fusion that names neither a method nor weights, is fused from
+            // the question strategy's list as a question.
+            let mut base = targets.fusion;
+            let settings = trine_api::fusion_from_wire(&base, weights.as_ref(), fusion.as_ref())?;
+            let cosines: Vec<f64> = semantic.iter().map(|n| n.score).collect();
+            if let Some((_, list)) = asked
                 && weights.is_none()
                 && fusion.as_ref().is_none_or(|f| f.method.is_empty())
+                && trine_core::fusion::as_question(&cosines, &settings)
             {
-                targets.fusion.for_questions()
-            } else {
-                targets.fusion
-            };
+                lexical = list;
+                lexical_reference = 0.0;
+                base = base.for_questions();
+            }
             let request = v1::FuseRequest {
                 query: query.query.trim().to_string(),
                 lexical,
@@ -556,8 +572,11 @@ struct ListsLine<'a> {
     reference: f64,
     /// The query's terms under the collection's fold (the lexical channel's).
     terms: u32,
-    /// The lexical list is the question strategy's (fused as a question).
-    question: bool,
+    /// For a question, the question strategy's name and list, read beside
+    /// the lexical list (fused from, as a question, when the dense list is
+    /// flat).
+    question_strategy: Option<&'a str>,
+    question_lexical: Option<Vec<(&'a str, f64, bool)>>,
     lexical: Vec<(&'a str, f64, bool)>,
     semantic: Vec<(&'a str, f64)>,
 }
@@ -572,11 +591,16 @@ async fn write_lists(
     let mut out = String::new();
     for query in queries {
         for strategy in strategies {
-            let ((lexical, reference, terms, question), semantic) =
+            let ((lexical, reference, terms, asked), semantic) =
                 targets.lists(query, strategy).await?;
             let line = ListsLine {
                 terms,
-                question,
+                question_strategy: asked.as_ref().map(|(name, _)| name.as_str()),
+                question_lexical: asked.as_ref().map(|(_, list)| {
+                    list.iter()
+                        .map(|c| (c.id.as_str(), c.score, c.verbatim))
+                        .collect()
+                }),
                 qid: &query.qid,
                 kind: query.kind.as_deref(),
                 query: &query.query,

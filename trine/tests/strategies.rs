@@ -289,8 +289,9 @@ async fn sparse_is_refused_until_backfilled_once() {
     assert_eq!(answer["strategy"], "sparse");
     assert_eq!(answer["hits"][0]["id"], Uuid::from_u128(8).to_string());
 
-    // Once it is, questions that name no strategy take the sparse list;
-    // other searches, and questions naming a strategy, do not.
+    // Once it is, a question that names no strategy and whose dense list is
+    // flat (the hash embedder's is, here) is fused from the sparse list;
+    // other searches, and questions naming a strategy, are not.
     assert_eq!(answered_by(&data, &[question]), "sparse");
     assert_eq!(answered_by(&data, &["deploy of service 7"]), "candidates");
     assert_eq!(

@@ -215,6 +215,7 @@ pub fn fusion_to_wire(s: &Settings) -> (v1::ListWeights, v1::FusionOptions) {
             semantic_floor: Some(s.semantic_floor),
             lexical_power: Some(s.lexical_power),
             semantic_confidence: Some(s.semantic_confidence),
+            question_confidence: Some(s.question_confidence),
         },
     )
 }
@@ -278,6 +279,7 @@ pub fn fusion_from_wire(
         s.semantic_floor = o.semantic_floor.unwrap_or(s.semantic_floor);
         s.lexical_power = o.lexical_power.unwrap_or(s.lexical_power);
         s.semantic_confidence = o.semantic_confidence.unwrap_or(s.semantic_confidence);
+        s.question_confidence = o.question_confidence.unwrap_or(s.question_confidence);
     }
     s.check().map_err(|e| match e.key {
         "lexical_weight" | "semantic_weight" | "verbatim_weight" => format!(
@@ -513,6 +515,8 @@ mod tests {
         assert_eq!(got.semantic_confidence, 0.0);
         assert_eq!(with(|o| o.adaptive = Some(1.5)).unwrap().adaptive, 1.5);
         assert_eq!(with(|o| o.tier_max = Some(7)).unwrap().tier_max, 7);
+        let got = with(|o| o.question_confidence = Some(0.0)).unwrap();
+        assert_eq!(got.question_confidence, 0.0);
         // (options, what the message names)
         type Edit = fn(&mut v1::FusionOptions);
         let refused: &[(Edit, &str)] = &[
@@ -529,6 +533,7 @@ mod tests {
                 "semantic_confidence",
             ),
             (|o| o.adaptive = Some(-0.5), "adaptive"),
+            (|o| o.question_confidence = Some(2.0), "question_confidence"),
             (|o| o.rrf_k = -1.0, "rrf_k"),
             (|o| o.semantic_floor = Some(1.0), "semantic_floor"),
             (|o| o.method = "max".into(), "method"),

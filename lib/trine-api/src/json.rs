@@ -68,6 +68,7 @@ struct FusionBody {
     semantic_floor: Option<f64>,
     lexical_power: Option<f64>,
     semantic_confidence: Option<f64>,
+    question_confidence: Option<f64>,
 }
 
 fn time(field: &str, raw: Option<&str>) -> Result<Option<prost_types::Timestamp>, String> {
@@ -118,6 +119,7 @@ pub fn search_request_from_json(body: &[u8]) -> Result<v1::SearchRequest, String
             semantic_floor: f.semantic_floor,
             lexical_power: f.lexical_power,
             semantic_confidence: f.semantic_confidence,
+            question_confidence: f.question_confidence,
         }),
     })
 }

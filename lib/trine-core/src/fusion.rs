@@ -166,9 +166,9 @@ const INTERROGATIVES: [&str; 9] = [
 /// Whether a query is shaped like a question in natural language: at most
 /// [`QUESTION_MAX_WORDS`] words, ending with a question mark (in any
 /// language: `?`, `？`, `¿…?`) or opening with an English interrogative.
-/// Such a search that names no strategy is answered by the question
-/// strategy (`[lexical] question_strategy`) and fused as Qdrant's one call
-/// fuses ([`Settings::for_questions`]).
+/// Such a search that names no strategy also reads the question strategy's
+/// list (`[lexical] question_strategy`), and is fused from it as Qdrant's
+/// one call fuses when its dense list is flat ([`as_question`]).
 pub fn is_question(query: &str) -> bool {
     let query = query.trim();
     let words = query.split_whitespace().count();
@@ -325,6 +325,18 @@ pub fn confidence(scores: &[f64], floor: f64) -> f64 {
         return 0.0;
     }
     ((first - tenth) / (first - floor)).clamp(0.0, 1.0)
+}
+
+/// Whether a question's lists are fused as a question ([`Settings::for_questions`],
+/// from the question strategy's list): its dense list's cosines (best first)
+/// is flat — its [`confidence`] below `question_confidence` —, so neither
+/// channel's first stands out and both lists count alike. A dense list whose
+/// first stands out keeps the configured fusion of the configured strategy's
+/// list: a paraphrased question whose words flood the lexical list with
+/// near-duplicates is answered by meaning.
+pub fn as_question(cosines: &[f64], settings: &Settings) -> bool {
+    settings.question_confidence > 0.0
+        && confidence(cosines, settings.semantic_floor) < settings.question_confidence
 }
 
 /// The effective lexical and semantic weights of one query.
@@ -609,6 +621,38 @@ mod tests {
         let k2 = Settings::rrf(2.0, ADR);
         let hits = run("a b", &[(1, 1.0, false)], &[(2, 0.5)], &k2);
         assert!((hits[0].score - 1.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_question_is_fused_as_one_where_its_dense_list_is_flat() {
+        // Ten cosines from `first` down to `tenth`: confidence
+        // (first - tenth) / (first - 0.2).
+        let list = |first: f64, tenth: f64| -> Vec<f64> {
+            (0..10u32)
+                .map(|i| first - (first - tenth) * f64::from(i) / 9.0)
+                .collect()
+        };
+        let minilm = Settings::default();
+        let table: &[(&str, Vec<f64>, bool)] = &[
+            ("flat: 0.1", list(0.6, 0.56), true),
+            ("just below: 0.375", list(0.6, 0.45), true),
+            ("just above: 0.425", list(0.6, 0.43), false),
+            ("a first that stands out: 0.75", list(0.8, 0.35), false),
+            ("the first at the floor", list(0.2, 0.1), true),
+            ("one neighbour", list(0.9, 0.9)[..1].to_vec(), true),
+            ("no dense list", Vec::new(), true),
+        ];
+        for (case, semantic, want) in table {
+            assert_eq!(as_question(semantic, &minilm), *want, "{case}");
+        }
+        // Off at 0: the static embedder's default.
+        assert_eq!(Settings::for_static().question_confidence, 0.0);
+        assert!(!as_question(&list(0.6, 0.59), &Settings::for_static()));
+        let bad = Settings {
+            question_confidence: 1.5,
+            ..minilm
+        };
+        assert_eq!(bad.check().unwrap_err().key, "question_confidence");
     }
 
     #[test]

@@ -145,24 +145,33 @@ impl Channels for Peers {
                 format!("a reference score of {}", answer.reference_score),
             ));
         }
-        let candidates = answer
-            .candidates
-            .iter()
-            .map(|c| {
-                Ok(LexicalEntry {
-                    id: parse_id(&c.id).map_err(|e| malformed("lexical-svc", e))?,
-                    score: c.score,
-                    verbatim: c.verbatim,
+        let entries = |wire: &[v1::Candidate]| {
+            wire.iter()
+                .map(|c| {
+                    Ok(LexicalEntry {
+                        id: parse_id(&c.id).map_err(|e| malformed("lexical-svc", e))?,
+                        score: c.score,
+                        verbatim: c.verbatim,
+                    })
                 })
-            })
-            .collect::<Result<_, PeerError>>()?;
+                .collect::<Result<Vec<_>, PeerError>>()
+        };
+        let candidates = entries(&answer.candidates)?;
+        // Only a question is answered with a question's list.
+        let question = if query.question && !answer.question_strategy.is_empty() {
+            Some((
+                answer.question_strategy,
+                entries(&answer.question_candidates)?,
+            ))
+        } else {
+            None
+        };
         Ok(LexicalList {
             candidates,
             strategy: answer.strategy,
             reference: answer.reference_score,
             terms: usize::try_from(answer.terms).unwrap_or(usize::MAX),
-            // Only a question may be answered as one.
-            question: answer.question && query.question,
+            question,
             timings: timings_from_wire(&answer.timings),
         })
     }

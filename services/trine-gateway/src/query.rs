@@ -18,9 +18,12 @@ pub struct SearchQuery {
     pub mode: Mode,
     /// The lexical strategy asked for; `None`: lexical-svc's own.
     pub strategy: Option<Strategy>,
-    /// A question (`fusion::is_question`) naming neither a strategy nor a
-    /// fusion method: lexical-svc may answer it with its question strategy,
-    /// and its list is then fused as a question (`Settings::for_questions`).
+    /// A question (`fusion::is_question`) naming neither a strategy, weights
+    /// nor a fusion method, under a fusion that fuses questions
+    /// (`question_confidence` > 0): lexical-svc reads its question
+    /// strategy's list too, and the question is fused from that list as
+    /// Qdrant's one call fuses when its dense list is flat
+    /// (`fusion::as_question`).
     pub question: bool,
     pub limit: usize,
     pub filter: Filter,
@@ -45,8 +48,9 @@ pub struct LexicalList {
     pub reference: f64,
     /// The query's terms as the channel split it, under the collection's fold.
     pub terms: usize,
-    /// The list is the question strategy's: fused as a question.
-    pub question: bool,
+    /// The question strategy's list, read beside it for a question, and
+    /// that strategy's name.
+    pub question: Option<(String, Vec<LexicalEntry>)>,
     pub timings: Timings,
 }
 

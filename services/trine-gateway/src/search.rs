@@ -242,7 +242,7 @@ impl Searcher {
                 lists.strategy = answer.strategy;
                 lists.reference = answer.reference;
                 lists.terms = answer.terms;
-                lists.question = answer.question;
+                lists.question_list = answer.question;
                 lists.timings.push((Stage::Lexical, took));
                 lists.timings.extend(answer.timings);
                 lists.lexical = answer.candidates;
@@ -266,6 +266,17 @@ impl Searcher {
                 ErrorKind::Unavailable,
                 format!("no channel answered: {}", lists.reasons.join("; ")),
             ));
+        }
+        // A question whose dense list is flat is fused from the question
+        // strategy's list, as Qdrant's one call fuses.
+        let cosines: Vec<f64> = lists.semantic.iter().map(|(_, s)| *s).collect();
+        if let Some((strategy, list)) = lists.question_list.take()
+            && fusion::as_question(&cosines, &query.fusion)
+        {
+            lists.strategy = strategy;
+            lists.lexical = list;
+            lists.reference = 0.0;
+            lists.question = true;
         }
         let span = tracing::Span::current();
         span.record("strategy", lists.strategy.as_str());
@@ -457,7 +468,9 @@ struct Gathered {
     reference: f64,
     /// The query's terms under the collection's fold (the lexical channel's).
     terms: usize,
-    /// The lexical list is the question strategy's.
+    /// The question strategy's list and its name, as lexical-svc read it.
+    question_list: Option<(String, Vec<fusion::LexicalEntry>)>,
+    /// The lexical list is the question strategy's: fused as a question.
     question: bool,
     timings: Timings,
     /// Why the answer is degraded, one reason a hop.

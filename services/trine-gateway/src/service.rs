@@ -384,6 +384,7 @@ pub fn query_from_wire(
             .as_ref()
             .is_none_or(|w| [w.lexical, w.semantic, w.verbatim] == [0.0; 3])
         && request.fusion.as_ref().is_none_or(|f| f.method.is_empty())
+        && fusion.question_confidence > 0.0
         && trine_core::fusion::is_question(text);
     Ok(SearchQuery {
         text: text.to_string(),
@@ -551,6 +552,9 @@ mod tests {
 
     #[test]
     fn a_question_is_one_when_it_leaves_strategy_weights_and_method_to_the_services() {
+        // (`question`: the question strategy's list is read beside the
+        // configured one; the gateway fuses from it where the dense list is
+        // flat.)
         let asked = "what did we decide about billing?";
         let base = || v1::SearchRequest {
             query: asked.into(),
@@ -582,6 +586,16 @@ mod tests {
             (
                 "a statement",
                 |r| r.query = "billing decision".into(),
+                false,
+            ),
+            (
+                "questions off",
+                |r| {
+                    r.fusion = Some(v1::FusionOptions {
+                        question_confidence: Some(0.0),
+                        ..v1::FusionOptions::default()
+                    });
+                },
                 false,
             ),
             (

@@ -165,45 +165,60 @@ impl LexicalService {
         })
     }
 
-    /// The strategy of a question that names none: the question strategy
-    /// when the last probe (trusted for [`READY_FOR`] whatever it found,
-    /// else made now) finds the collection ready for it — `true` then —,
-    /// else `requested` resolved as any request's. A collection that is
-    /// not ready for it (points not yet encoded: `trine sparse-backfill`)
-    /// answers its questions as every other search, with no error.
-    pub async fn resolve_question(
-        &self,
-        requested: Strategy,
-    ) -> Result<(Strategy, Texts, bool), LexicalError> {
-        if let Some(wanted) = self.config.question_strategy {
-            let cached = self
-                .probed
-                .lock()
-                .map(|slot| slot.clone())
-                .unwrap_or_default()
-                .filter(|(at, _)| at.elapsed() < READY_FOR)
-                .map(|(_, probe)| probe);
-            let probe = match cached {
-                Some(probe) => probe,
-                None => {
-                    let probe =
-                        readiness::probe(self.store.as_ref(), self.embedder.is_some()).await?;
-                    if let Ok(mut slot) = self.probed.lock() {
-                        *slot = Some((Instant::now(), probe.clone()));
-                    }
-                    probe
+    /// The question strategy, when the collection is ready for it: the last
+    /// probe decides while it is fresh ([`READY_FOR`], whatever it found),
+    /// else a new one (kept). A collection that is not ready for it (points
+    /// not yet encoded: `trine sparse-backfill`) answers its questions as
+    /// every other search, with no error.
+    pub async fn question_strategy(&self) -> Result<Option<Strategy>, LexicalError> {
+        let Some(wanted) = self.config.question_strategy else {
+            return Ok(None);
+        };
+        let cached = self
+            .probed
+            .lock()
+            .map(|slot| slot.clone())
+            .unwrap_or_default()
+            .filter(|(at, _)| at.elapsed() < READY_FOR)
+            .map(|(_, probe)| probe);
+        let probe = match cached {
+            Some(probe) => probe,
+            None => {
+                let probe = readiness::probe(self.store.as_ref(), self.embedder.is_some()).await?;
+                if let Ok(mut slot) = self.probed.lock() {
+                    *slot = Some((Instant::now(), probe.clone()));
                 }
-            };
-            if probe
-                .strategies
-                .iter()
-                .any(|(s, r)| *s == wanted && r.is_ready())
-            {
-                return Ok((wanted, probe.texts, true));
+                probe
+            }
+        };
+        let ready = probe
+            .strategies
+            .iter()
+            .any(|(s, r)| *s == wanted && r.is_ready());
+        Ok(ready.then_some(wanted))
+    }
+
+    /// The list of `strategy`, and beside it (read at once) the list of
+    /// `question`, the question strategy, when one is given: the same list
+    /// again when it is the same strategy.
+    async fn lists(
+        &self,
+        strategy: Strategy,
+        question: Option<Strategy>,
+        q: &LexicalQuery,
+    ) -> Result<(Candidates, Option<Candidates>), LexicalError> {
+        match question {
+            None => Ok((self.list(strategy, q).await?, None)),
+            Some(other) if other == strategy => {
+                let found = self.list(strategy, q).await?;
+                let again = found.clone();
+                Ok((found, Some(again)))
+            }
+            Some(other) => {
+                let (found, asked) = tokio::try_join!(self.list(strategy, q), self.list(other, q))?;
+                Ok((found, Some(asked)))
             }
         }
-        let (strategy, texts) = self.resolve(requested).await?;
-        Ok((strategy, texts, false))
     }
 
     /// The lexical list of a resolved strategy, with the phrase reads of
@@ -265,18 +280,18 @@ impl Lexical for LexicalService {
         if requested != Strategy::Off && !self.counts_ready() {
             return Err(failed(LexicalError::Starting));
         }
-        let (strategy, texts, question) = if request.question && !named {
-            self.resolve_question(requested).await.map_err(failed)?
+        let (strategy, texts) = self.resolve(requested).await.map_err(failed)?;
+        let question = if request.question && !named {
+            self.question_strategy().await.map_err(failed)?
         } else {
-            let (strategy, texts) = self.resolve(requested).await.map_err(failed)?;
-            (strategy, texts, false)
+            None
         };
         span.record("strategy", strategy.name());
-        span.record("question", question);
+        span.record("question", question.map_or("", Strategy::name));
         // Split once, under the collection's fold.
         let q = LexicalQuery::new(&request.query, texts, filter, cap);
         span.record("terms", trine_telemetry::int(q.terms.len()));
-        let found = self.list(strategy, &q).await.map_err(failed)?;
+        let (found, asked) = self.lists(strategy, question, &q).await.map_err(failed)?;
         span.record("candidates", trine_telemetry::int(found.list.len()));
         for (stage, took) in &found.timings {
             self.metrics.stage(stage.name(), *took);
@@ -288,7 +303,11 @@ impl Lexical for LexicalService {
             timings: timings_to_wire(&found.timings),
             reference_score: found.reference,
             terms: u32::try_from(q.terms.len()).unwrap_or(u32::MAX),
-            question,
+            question_candidates: asked
+                .as_ref()
+                .map(|a| trine_api::candidates_to_wire(&a.list))
+                .unwrap_or_default(),
+            question_strategy: question.map(|s| s.name().to_string()).unwrap_or_default(),
         }))
     }
 }

@@ -75,6 +75,7 @@ pub(super) fn parse_fusion(
             "floor" => options.semantic_floor = Some(number()?),
             "power" => options.lexical_power = Some(number()?),
             "confidence" => options.semantic_confidence = Some(number()?),
+            "questions" => options.question_confidence = Some(number()?),
             "w" => {
                 let parts: Vec<f64> = value
                     .split(':')

@@ -230,6 +230,7 @@ fn options(g: &mut Gen) -> v1::FusionOptions {
         semantic_floor: g.chance(2).then(|| g.f64()),
         lexical_power: g.chance(2).then(|| g.f64()),
         semantic_confidence: g.chance(2).then(|| g.f64()),
+        question_confidence: g.chance(2).then(|| g.f64()),
     }
 }
 
@@ -277,7 +278,7 @@ fn request(g: &mut Gen, kind: usize) -> Request {
             filters: Some(wire_filters(g)),
             cap: g.u32() % 20_000,
             strategy: ["", "candidates", "bm25", "sparse", "gate"][g.below(5)].to_string(),
-            question: g.below(2) == 1,
+            question: g.chance(2),
         }),
         5 => Request::Nearest(v1::NearestRequest {
             query: query(g),

@@ -115,6 +115,10 @@ pub struct Settings {
     /// times `(confidence / CONFIDENCE_PIVOT)^γ`; 0: off. RRF and DBSF keep
     /// their weights as given.
     pub semantic_confidence: f64,
+    /// A question (`super::is_question`) whose dense list's confidence is
+    /// below this is fused as Qdrant's one call fuses, from the question
+    /// strategy's list ([`Settings::for_questions`]); 0: never.
+    pub question_confidence: f64,
 }
 
 impl Settings {
@@ -151,6 +155,7 @@ impl Default for Settings {
             adaptive: 0.0,
             lexical_power: 2.0,
             semantic_confidence: 1.5,
+            question_confidence: 0.4,
         }
     }
 }
@@ -180,17 +185,19 @@ impl Settings {
             adaptive: 1.0,
             lexical_power: 1.0,
             semantic_confidence: 0.0,
+            question_confidence: 0.0,
             ..Self::default()
         }
     }
 
-    /// The fusion of a question's lists when the question strategy answered
-    /// ([`super::is_question`]): Qdrant's own one-call hybrid — RRF at this
+    /// The fusion of a question's lists when it is fused as a question
+    /// ([`super::as_question`]): Qdrant's own one-call hybrid — RRF at this
     /// fusion's `rrf_k`, the dense and the lexical list weighing the same,
-    /// no verbatim vote — with the verbatim tier kept as configured. On
-    /// questions about conversations that fusion of the dense and the
-    /// sparse list found more answers than score fusion of the candidates
-    /// (docs/search.md, "Questions").
+    /// no verbatim vote — with the verbatim tier kept as configured. Where
+    /// the dense list is flat (questions about a conversation's short
+    /// messages), that fusion of the dense and the sparse list found more
+    /// answers than score fusion of the candidates (docs/search.md,
+    /// "Questions").
     pub fn for_questions(&self) -> Self {
         Self {
             method: Method::Rrf,
@@ -239,6 +246,14 @@ impl Settings {
             if !(beta.is_finite() && (0.0..=MAX_ADAPTIVE).contains(&beta)) {
                 return out(key, beta, format!("0 (off) to {MAX_ADAPTIVE}"));
             }
+        }
+        let theta = self.question_confidence;
+        if !(theta.is_finite() && (0.0..=1.0).contains(&theta)) {
+            return out(
+                "question_confidence",
+                theta,
+                "a confidence in [0, 1] (0: off)".to_string(),
+            );
         }
         let power = self.lexical_power;
         if !(power.is_finite() && power > 0.0 && power <= MAX_LEXICAL_POWER) {
