@@ -96,12 +96,36 @@ def as_question(row: dict, cfg: dict) -> bool:
             and confidence([s for _, s in row["semantic"]], cfg.get("floor", 0.2)) < theta)
 
 
+QUESTION_KEEP, QUESTION_SPREAD = 5, 8  # fusion::fuse_spread
+
+
 def fuse(row: dict, cfg: dict) -> list[str]:
-    """The ids in fused order (tier first), as fusion.rs ranks them; a question
-    whose dense list is flat fused from the question strategy's list as Qdrant's
-    one call fuses (the gateway's choice)."""
+    """The ids in fused order (tier first), as the gateway and fusion.rs rank them:
+    a question (its question strategy's list in `question_lexical`) whose dense
+    list is flat fused from that list as Qdrant's one call fuses; one whose dense
+    list stands out fused as any search, its first five kept, then filled to
+    eight with the one call's best not yet in (fusion::fuse_spread)."""
     if as_question(row, cfg):
         row, cfg = dict(row, lexical=row["question_lexical"], reference=0.0), for_questions(cfg)
+        return fuse_plain(row, cfg)[0]
+    own, tier = fuse_plain(row, cfg)
+    if row.get("question_lexical") is None or cfg.get("question_confidence", 0.0) <= 0:
+        return own
+    theirs = fuse_plain(dict(row, lexical=row["question_lexical"], reference=0.0), for_questions(cfg))[0]
+    keep = max(QUESTION_KEEP, sum(1 for i in own[:len(tier)] if i in tier))
+    out = own[:keep]
+    placed = set(out)
+    for i in theirs:
+        if len(out) >= QUESTION_SPREAD:
+            break
+        if i not in placed:
+            out.append(i)
+            placed.add(i)
+    return out + [i for i in own if i not in placed]
+
+
+def fuse_plain(row: dict, cfg: dict) -> tuple[list[str], set[str]]:
+    """The ids in fused order (tier first) as fusion::fuse ranks them, and the tier."""
     lexical, semantic = dedup(row["lexical"]), dedup(row["semantic"])
     wl, ws = cfg["wl"], cfg["ws"]
     semantic_confidence = confidence([s for _, s in semantic], cfg.get("floor", 0.2))
@@ -140,7 +164,7 @@ def fuse(row: dict, cfg: dict) -> list[str]:
     tier = bool(verbatim) and n_terms > 0 and (
         (shaped(query) and len(verbatim) <= 3) if n_terms == 1 else (shaped(query) or len(verbatim) <= 3))
     first = set(verbatim) if tier else set()
-    return sorted(score, key=lambda i: (i not in first, -score[i], i))
+    return sorted(score, key=lambda i: (i not in first, -score[i], i)), first
 
 
 def rank(ids: list[str], gold: list[str]) -> int | None:

@@ -368,20 +368,25 @@ async fn answer(
         } => {
             let ((mut lexical, mut lexical_reference, terms, asked), semantic) =
                 targets.lists(query, strategy).await?;
-            // As the gateway: a question whose dense list is flat, under a
-            // fusion that names neither a method nor weights, is fused from
-            // the question strategy's list as a question.
+            // As the gateway: a question, under a fusion that names neither
+            // a method nor weights, is fused from the question strategy's
+            // list as a question where its dense list is flat, and has that
+            // list's one-call picks spread in where it stands out.
             let mut base = targets.fusion;
             let settings = trine_api::fusion_from_wire(&base, weights.as_ref(), fusion.as_ref())?;
             let cosines: Vec<f64> = semantic.iter().map(|n| n.score).collect();
+            let mut spread = None;
             if let Some((_, list)) = asked
                 && weights.is_none()
                 && fusion.as_ref().is_none_or(|f| f.method.is_empty())
-                && trine_core::fusion::as_question(&cosines, &settings)
             {
-                lexical = list;
-                lexical_reference = 0.0;
-                base = base.for_questions();
+                if trine_core::fusion::as_question(&cosines, &settings) {
+                    lexical = list;
+                    lexical_reference = 0.0;
+                    base = base.for_questions();
+                } else {
+                    spread = Some(list);
+                }
             }
             let request = v1::FuseRequest {
                 query: query.query.trim().to_string(),
@@ -392,6 +397,8 @@ async fn answer(
                 fusion: fusion.clone(),
                 lexical_reference,
                 terms,
+                question: spread.is_some(),
+                question_lexical: spread.unwrap_or_default(),
             };
             let hits = trine_fusion::fuse_request(&request, &base, args.depth)?;
             Ok(hits.into_iter().map(|h| h.id).collect())

@@ -339,6 +339,65 @@ pub fn as_question(cosines: &[f64], settings: &Settings) -> bool {
         && confidence(cosines, settings.semantic_floor) < settings.question_confidence
 }
 
+/// Of a question whose dense list stands out (not [`as_question`]): how
+/// many of its own fusion's first hits are kept first (every tier member
+/// too, when there are more) ...
+pub const QUESTION_KEEP: usize = 5;
+/// ... and how many hits the first are filled to from Qdrant's one-call
+/// fusion of the question strategy's list ([`Settings::for_questions`]),
+/// its best first, each hit once.
+pub const QUESTION_SPREAD: usize = 8;
+
+/// A question whose dense list stands out: its lists fused as any search's,
+/// the first [`QUESTION_KEEP`] hits kept (every tier member, when more), then
+/// filled to [`QUESTION_SPREAD`] with the best of the one-call fusion of the
+/// dense list and `asked` (the question strategy's list, RRF 1:1) not yet
+/// in, then the rest of its own fusion — a hedge: what score fusion puts
+/// first stays first, and the one call's own picks that it ranked lower are
+/// still among the first eight. A hit placed from the one call keeps its
+/// own fusion's explain where that fusion holds it (else the one call's),
+/// and the score of the hit before it, so that scores never rise down the
+/// list.
+pub fn fuse_spread(
+    lists: &Lists<'_>,
+    asked: &[LexicalEntry],
+    settings: &Settings,
+    limit: usize,
+) -> Vec<Fused> {
+    let own = fuse(lists, settings, usize::MAX);
+    let one_call = Lists {
+        lexical: asked,
+        lexical_reference: 0.0,
+        ..*lists
+    };
+    let theirs = fuse(&one_call, &settings.for_questions(), QUESTION_SPREAD);
+    let keep = own.iter().take_while(|h| h.tier).count().max(QUESTION_KEEP);
+    let mut placed: std::collections::HashSet<Uuid> = own.iter().take(keep).map(|h| h.id).collect();
+    let mut own_at: HashMap<Uuid, usize> = HashMap::with_capacity(own.len());
+    for (at, hit) in own.iter().enumerate() {
+        own_at.insert(hit.id, at);
+    }
+    let mut out: Vec<Fused> = own.iter().take(keep).cloned().collect();
+    for hit in theirs {
+        if out.len() >= QUESTION_SPREAD {
+            break;
+        }
+        if !placed.insert(hit.id) {
+            continue;
+        }
+        let mut hit = match own_at.get(&hit.id) {
+            Some(&at) => own[at].clone(),
+            None => hit,
+        };
+        hit.score = out.last().map_or(hit.score, |before| before.score);
+        hit.tier = false;
+        out.push(hit);
+    }
+    out.extend(own.into_iter().filter(|h| !placed.contains(&h.id)));
+    out.truncate(limit);
+    out
+}
+
 /// The effective lexical and semantic weights of one query.
 fn channel_weights(lists: &Lists<'_>, settings: &Settings) -> (f64, f64) {
     let Weights {
@@ -653,6 +712,86 @@ mod tests {
             ..minilm
         };
         assert_eq!(bad.check().unwrap_err().key, "question_confidence");
+    }
+
+    #[test]
+    fn a_confident_question_keeps_its_first_five_and_spreads_the_one_calls_picks() {
+        let s = Settings::default();
+        let query = "what did we decide about billing?";
+        // Own fusion: lexical 1..=10 (candidates), dense 1..=10 in the same
+        // order: it ranks 1, 2, 3, ...
+        let lexical: Vec<(u128, f64, bool)> =
+            (1..=10).map(|n| (n, 20.0 - n as f64, false)).collect();
+        let dense: Vec<(u128, f64)> = (1..=10).map(|n| (n, 0.9 - n as f64 / 100.0)).collect();
+        // The question strategy's list: 40, 41, 7, 42 (40, 41 only here).
+        let asked = lex(&[
+            (40, 5.0, false),
+            (41, 4.0, false),
+            (7, 3.0, false),
+            (42, 2.0, false),
+        ]);
+        let (l, d) = (lex(&lexical), sem(&dense));
+        let lists = Lists {
+            query,
+            lexical: &l,
+            semantic: &d,
+            lexical_reference: 0.0,
+            terms: crate::terms(query, crate::Fold::CASE).len(),
+        };
+        let own = fuse(&lists, &s, 100);
+        assert_eq!(order(&own)[..8], [1, 2, 3, 4, 5, 6, 7, 8]);
+        // The one call: 1 (dense 1 + nothing), 40 ... ranked by RRF 1:1.
+        let one_call = fuse(
+            &Lists {
+                lexical: &asked,
+                lexical_reference: 0.0,
+                ..lists
+            },
+            &s.for_questions(),
+            8,
+        );
+        let spread = fuse_spread(&lists, &asked, &s, 100);
+        let ids = order(&spread);
+        assert_eq!(ids[..QUESTION_KEEP], [1, 2, 3, 4, 5]);
+        // Then the one call's best not yet in, in its order, up to eight.
+        let picks: Vec<u128> = order(&one_call)
+            .into_iter()
+            .filter(|id| ![1, 2, 3, 4, 5].contains(id))
+            .take(QUESTION_SPREAD - QUESTION_KEEP)
+            .collect();
+        assert_eq!(ids[QUESTION_KEEP..QUESTION_SPREAD], picks[..]);
+        // Then the rest of its own fusion, each hit once, nothing lost.
+        let mut all = ids.clone();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), ids.len());
+        assert_eq!(ids.len(), own.len() + 2, "40 and 41 or 42 join: {ids:?}");
+        // Scores never rise; a hit its own fusion holds keeps its explain.
+        assert!(spread.windows(2).all(|w| w[0].score >= w[1].score));
+        for hit in &spread {
+            if let Some(o) = own.iter().find(|o| o.id == hit.id) {
+                assert_eq!(hit.placings, o.placings);
+            }
+        }
+        assert_eq!(fuse_spread(&lists, &asked, &s, 3).len(), 3);
+        // Every tier member is kept first, more than five too.
+        let verbatim: Vec<(u128, f64, bool)> =
+            (1..=10).map(|n| (n, 20.0 - n as f64, n >= 4)).collect();
+        let l = lex(&verbatim);
+        let shaped = "what happened on 2026-11-11?";
+        let tiered = Lists {
+            query: shaped,
+            lexical: &l,
+            terms: crate::terms(shaped, crate::Fold::CASE).len(),
+            ..lists
+        };
+        let spread = fuse_spread(&tiered, &asked, &s, 100);
+        assert!(spread[..7].iter().all(|h| h.tier), "{:?}", order(&spread));
+        let first_pick = order(&one_call)
+            .into_iter()
+            .find(|id| !(4..=10).contains(id));
+        assert_eq!(Some(order(&spread)[7]), first_pick);
+        assert!(!spread[7].tier);
     }
 
     #[test]

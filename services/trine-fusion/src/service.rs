@@ -54,17 +54,19 @@ pub fn fuse_request(
         ));
     }
     let settings = fusion_from_wire(defaults, request.weights.as_ref(), request.fusion.as_ref())?;
-    let lexical = request
-        .lexical
-        .iter()
-        .map(|c| {
-            Ok(LexicalEntry {
-                id: parse_id(&c.id)?,
-                score: c.score,
-                verbatim: c.verbatim,
+    let entries = |wire: &[v1::Candidate]| {
+        wire.iter()
+            .map(|c| {
+                Ok(LexicalEntry {
+                    id: parse_id(&c.id)?,
+                    score: c.score,
+                    verbatim: c.verbatim,
+                })
             })
-        })
-        .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, String>>()
+    };
+    let lexical = entries(&request.lexical)?;
+    let asked = entries(&request.question_lexical)?;
     let semantic = request
         .semantic
         .iter()
@@ -77,10 +79,12 @@ pub fn fuse_request(
         lexical_reference: request.lexical_reference,
         terms: usize::try_from(request.terms).unwrap_or(usize::MAX),
     };
-    Ok(fusion::fuse(&lists, &settings, limit)
-        .iter()
-        .map(fused_to_wire)
-        .collect())
+    let fused = if request.question {
+        fusion::fuse_spread(&lists, &asked, &settings, limit)
+    } else {
+        fusion::fuse(&lists, &settings, limit)
+    };
+    Ok(fused.iter().map(fused_to_wire).collect())
 }
 
 #[tonic::async_trait]

@@ -228,6 +228,11 @@ impl Channels for Peers {
             fusion: Some(options),
             lexical_reference: lists.reference,
             terms: u32::try_from(lists.terms).unwrap_or(u32::MAX),
+            question: lists.asked.is_some(),
+            question_lexical: lists
+                .asked
+                .map(trine_api::candidates_to_wire)
+                .unwrap_or_default(),
         };
         let mut client = self.fusion.clone();
         let answer = call(deadline, client.fuse(with_deadline(message, deadline)))

@@ -106,6 +106,10 @@ impl PeerError {
 pub struct ToFuse<'a> {
     /// The fusion of these lists: the search's, or its question fusion.
     pub settings: &'a Settings,
+    /// A question whose dense list stands out: the question strategy's
+    /// list, whose one-call fusion fills the first eight
+    /// (`fusion::fuse_spread`).
+    pub asked: Option<&'a [LexicalEntry]>,
     pub lexical: &'a [LexicalEntry],
     pub semantic: &'a [(Uuid, f64)],
     pub reference: f64,

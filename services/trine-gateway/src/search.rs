@@ -268,15 +268,18 @@ impl Searcher {
             ));
         }
         // A question whose dense list is flat is fused from the question
-        // strategy's list, as Qdrant's one call fuses.
-        let cosines: Vec<f64> = lists.semantic.iter().map(|(_, s)| *s).collect();
-        if let Some((strategy, list)) = lists.question_list.take()
-            && fusion::as_question(&cosines, &query.fusion)
-        {
-            lists.strategy = strategy;
-            lists.lexical = list;
-            lists.reference = 0.0;
-            lists.question = true;
+        // strategy's list, as Qdrant's one call fuses; one whose dense list
+        // stands out as any search, the one call's picks spread in.
+        if let Some((strategy, list)) = lists.question_list.take() {
+            let cosines: Vec<f64> = lists.semantic.iter().map(|(_, s)| *s).collect();
+            if fusion::as_question(&cosines, &query.fusion) {
+                lists.strategy = strategy;
+                lists.lexical = list;
+                lists.reference = 0.0;
+                lists.question = true;
+            } else {
+                lists.asked = Some(list);
+            }
         }
         let span = tracing::Span::current();
         span.record("strategy", lists.strategy.as_str());
@@ -309,6 +312,7 @@ impl Searcher {
         };
         let to_fuse = ToFuse {
             settings: &settings,
+            asked: lists.asked.as_deref(),
             lexical: &lists.lexical,
             semantic: &lists.semantic,
             reference: lists.reference,
@@ -332,7 +336,10 @@ impl Searcher {
                     lexical_reference: lists.reference,
                     terms: lists.terms,
                 };
-                Ok(fusion::fuse(&fusing, &settings, query.limit))
+                Ok(match lists.asked.as_deref() {
+                    Some(asked) => fusion::fuse_spread(&fusing, asked, &settings, query.limit),
+                    None => fusion::fuse(&fusing, &settings, query.limit),
+                })
             }
         }
     }
@@ -472,6 +479,9 @@ struct Gathered {
     question_list: Option<(String, Vec<fusion::LexicalEntry>)>,
     /// The lexical list is the question strategy's: fused as a question.
     question: bool,
+    /// A question whose dense list stands out: the question strategy's
+    /// list, spread in (`fusion::fuse_spread`).
+    asked: Option<Vec<fusion::LexicalEntry>>,
     timings: Timings,
     /// Why the answer is degraded, one reason a hop.
     reasons: Vec<String>,

@@ -305,6 +305,14 @@ fn request(g: &mut Gen, kind: usize) -> Request {
             fusion: g.chance(2).then(|| options(g)),
             lexical_reference: g.f64(),
             terms: g.u32() % 64,
+            question: g.chance(3),
+            question_lexical: (0..g.below(40))
+                .map(|_| v1::Candidate {
+                    id: g.id(),
+                    score: g.f64(),
+                    verbatim: g.chance(3),
+                })
+                .collect(),
         }),
     }
 }
