@@ -47,6 +47,8 @@ NAMES = {
     "qdrant-native/sparse": "Qdrant one call, dense + sparse",
 }
 NATIVE = ("qdrant-native/bm25", "qdrant-native/sparse")
+# Better channels that have no row of their own.
+ALSO = {"lexical/default": "lexical only (default: candidates)"}
 
 
 def paired(a: list, b: list, k: int) -> list[tuple[float, float, float]]:
@@ -105,7 +107,8 @@ def section(work: Path, set_: str, title: str, embedder: str, label: str) -> lis
         if better:
             m, s = better["mrr"], better["success_at_k"]
             verdict = "not worse" if m["high"] >= 0 and s["high"] >= 0 else "WORSE"
-            left = (f"{NAMES.get(better['better'], better['better'])} | "
+            shown = NAMES.get(better["better"]) or ALSO.get(better["better"], better["better"])
+            left = (f"{shown} | "
                     f"{interval((m['mean'], m['low'], m['high']))} | "
                     f"{interval((s['mean'], s['low'], s['high']))} | {verdict}")
         mark = "" if kind in QUESTION_KINDS else " (not a question kind)"
@@ -122,7 +125,9 @@ def main() -> int:
              "quality-work > docs/quality.md`); every figure is read from a `trine eval --save` report.", "",
              f"- trine at commit `{commit}`, {profile} profile; **trine default**: a search that names "
              "no strategy, under the default configuration (`[fusion]` of each embedder; a question "
-             "takes the sparse list and is fused as Qdrant's one call: docs/search.md \"Questions\"). "
+             "also reads the sparse list, and is fused from it as Qdrant's one call where its dense list is "
+             "flat, or keeps its own first five and has the one call's picks fill the first eight where it "
+             "stands out: docs/search.md \"Questions\"). "
              "The `trine hybrid, ...` rows name their strategy, so no search in them is answered as a "
              "question.",
              "- The better single channel is the best of `semantic only` and every `lexical only` "
