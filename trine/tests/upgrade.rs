@@ -2,7 +2,10 @@
 //! release's own binary (trine 0.1.0: `trine/tests/fixtures/trine-0.1.0.tar.gz`,
 //! rebuilt by `scripts/upgrade-fixture.sh`) opens with this trine; `trine
 //! doctor` says what changed and the command that upgrades it; searches
-//! answer as that release answered, before and after `trine upgrade`; and a
+//! answer as that release answered, before and after `trine upgrade` (a
+//! question, which this trine fuses by a rule the release did not have,
+//! answers as the release did when it names the release's strategy, and
+//! answers the same before and after the upgrade under the default); and a
 //! collection of a later layout version is refused for writes.
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
 
@@ -45,29 +48,46 @@ fn expected(dir: &Path) -> Vec<(String, String, Vec<String>)> {
         .collect()
 }
 
-/// Every recorded query answers with the release's ids, in its order.
-fn answers_as_the_release_did(data: &Path, expected: &[(String, String, Vec<String>)]) {
+/// The ids of the first 8 hits of `trine search` with these arguments.
+fn search(data: &Path, tenant: &str, query: &str, more: &[&str]) -> Vec<String> {
+    let out = trine(data)
+        .args(["search", "--json", "--tenant", tenant, "--limit", "8"])
+        .args(more)
+        .arg(query)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{query}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    answer["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Every recorded query answers with the release's ids, in its order; a
+/// question does under the release's rule (its strategy named, so fused as
+/// any search). Returns the default's answers to the questions.
+fn answers_as_the_release_did(
+    data: &Path,
+    expected: &[(String, String, Vec<String>)],
+) -> Vec<Vec<String>> {
+    let mut questions = Vec::new();
     for (query, tenant, ids) in expected {
-        let out = trine(data)
-            .args([
-                "search", "--json", "--tenant", tenant, "--limit", "8", query,
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{query}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let got: Vec<&str> = answer["hits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| h["id"].as_str().unwrap())
-            .collect();
-        assert_eq!(got, *ids, "{query} ({tenant})");
+        if trine_core::fusion::is_question(query) {
+            let got = search(data, tenant, query, &["--strategy", "candidates"]);
+            assert_eq!(got, *ids, "{query} ({tenant}), the release's rule");
+            questions.push(search(data, tenant, query, &[]));
+        } else {
+            assert_eq!(search(data, tenant, query, &[]), *ids, "{query} ({tenant})");
+        }
     }
+    questions
 }
 
 #[test]
@@ -93,7 +113,8 @@ fn a_collection_of_the_previous_release_opens_upgrades_and_answers_the_same() {
     assert!(out.contains("run `trine upgrade`"), "{out}");
     assert!(out.contains("2: the layout version is recorded"), "{out}");
 
-    answers_as_the_release_did(&data, &expected);
+    let questions = answers_as_the_release_did(&data, &expected);
+    assert!(!questions.is_empty(), "the sample asks questions");
 
     let (ok, out) = output(trine(&data).arg("upgrade"));
     assert!(ok, "{out}");
@@ -104,7 +125,7 @@ fn a_collection_of_the_previous_release_opens_upgrades_and_answers_the_same() {
     assert!(ok, "{out}");
     assert!(out.contains("layout      version 2"), "{out}");
 
-    answers_as_the_release_did(&data, &expected);
+    assert_eq!(answers_as_the_release_did(&data, &expected), questions);
 
     // A later trine's collection: refused for writes, saying why.
     let record = data.join("memories/trine.json");
