@@ -176,8 +176,9 @@ impl Searcher {
     /// `grpc-timeout`) when it gave one: no hop is given longer than what is
     /// left of it, nor than the configured deadline of the hop. The
     /// `gateway.search` span carries the tenant, the mode, the strategy,
-    /// whether it was fused as a question, the term count, the list sizes and the counts' share of the search's time
-    /// (the ADR's budget: at most a tenth).
+    /// whether it was fused as a question, the term count, the list sizes
+    /// and the counts' share of the search's time (the ADR's budget: at
+    /// most a tenth).
     #[tracing::instrument(
         name = "gateway.search",
         skip_all,
