@@ -36,7 +36,7 @@ run() { # NAME EMBEDDER MEMORIES QUERIES [eval args...]
       ingest "$memories" --batch 256 >"$work/$name.ingest.txt" 2>&1
   fi
   "$trine" --log error --data "$data" --embedder "$embedder" --models "$models" \
-    eval --queries "$queries" --modes hybrid,semantic,lexical --strategies candidates \
+    eval --queries "$queries" --modes hybrid,semantic,lexical --strategies default,candidates \
     --verbatim on --native none --k 8 "${baselines[@]}" "${@:5}" \
     --save "$work/$name.json" >"$work/$name.txt"
 }
