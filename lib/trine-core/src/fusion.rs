@@ -328,9 +328,9 @@ pub fn confidence(scores: &[f64], floor: f64) -> f64 {
 }
 
 /// Whether a question's lists are fused as a question ([`Settings::for_questions`],
-/// from the question strategy's list): its dense list's cosines (best first)
-/// is flat — its [`confidence`] below `question_confidence` —, so neither
-/// channel's first stands out and both lists count alike. A dense list whose
+/// from the question strategy's list): its dense list (`cosines`, best
+/// first) is flat — its [`confidence`] below `question_confidence` —, so
+/// neither channel's first stands out and both lists count alike. A dense list whose
 /// first stands out keeps the configured fusion of the configured strategy's
 /// list: a paraphrased question whose words flood the lexical list with
 /// near-duplicates is answered by meaning.
@@ -1297,8 +1297,9 @@ mod tests {
 
     #[test]
     fn questions_are_short_and_asked() {
-        let long = format!("{} of these?", "word ".repeat(QUESTION_MAX_WORDS));
-        let at_most = format!("{}?", "word ".repeat(QUESTION_MAX_WORDS - 1).trim_end());
+        let words = |n: usize| format!("what {}?", vec!["word"; n - 1].join(" "));
+        let (at_most, over) = (words(QUESTION_MAX_WORDS), words(QUESTION_MAX_WORDS + 1));
+        assert_eq!(at_most.split_whitespace().count(), QUESTION_MAX_WORDS);
         let cases: &[(&str, bool)] = &[
             ("What are Kate's hobbies?", true),
             ("When did Kate start skiing", true),
@@ -1310,7 +1311,7 @@ mod tests {
             ("  who?  ", true),
             ("¿Dónde está la copia?", true),
             (&at_most, true),
-            (&long, false),
+            (&over, false),
             ("Meeting 2026-11-11 09:58", false),
             ("library for parsing XML documents", false),
             ("whatever happened to the backups", false),
