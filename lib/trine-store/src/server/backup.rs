@@ -95,6 +95,42 @@ impl ServerStore {
         }
     }
 
+    /// Uploads each node's snapshot of `backup` to its node (REST `rest`)
+    /// with this recovery priority, waiting after each until every replica
+    /// is active: two at once would contend for the same shards.
+    async fn upload_each(&self, backup: &Path, rest: &[String], priority: &str) -> Result<()> {
+        for (i, rest) in rest.iter().enumerate() {
+            let url = format!(
+                "{rest}/collections/{}/snapshots/upload?priority={priority}&wait=true",
+                self.collection
+            );
+            let file = b::within(backup, &snapshot_file(i))?;
+            rest::upload(&url, self.api_key.as_deref(), &file).await?;
+            self.all_shards_active(SHARDS_ACTIVE_WAIT).await?;
+        }
+        Ok(())
+    }
+
+    /// Whether every shard's replicas, on every node, hold as many points.
+    async fn replicas_agree(&self) -> Result<bool> {
+        let mut counts: HashMap<u32, HashSet<u64>> = HashMap::new();
+        for (node, client) in &self.nodes {
+            let info = client
+                .collection_cluster_info(q::CollectionClusterInfoRequest {
+                    collection_name: self.collection.clone(),
+                })
+                .await
+                .map_err(|e| client_error(e, node, &self.collection))?;
+            for shard in &info.local_shards {
+                counts
+                    .entry(shard.shard_id)
+                    .or_default()
+                    .insert(shard.points_count);
+            }
+        }
+        Ok(counts.values().all(|held| held.len() == 1))
+    }
+
     pub(super) async fn take_backup(&self, dir: &Path) -> Result<Manifest> {
         let info = self.info().await?.ok_or_else(|| self.no_collection())?;
         self.every_node_named().await?;
@@ -171,17 +207,18 @@ impl ServerStore {
             ));
         }
         let rest = self.rest_urls()?;
-        for (i, rest) in rest.iter().enumerate() {
-            let url = format!(
-                "{rest}/collections/{}/snapshots/upload?priority=snapshot&wait=true",
-                self.collection
-            );
-            let file = b::within(backup, &snapshot_file(i))?;
-            rest::upload(&url, self.api_key.as_deref(), &file).await?;
-            // A node recovered takes its replicas' place; the others sync
-            // from it. The next node's upload waits for that: two at once
-            // contend for the same shards' transfers.
-            self.all_shards_active(SHARDS_ACTIVE_WAIT).await?;
+        // Each node takes back its own shards as the backup took them, with
+        // no sync between replicas: no shard transfer can stall the restore
+        // (with `snapshot` priority the other nodes' newer replicas were
+        // synced from the restored one, and a transfer could leave a replica
+        // inactive past the wait, in about one full test run of three).
+        self.upload_each(backup, &rest, "no_sync").await?;
+        if !self.replicas_agree().await? {
+            // A write made while the backup's snapshots were taken, node
+            // after node, is on some replicas only: each node's snapshot
+            // again as the source of its shards, the other replicas synced
+            // from it, so that every replica of a shard holds the same.
+            self.upload_each(backup, &rest, "snapshot").await?;
         }
         self.clear_journal().await?;
         let points = self.info().await?.map_or(0, |i| i.points);
