@@ -68,18 +68,33 @@ impl ServerStore {
                     })
                     .await
                     .map_err(|e| client_error(e, node, &self.collection))?;
+                let state =
+                    |s: i32| q::ReplicaState::try_from(s).map_or("unknown", |s| s.as_str_name());
                 pending.extend(
                     info.local_shards
                         .iter()
                         .filter(|s| s.state != active)
-                        .map(|s| format!("shard {} on {node}", s.shard_id)),
+                        .map(|s| format!("shard {} on {node}: {}", s.shard_id, state(s.state))),
                 );
                 pending.extend(
                     info.remote_shards
                         .iter()
                         .filter(|s| s.state != active)
-                        .map(|s| format!("shard {} on peer {}", s.shard_id, s.peer_id)),
+                        .map(|s| {
+                            format!(
+                                "shard {} on peer {}: {}",
+                                s.shard_id,
+                                s.peer_id,
+                                state(s.state)
+                            )
+                        }),
                 );
+                pending.extend(info.shard_transfers.iter().map(|t| {
+                    format!(
+                        "a transfer of shard {} from peer {} to {} under way",
+                        t.shard_id, t.from, t.to
+                    )
+                }));
             }
             if pending.is_empty() {
                 return Ok(());
