@@ -227,13 +227,21 @@ impl ServerStore {
         // (with `snapshot` priority the other nodes' newer replicas were
         // synced from the restored one, and a transfer could leave a replica
         // inactive past the wait, in about one full test run of three).
-        self.upload_each(backup, &rest, "no_sync").await?;
-        if !self.replicas_agree().await? {
+        let quiet = self.upload_each(backup, &rest, "no_sync").await;
+        if quiet.is_err() || !self.replicas_agree().await? {
             // A write made while the backup's snapshots were taken, node
-            // after node, is on some replicas only: each node's snapshot
-            // again as the source of its shards, the other replicas synced
-            // from it, so that every replica of a shard holds the same.
-            self.upload_each(backup, &rest, "snapshot").await?;
+            // after node, is on some replicas only (or a replica was left
+            // inactive): each node's snapshot again as the source of its
+            // shards, the other replicas synced from it, so that every
+            // replica of a shard holds the same.
+            self.upload_each(backup, &rest, "snapshot")
+                .await
+                .map_err(|again| match &quiet {
+                    Err(first) => StoreError::Backend(format!(
+                        "{first}; uploaded again, each node the source of its shards: {again}"
+                    )),
+                    Ok(()) => again,
+                })?;
         }
         self.clear_journal().await?;
         let points = self.info().await?.map_or(0, |i| i.points);
