@@ -239,7 +239,9 @@ def grid(args) -> int:
         with open(queries, encoding="utf-8") as f:
             split = {q["qid"]: q.get("split") for q in map(json.loads, f)}
         # A set without halves (the bundled sample) is used whole.
-        rows = [r for r in read_lists(lists)
+        # The default's lists (a question's sparse list beside) where the run
+        # wrote them, else the candidates'.
+        rows = [r for r in (read_lists(lists, "default") or read_lists(lists))
                 if not args.split or split.get(r["qid"]) in (args.split, None)]
         base = report_ranks(report)
         kinds = defaultdict(list)
@@ -252,7 +254,7 @@ def grid(args) -> int:
                          for ch in ("lexical", "semantic"))
             native = max(measure([base[n].get(r["qid"]) for r in rs])
                          for n in ("qdrant-native/bm25", "qdrant-native/sparse") if n in base)
-            refs[kind] = (single, native, measure([base["hybrid/candidates"].get(r["qid"]) for r in rs])[0])
+            refs[kind] = (single, native, measure([base.get("hybrid/default", base["hybrid/candidates"]).get(r["qid"]) for r in rs])[0])
         sets.append((name, kinds, refs))
 
     def score(cfg):
