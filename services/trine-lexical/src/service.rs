@@ -135,19 +135,10 @@ impl LexicalService {
                 || strategies.iter().any(|(s, r)| *s == chosen && r.is_ready());
             ready.then_some((chosen, probe.texts))
         };
-        let cached = self
-            .probed
-            .lock()
-            .map(|slot| slot.clone())
-            .unwrap_or_default()
-            .filter(|(at, _)| at.elapsed() < READY_FOR);
-        if let Some(chosen) = cached.as_ref().and_then(|(_, probe)| usable(probe)) {
+        if let Some(chosen) = self.fresh_probe().as_ref().and_then(usable) {
             return Ok(chosen);
         }
-        let probe = readiness::probe(self.store.as_ref(), self.embedder.is_some()).await?;
-        if let Ok(mut slot) = self.probed.lock() {
-            *slot = Some((Instant::now(), probe.clone()));
-        }
+        let probe = self.probe_kept().await?;
         if let Some(chosen) = usable(&probe) {
             return Ok(chosen);
         }
@@ -165,6 +156,25 @@ impl LexicalService {
         })
     }
 
+    /// The last probe, while it is fresh ([`READY_FOR`]), whatever it found.
+    fn fresh_probe(&self) -> Option<Probe> {
+        self.probed
+            .lock()
+            .map(|slot| slot.clone())
+            .unwrap_or_default()
+            .filter(|(at, _)| at.elapsed() < READY_FOR)
+            .map(|(_, probe)| probe)
+    }
+
+    /// A new probe of the store, kept as the last one.
+    async fn probe_kept(&self) -> Result<Probe, LexicalError> {
+        let probe = readiness::probe(self.store.as_ref(), self.embedder.is_some()).await?;
+        if let Ok(mut slot) = self.probed.lock() {
+            *slot = Some((Instant::now(), probe.clone()));
+        }
+        Ok(probe)
+    }
+
     /// The question strategy, when the collection is ready for it: the last
     /// probe decides while it is fresh ([`READY_FOR`], whatever it found),
     /// else a new one (kept). A collection that is not ready for it (points
@@ -174,22 +184,9 @@ impl LexicalService {
         let Some(wanted) = self.config.question_strategy else {
             return Ok(None);
         };
-        let cached = self
-            .probed
-            .lock()
-            .map(|slot| slot.clone())
-            .unwrap_or_default()
-            .filter(|(at, _)| at.elapsed() < READY_FOR)
-            .map(|(_, probe)| probe);
-        let probe = match cached {
+        let probe = match self.fresh_probe() {
             Some(probe) => probe,
-            None => {
-                let probe = readiness::probe(self.store.as_ref(), self.embedder.is_some()).await?;
-                if let Ok(mut slot) = self.probed.lock() {
-                    *slot = Some((Instant::now(), probe.clone()));
-                }
-                probe
-            }
+            None => self.probe_kept().await?,
         };
         let ready = probe
             .strategies

@@ -54,6 +54,21 @@ impl ServerStore {
         Ok(())
     }
 
+    /// The collection's shards and transfers as `node` (its `client`) sees
+    /// them.
+    async fn cluster_info_of(
+        &self,
+        node: &str,
+        client: &Qdrant,
+    ) -> Result<q::CollectionClusterInfoResponse> {
+        client
+            .collection_cluster_info(q::CollectionClusterInfoRequest {
+                collection_name: self.collection.clone(),
+            })
+            .await
+            .map_err(|e| client_error(e, node, &self.collection))
+    }
+
     /// Waits until every node reports every replica of the collection
     /// active (after a restore, replicas recover and sync).
     async fn all_shards_active(&self, wait: Duration) -> Result<()> {
@@ -62,12 +77,7 @@ impl ServerStore {
         loop {
             let mut pending = Vec::new();
             for (node, client) in &self.nodes {
-                let info = client
-                    .collection_cluster_info(q::CollectionClusterInfoRequest {
-                        collection_name: self.collection.clone(),
-                    })
-                    .await
-                    .map_err(|e| client_error(e, node, &self.collection))?;
+                let info = self.cluster_info_of(node, client).await?;
                 let state =
                     |s: i32| q::ReplicaState::try_from(s).map_or("unknown", |s| s.as_str_name());
                 pending.extend(
@@ -130,12 +140,7 @@ impl ServerStore {
     async fn replicas_agree(&self) -> Result<bool> {
         let mut counts: HashMap<u32, HashSet<u64>> = HashMap::new();
         for (node, client) in &self.nodes {
-            let info = client
-                .collection_cluster_info(q::CollectionClusterInfoRequest {
-                    collection_name: self.collection.clone(),
-                })
-                .await
-                .map_err(|e| client_error(e, node, &self.collection))?;
+            let info = self.cluster_info_of(node, client).await?;
             for shard in &info.local_shards {
                 counts
                     .entry(shard.shard_id)
