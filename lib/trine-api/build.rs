@@ -9,10 +9,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     // Every service decodes through `codec::BoundedCodec`: prost's, with a
     // request's wire bytes checked before they are decoded.
+    // protoc comes from crates.io (protoc-bin-vendored): a machine with Rust
+    // alone builds trine. A PROTOC set by the caller still wins.
+    let protoc = match std::env::var_os("PROTOC") {
+        Some(path) => PathBuf::from(path),
+        None => protoc_bin_vendored::protoc_bin_path()?,
+    };
+    let mut config = prost_build::Config::new();
+    config.protoc_executable(protoc);
     tonic_prost_build::configure()
         .codec_path("crate::codec::BoundedCodec")
         .file_descriptor_set_path(out.join("trine_descriptor.bin"))
-        .compile_protos(&files, std::slice::from_ref(&root))?;
+        .compile_with_config(config, &files, std::slice::from_ref(&root))?;
     println!("cargo:rerun-if-changed={}", root.display());
     Ok(())
 }

@@ -155,6 +155,10 @@ pub struct LexicalSection {
     /// collection keeps its index (`trine text-index --stemmer` changes it).
     #[serde(deserialize_with = "trine_core::fold::deserialize_stemmer")]
     pub stemmer: Option<trine_core::Language>,
+    /// The common words a query's lexical scoring and read leave out:
+    /// `none` (the default), `auto` (the text index's stemmer language,
+    /// English where it stems none), or a language (`french`, `de`, ...).
+    pub common_words: trine_core::CommonWords,
 }
 
 impl Default for LexicalSection {
@@ -168,6 +172,7 @@ impl Default for LexicalSection {
             count_cache_min: cache.min_count,
             count_statistics: true,
             stemmer: None,
+            common_words: trine_core::CommonWords::None,
         }
     }
 }
@@ -493,6 +498,7 @@ impl Config {
         mesh.stemmer = self.lexical.stemmer;
         mesh.lexical.strategy = self.lexical.strategy;
         mesh.lexical.question_strategy = self.lexical.question_strategy;
+        mesh.lexical.common_words = self.lexical.common_words;
         // Checked at load ([`Config::validate`]); the embedder's default else.
         mesh.search.fusion = self
             .fusion
@@ -652,6 +658,29 @@ mod tests {
         let (_dir, o) = overrides_with_file("[lexical]\nstemmer = \"klingon\"\n");
         let err = Config::load(&o).expect_err("unknown language").to_string();
         assert!(err.contains("unknown stemmer language `klingon`"), "{err}");
+    }
+
+    #[test]
+    fn common_words_are_auto_none_or_a_language() {
+        use trine_core::{CommonWords, Language};
+        let default = Config::load(&Overrides::default()).unwrap().mesh();
+        assert_eq!(default.lexical.common_words, CommonWords::None);
+        let table = [
+            ("none", CommonWords::None),
+            ("fr", CommonWords::Of(Language::French)),
+            ("auto", CommonWords::Auto),
+        ];
+        for (raw, want) in table {
+            let (_dir, o) = overrides_with_file(&format!("[lexical]\ncommon_words = \"{raw}\"\n"));
+            assert_eq!(
+                Config::load(&o).unwrap().mesh().lexical.common_words,
+                want,
+                "{raw}"
+            );
+        }
+        let (_dir, o) = overrides_with_file("[lexical]\ncommon_words = \"klingon\"\n");
+        let err = Config::load(&o).expect_err("unknown language").to_string();
+        assert!(err.contains("klingon") && err.contains("none"), "{err}");
     }
 
     #[test]

@@ -168,7 +168,7 @@ fn problems(config: &Config, info: Option<&CollectionInfo>) -> Vec<String> {
             let fix = if kind == "text" {
                 "run `trine text-index`"
             } else {
-                "re-create the collection with `trine ingest`"
+                "run `trine upgrade` (it makes the missing indexes in place)"
             };
             out.push(format!("no {kind} index on `{field}`: {fix}"));
         }

@@ -36,6 +36,9 @@ pub struct Args {
     /// Only sources starting with this
     #[arg(long)]
     pub source_prefix: Option<String>,
+    /// Only the memories of this thread (a conversation or session id)
+    #[arg(long)]
+    pub thread: Option<String>,
     /// Created at or after this RFC 3339 time
     #[arg(long)]
     pub created_from: Option<String>,
@@ -126,6 +129,7 @@ fn request(args: &Args) -> Result<SearchRequest, String> {
             created_from: time("--created-from", &args.created_from)?,
             created_until: time("--created-until", &args.created_until)?,
             valid_at: time("--valid-at", &args.valid_at)?,
+            thread: args.thread.clone().unwrap_or_default(),
         }),
         limit: args.limit,
         mode: mode as i32,
@@ -194,8 +198,13 @@ fn render(response: &v1::SearchResponse, explain: bool) -> String {
             .collect();
         out += &format!("{:>2}. {:.4}  {first_line}\n", i + 1, hit.score);
         let source = record.source.as_deref().unwrap_or("-");
+        let thread = match (&record.thread, record.seq) {
+            (Some(thread), Some(seq)) => format!("  thread {thread} #{seq}"),
+            (Some(thread), None) => format!("  thread {thread}"),
+            (None, _) => String::new(),
+        };
         out += &format!(
-            "    {}  [{}]  {source}\n",
+            "    {}  [{}]  {source}{thread}\n",
             hit.id,
             hit.matched_by.join(", ")
         );

@@ -287,6 +287,98 @@ impl Drop for Relay {
 /// The store is the test command's Qdrant (`TRINE_QDRANT_URL`), reached
 /// through a relay; shutting the relay stops the store's address answering,
 /// as a stopped server's does.
+/// Threads over HTTP and gRPC, against a served mesh: written with their
+/// place, read back with every hit, a search restricted to one thread of
+/// the tenant (the same name in another tenant is another thread), and a
+/// bad `seq` or `thread` refused naming the field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn threads_are_written_read_back_and_searched_one_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let served = trine_testkit::serve_sample(env!("CARGO_BIN_EXE_trine"), &data);
+    let http = http_of(&served);
+    let long = "t".repeat(257);
+    let (code, stored) = curl(
+        "POST",
+        &format!("{http}/v1/memories"),
+        Some(&json!({"records": [
+            {"text": "Kate: are you going to the quokka support group tonight?", "tenant": "acme", "thread": "chat-9", "seq": 0},
+            {"text": "Sam: yes, the quokka group meets at the library", "tenant": "acme", "thread": "chat-9", "seq": 1},
+            {"text": "Kate: the quokka photos from the zoo", "tenant": "acme", "thread": "chat-10", "seq": 0},
+            {"text": "Lee: the quokka group of another tenant", "tenant": "globex", "thread": "chat-9", "seq": 0},
+            {"text": "a bad place", "tenant": "acme", "thread": "chat-9", "seq": -1},
+            {"text": "a fractional place", "tenant": "acme", "thread": "chat-9", "seq": 1.5},
+            {"text": "a long thread", "tenant": "acme", "thread": long},
+        ]})),
+    );
+    assert_eq!(code, 200, "{stored}");
+    assert_eq!(stored["ids"].as_array().unwrap().len(), 4, "{stored}");
+    let failed = stored["failed"].as_array().unwrap();
+    let why = |i: usize| failed[i]["message"].as_str().unwrap().to_string();
+    assert_eq!(failed.len(), 3, "{stored}");
+    assert!(
+        why(0).contains("seq -1 is not a non-negative integer"),
+        "{stored}"
+    );
+    assert!(why(1).contains("seq 1.5"), "{stored}");
+    assert!(why(2).contains("thread is 257 bytes"), "{stored}");
+
+    let search = |body: Value| {
+        let (code, found) = curl("POST", &format!("{http}/v1/search"), Some(&body));
+        assert_eq!(code, 200, "{found}");
+        found["hits"].as_array().unwrap().clone()
+    };
+    let hits = search(json!({"query": "quokka group", "tenant": "acme", "thread": "chat-9"}));
+    let places: Vec<(String, u64)> = hits
+        .iter()
+        .map(|h| {
+            (
+                h["thread"].as_str().unwrap().to_string(),
+                h["seq"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(places.len(), 2, "the thread's two messages: {hits:?}");
+    assert!(places.iter().all(|(t, _)| t == "chat-9"), "{places:?}");
+    assert!(
+        hits.iter()
+            .all(|h| !h["text"].as_str().unwrap().starts_with("Lee")),
+        "another tenant's thread of the same name is not this one"
+    );
+    let everywhere = search(json!({"query": "quokka", "tenant": "acme", "mode": "lexical"}));
+    assert_eq!(everywhere.len(), 3, "no thread: every thread of the tenant");
+
+    // gRPC: the record carries its thread and place.
+    let mut client = MemoryClient::connect(format!("http://{}", served.addr))
+        .await
+        .unwrap();
+    let first = stored["ids"][1].as_str().unwrap().to_string();
+    let got = client
+        .get(trine_api::v1::GetRequest {
+            tenant: "acme".into(),
+            ids: vec![first],
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got.records[0].thread.as_deref(), Some("chat-9"));
+    assert_eq!(got.records[0].seq, Some(1));
+    let refused = client
+        .search(SearchRequest {
+            query: "quokka".into(),
+            filters: Some(Filters {
+                tenant: "acme".into(),
+                thread: "x".repeat(300),
+                ..Filters::default()
+            }),
+            ..SearchRequest::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+    assert!(refused.message().contains("filters.thread"), "{refused:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readyz_turns_unready_when_the_store_stops() {
     let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {

@@ -319,6 +319,7 @@ async fn verbatim_rules_and_the_tenant_boundary() {
         trine_lexical::Texts {
             fold: trine_core::Fold::ASCII,
             source_phrases: true,
+            common: Some(trine_core::Language::English),
         },
         &Filter::tenant("acme"),
         8,

@@ -112,18 +112,19 @@ fn a_collection_of_the_previous_release_opens_upgrades_and_answers_the_same() {
     assert!(out.contains("layout version 1"), "{out}");
     assert!(out.contains("run `trine upgrade`"), "{out}");
     assert!(out.contains("2: the layout version is recorded"), "{out}");
+    assert!(out.contains("3: memories may name their thread"), "{out}");
 
     let questions = answers_as_the_release_did(&data, &expected);
     assert!(!questions.is_empty(), "the sample asks questions");
 
     let (ok, out) = output(trine(&data).arg("upgrade"));
     assert!(ok, "{out}");
-    assert!(out.contains("upgraded from layout version 1 to 2"), "{out}");
+    assert!(out.contains("upgraded from layout version 1 to 3"), "{out}");
     let (ok, out) = output(trine(&data).arg("upgrade"));
     assert!(ok && out.contains("nothing to do"), "{out}");
     let (ok, out) = output(trine(&data).arg("doctor"));
     assert!(ok, "{out}");
-    assert!(out.contains("layout      version 2"), "{out}");
+    assert!(out.contains("layout      version 3"), "{out}");
 
     assert_eq!(answers_as_the_release_did(&data, &expected), questions);
 
@@ -132,7 +133,7 @@ fn a_collection_of_the_previous_release_opens_upgrades_and_answers_the_same() {
     let text = std::fs::read_to_string(&record).unwrap();
     std::fs::write(
         &record,
-        text.replace("\"schema_version\": 2", "\"schema_version\": 99"),
+        text.replace("\"schema_version\": 3", "\"schema_version\": 99"),
     )
     .unwrap();
     let sample = trine_testkit::workspace_dir().join("samples/memories.jsonl");

@@ -45,6 +45,7 @@ pub fn filter_from_wire(
     check_label("filters.tenant", &f.tenant)?;
     check_filter_values("filters.projects", &f.projects)?;
     check_filter_values("filters.kinds", &f.kinds)?;
+    check_label("filters.thread", &f.thread)?;
     if f.source_prefix.len() > MAX_SOURCE_BYTES {
         return Err(format!(
             "filters.source_prefix is {} bytes, more than the {MAX_SOURCE_BYTES} allowed",
@@ -56,6 +57,7 @@ pub fn filter_from_wire(
         projects: f.projects.clone(),
         kinds: f.kinds.clone(),
         source_prefix: Some(f.source_prefix.clone()).filter(|p| !p.is_empty()),
+        thread: Some(f.thread.clone()).filter(|t| !t.is_empty()),
         created_from: from_opt_timestamp("filters.created_from", f.created_from.as_ref())?,
         created_until: from_opt_timestamp("filters.created_until", f.created_until.as_ref())?,
         valid_at: Some(from_opt_timestamp("filters.valid_at", f.valid_at.as_ref())?.unwrap_or(now)),
@@ -64,7 +66,7 @@ pub fn filter_from_wire(
 }
 
 /// A domain filter on the wire (the tenant, projects, kinds, source prefix,
-/// created range and validity time; text conditions are not part of it).
+/// thread, created range and validity time; text conditions are not part of it).
 pub fn filter_to_wire(f: &Filter) -> v1::Filters {
     v1::Filters {
         tenant: f.tenant.clone(),
@@ -74,6 +76,7 @@ pub fn filter_to_wire(f: &Filter) -> v1::Filters {
         created_from: f.created_from.map(timestamp),
         created_until: f.created_until.map(timestamp),
         valid_at: f.valid_at.map(timestamp),
+        thread: f.thread.clone().unwrap_or_default(),
     }
 }
 
@@ -103,6 +106,8 @@ pub fn memory_from_wire(r: v1::Record) -> Result<Memory, String> {
         valid_from: from_opt_timestamp("valid_from", r.valid_from.as_ref())?,
         valid_until: from_opt_timestamp("valid_until", r.valid_until.as_ref())?,
         metadata: r.metadata.map(struct_to_json),
+        thread: r.thread.filter(|t| !t.is_empty()),
+        seq: r.seq,
     };
     memory.validate()?;
     Ok(memory)
@@ -121,6 +126,8 @@ pub fn memory_to_wire(m: &Memory) -> v1::Record {
         valid_from: m.valid_from.map(timestamp),
         valid_until: m.valid_until.map(timestamp),
         metadata: m.metadata.as_ref().map(json_to_struct),
+        thread: m.thread.clone(),
+        seq: m.seq,
     }
 }
 
@@ -424,8 +431,44 @@ mod tests {
             valid_from: None,
             valid_until: Some(Utc.with_ymd_and_hms(2027, 1, 1, 0, 0, 0).unwrap()),
             metadata: Some(meta),
+            thread: Some("standup/2026-11-11".into()),
+            seq: Some(0),
         };
         assert_eq!(memory_from_wire(memory_to_wire(&m)), Ok(m));
+    }
+
+    #[test]
+    fn threads_are_checked_at_the_edge() {
+        let record = |thread: Option<&str>, tenant: &str| v1::Record {
+            text: "hello".into(),
+            tenant: tenant.into(),
+            thread: thread.map(str::to_string),
+            seq: Some(3),
+            ..v1::Record::default()
+        };
+        // An empty thread is no thread; a blank or oversized one is refused.
+        let m = memory_from_wire(record(Some(""), "t")).unwrap();
+        assert_eq!((m.thread, m.seq), (None, Some(3)));
+        let blank = memory_from_wire(record(Some("  "), "t")).unwrap_err();
+        assert!(blank.contains("thread"), "{blank}");
+        let long = "x".repeat(257);
+        let err = memory_from_wire(record(Some(&long), "t")).unwrap_err();
+        assert!(err.contains("thread is 257 bytes"), "{err}");
+        let filters = v1::Filters {
+            tenant: "t".into(),
+            thread: long,
+            ..v1::Filters::default()
+        };
+        let err = filter_from_wire(Some(&filters), Utc::now()).unwrap_err();
+        assert!(err.contains("filters.thread"), "{err}");
+        let filters = v1::Filters {
+            tenant: "t".into(),
+            thread: "chat-1".into(),
+            ..v1::Filters::default()
+        };
+        let f = filter_from_wire(Some(&filters), Utc::now()).unwrap();
+        assert_eq!(f.thread.as_deref(), Some("chat-1"));
+        assert_eq!(filter_to_wire(&f).thread, "chat-1");
     }
 
     #[test]

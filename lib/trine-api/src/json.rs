@@ -27,6 +27,8 @@ struct SearchBody {
     #[serde(default)]
     source_prefix: Option<String>,
     #[serde(default)]
+    thread: Option<String>,
+    #[serde(default)]
     created_from: Option<String>,
     #[serde(default)]
     created_until: Option<String>,
@@ -98,6 +100,7 @@ pub fn search_request_from_json(body: &[u8]) -> Result<v1::SearchRequest, String
             created_from: time("created_from", b.created_from.as_deref())?,
             created_until: time("created_until", b.created_until.as_deref())?,
             valid_at: time("valid_at", b.valid_at.as_deref())?,
+            thread: b.thread.unwrap_or_default(),
         }),
         limit: b.limit.unwrap_or(0),
         mode: mode.into(),
@@ -177,6 +180,8 @@ pub fn record_to_json(r: &v1::Record) -> Value {
         "valid_from": time_json(&r.valid_from),
         "valid_until": time_json(&r.valid_until),
         "metadata": metadata,
+        "thread": r.thread,
+        "seq": r.seq,
     })
 }
 
@@ -210,6 +215,8 @@ pub fn search_response_to_json(response: &v1::SearchResponse) -> Value {
                 "score": h.score,
                 "text": record.text,
                 "source": record.source,
+                "thread": record.thread,
+                "seq": record.seq,
                 "matched_by": h.matched_by,
                 "lists": lists,
                 "tier": explain.tier,

@@ -387,6 +387,7 @@ impl Frequencies {
             projects,
             kinds,
             source_prefix,
+            thread,
             created_from,
             created_until,
             valid_at,
@@ -400,6 +401,7 @@ impl Frequencies {
         let plain = projects.is_empty()
             && kinds.is_empty()
             && source_prefix.is_none()
+            && thread.is_none()
             && created_from.is_none()
             && created_until.is_none()
             && any_terms.is_none()

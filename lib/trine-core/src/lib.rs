@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bm25;
+pub mod common;
 mod error;
 pub mod eval;
 pub mod fold;
@@ -20,6 +21,7 @@ pub mod strategy;
 pub mod terms;
 pub mod verbatim;
 
+pub use common::CommonWords;
 pub use error::{ErrorKind, Kinded};
 pub use fold::{Fold, Language};
 pub use frequencies::{Document, Frequencies, Tally};

@@ -21,6 +21,10 @@ pub mod keys {
     pub const VALID_FROM: &str = "valid_from";
     pub const VALID_UNTIL: &str = "valid_until";
     pub const METADATA: &str = "metadata";
+    /// The conversation or session a memory belongs to, within its tenant.
+    pub const THREAD: &str = "thread";
+    /// A memory's place in its thread.
+    pub const SEQ: &str = "seq";
 }
 
 /// Names of the vectors of a trine collection.
@@ -41,6 +45,14 @@ pub struct Memory {
     pub valid_until: Option<DateTime<Utc>>,
     /// A JSON object, or `None`.
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The thread (a conversation or session id) it belongs to, within its
+    /// tenant; `None`: it stands alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<String>,
+    /// Its place in its thread: the order inside a thread is
+    /// (`created_at`, `seq`, id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
 }
 
 /// A sparse vector: parallel arrays of dimension ids and weights.
@@ -69,6 +81,8 @@ pub struct Filter {
     pub kinds: Vec<String>,
     /// `source` starts with this string.
     pub source_prefix: Option<String>,
+    /// Only the memories of this thread (of the tenant).
+    pub thread: Option<String>,
     /// `created_from <= created_at`.
     pub created_from: Option<DateTime<Utc>>,
     /// `created_at < created_until`.
@@ -292,6 +306,9 @@ pub const MAX_SOURCE_BYTES: usize = 4096;
 /// Largest metadata object, in bytes of its JSON.
 pub const MAX_METADATA_BYTES: usize = 1 << 16;
 
+/// The largest `seq`: Qdrant keeps payload integers as signed 64-bit.
+pub const MAX_SEQ: u64 = i64::MAX as u64;
+
 /// Most projects or kinds one filter may name.
 pub const MAX_FILTER_VALUES: usize = 64;
 
@@ -355,6 +372,9 @@ pub struct MemoryInput {
     pub valid_from: Option<String>,
     pub valid_until: Option<String>,
     pub metadata: Option<serde_json::Value>,
+    pub thread: Option<String>,
+    /// Any JSON value, checked by [`parse_seq`]: the error names the field.
+    pub seq: Option<serde_json::Value>,
 }
 
 impl MemoryInput {
@@ -387,6 +407,8 @@ impl MemoryInput {
             valid_from: parse_time("valid_from", self.valid_from.as_deref())?,
             valid_until: parse_time("valid_until", self.valid_until.as_deref())?,
             metadata,
+            thread: self.thread.filter(|t| !t.is_empty()),
+            seq: parse_seq(self.seq.as_ref())?,
         };
         memory.validate()?;
         Ok(memory)
@@ -407,6 +429,16 @@ pub fn derived_id(tenant: &str, source: Option<&str>, text: &str) -> Uuid {
 /// Parses a memory id: a UUID.
 pub fn parse_id(raw: &str) -> Result<Uuid, String> {
     Uuid::parse_str(raw).map_err(|_| format!("id {raw:?} is not a UUID"))
+}
+
+/// Parses a memory's `seq`: absent or null, or a non-negative integer.
+pub fn parse_seq(raw: Option<&serde_json::Value>) -> Result<Option<u64>, String> {
+    match raw {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(value) => value.as_u64().map(Some).ok_or_else(|| {
+            format!("seq {value} is not a non-negative integer (a memory's place in its thread)")
+        }),
+    }
 }
 
 /// Parses an optional RFC 3339 time of the named field.
@@ -460,6 +492,8 @@ impl Memory {
             valid_from: None,
             valid_until: None,
             metadata: None,
+            thread: None,
+            seq: None,
         }
     }
 
@@ -478,7 +512,19 @@ impl Memory {
             ));
         }
         check_label("tenant", &self.tenant)?;
-        for (field, value) in [("project", &self.project), ("kind", &self.kind)] {
+        if let Some(seq) = self.seq
+            && seq > MAX_SEQ
+        {
+            return Err(format!("seq {seq} is more than the {MAX_SEQ} allowed"));
+        }
+        if self.thread.as_deref().is_some_and(|t| t.trim().is_empty()) {
+            return Err("thread is blank: leave it out, or name the conversation".to_string());
+        }
+        for (field, value) in [
+            ("project", &self.project),
+            ("kind", &self.kind),
+            ("thread", &self.thread),
+        ] {
             if let Some(value) = value {
                 check_label(field, value)?;
             }
@@ -662,6 +708,33 @@ mod tests {
                 r#"{"text":"hi","tenant":"t","valid_from":"2026-02-01T00:00:00Z","valid_until":"2026-01-01T00:00:00Z"}"#,
                 Some("is not before valid_until"),
             ),
+            // Threads: a name within the tenant and a place in it.
+            (
+                r#"{"text":"hi","tenant":"t","thread":"chat-1","seq":0}"#,
+                None,
+            ),
+            (r#"{"text":"hi","tenant":"t","thread":"chat-1"}"#, None),
+            (r#"{"text":"hi","tenant":"t","thread":"","seq":null}"#, None),
+            (
+                r#"{"text":"hi","tenant":"t","thread":"chat-1","seq":-1}"#,
+                Some("seq -1 is not a non-negative integer"),
+            ),
+            (
+                r#"{"text":"hi","tenant":"t","thread":"chat-1","seq":2.5}"#,
+                Some("seq 2.5 is not a non-negative integer"),
+            ),
+            (
+                r#"{"text":"hi","tenant":"t","thread":"chat-1","seq":"3"}"#,
+                Some("seq \"3\" is not a non-negative integer"),
+            ),
+            (
+                r#"{"text":"hi","tenant":"t","thread":"   "}"#,
+                Some("thread is blank"),
+            ),
+            (
+                r#"{"text":"hi","tenant":"t","thread":7}"#,
+                Some("invalid type"),
+            ),
         ];
         for (json, want) in table {
             match (input(json), want) {
@@ -670,5 +743,13 @@ mod tests {
                 (got, want) => panic!("{json}: got {got:?}, wanted error {want:?}"),
             }
         }
+        let long = format!(
+            r#"{{"text":"hi","tenant":"t","thread":"{}"}}"#,
+            "x".repeat(257)
+        );
+        let err = input(&long).expect_err("a thread over 256 bytes");
+        assert!(err.contains("thread is 257 bytes"), "{err}");
+        let m = input(r#"{"text":"hi","tenant":"t","thread":"chat-1","seq":7}"#).unwrap();
+        assert_eq!((m.thread.as_deref(), m.seq), (Some("chat-1"), Some(7)));
     }
 }

@@ -163,10 +163,16 @@ fn find_spread(pairs: &[(u32, u32)], id: u32) -> Option<usize> {
 
 /// A query's vector: weight 1 for each of its terms.
 pub fn encode_query(query: &str, fold: Fold) -> SparseVector {
+    encode_terms(&terms(query, fold), fold)
+}
+
+/// The vector of a query's terms ([`crate::terms`], or the ones its
+/// lexical scoring keeps: [`crate::common::scored`]): weight 1 each.
+pub fn encode_terms(terms: &[String], fold: Fold) -> SparseVector {
     to_vector(
-        terms(query, fold)
-            .into_iter()
-            .map(|t| (token_id(&fold.stem(t)), 1.0))
+        terms
+            .iter()
+            .map(|t| (token_id(&fold.stem(t.clone())), 1.0))
             .collect(),
     )
 }

@@ -282,8 +282,8 @@ mod tests {
         let table = [
             (FORMAT, SCHEMA, None),
             (FORMAT + 1, SCHEMA, Some("format")),
-            (FORMAT, SCHEMA - 1, Some("layout version 1")),
-            (FORMAT, SCHEMA + 1, Some("layout version 3")),
+            (FORMAT, SCHEMA - 1, Some("layout version 2")),
+            (FORMAT, SCHEMA + 1, Some("layout version 4")),
         ];
         for (format, schema, refused) in table {
             let m = Manifest {

@@ -627,11 +627,17 @@ impl Store for EdgeStore {
     }
 
     async fn upgrade(&self) -> Result<Option<u32>> {
-        self.with_shard(|_, inner| {
+        self.with_shard(|open, inner| {
             let found = schema::read_schema(&inner.dir)?;
             crate::check_schema(&inner.name, found)?;
             if found == crate::SCHEMA {
                 return Ok(None);
+            }
+            // Version 3: the thread's and seq's indexes, made in place.
+            let info = open.shard.info().map_err(backend)?;
+            let present = schema::payload_index_list(&info);
+            for (key, params) in schema::missing_indexes(&open.schema, &present) {
+                open.write(schema::create_index(key, params)?)?;
             }
             schema::write_schema(&inner.dir)?;
             Ok(Some(found))

@@ -175,13 +175,19 @@ fn check_ids(ids: &[Uuid]) -> Result<()> {
 /// another, and `trine upgrade` moves a collection from 1 to 2 in place
 /// (no point rewritten). A collection of a later version is refused for
 /// writes.
-pub const SCHEMA: u32 = 2;
+pub const SCHEMA: u32 = 3;
 
 /// What changed in each version after the first, for `trine doctor`.
-pub const SCHEMA_CHANGES: [(u32, &str); 1] = [(
-    2,
-    "the layout version is recorded in the collection (it was not), so that backups name it and restore refuses another; no point changes",
-)];
+pub const SCHEMA_CHANGES: [(u32, &str); 2] = [
+    (
+        2,
+        "the layout version is recorded in the collection (it was not), so that backups name it and restore refuses another; no point changes",
+    ),
+    (
+        3,
+        "memories may name their thread and their place in it: a keyword index on `thread` and an integer index on `seq`; no point changes (a memory without a thread stands alone)",
+    ),
+];
 
 /// Refuses a collection recorded at a later layout version than this
 /// trine's.

@@ -103,6 +103,8 @@ pub struct PayloadSchema {
     pub valid_from: String,
     pub valid_until: String,
     pub metadata: String,
+    pub thread: String,
+    pub seq: String,
     pub time_format: TimeFormat,
 }
 
@@ -120,6 +122,8 @@ impl Default for PayloadSchema {
             valid_from: keys::VALID_FROM.into(),
             valid_until: keys::VALID_UNTIL.into(),
             metadata: keys::METADATA.into(),
+            thread: keys::THREAD.into(),
+            seq: keys::SEQ.into(),
             time_format: TimeFormat::Rfc3339,
         }
     }
@@ -128,7 +132,7 @@ impl Default for PayloadSchema {
 impl PayloadSchema {
     /// The payload indexes a collection in this layout has: each indexed
     /// field's key and index, the text index first.
-    pub fn indexes(&self) -> [(&str, FieldIndex); 9] {
+    pub fn indexes(&self) -> [(&str, FieldIndex); 11] {
         [
             (&self.text, FieldIndex::Text),
             (&self.source_text, FieldIndex::Phrase),
@@ -139,6 +143,8 @@ impl PayloadSchema {
             (&self.created_at, FieldIndex::Time),
             (&self.valid_from, FieldIndex::Time),
             (&self.valid_until, FieldIndex::Time),
+            (&self.thread, FieldIndex::Keyword),
+            (&self.seq, FieldIndex::Integer),
         ]
     }
 
@@ -148,6 +154,7 @@ impl PayloadSchema {
         match index {
             FieldIndex::Text | FieldIndex::Phrase => "text",
             FieldIndex::Tenant | FieldIndex::Keyword | FieldIndex::KeywordPrefix => "keyword",
+            FieldIndex::Integer => "integer",
             FieldIndex::Time => match self.time_format {
                 TimeFormat::Rfc3339 => "datetime",
                 TimeFormat::UnixSeconds | TimeFormat::UnixMillis => "float",
@@ -156,7 +163,7 @@ impl PayloadSchema {
     }
 
     /// Every key with its field's name.
-    pub fn keys(&self) -> [(&'static str, &str); 10] {
+    pub fn keys(&self) -> [(&'static str, &str); 12] {
         [
             ("text", &self.text),
             ("source", &self.source),
@@ -168,6 +175,8 @@ impl PayloadSchema {
             ("valid_from", &self.valid_from),
             ("valid_until", &self.valid_until),
             ("metadata", &self.metadata),
+            ("thread", &self.thread),
+            ("seq", &self.seq),
         ]
     }
 
@@ -200,6 +209,7 @@ impl PayloadSchema {
             (&self.source, &memory.source),
             (&self.project, &memory.project),
             (&self.kind, &memory.kind),
+            (&self.thread, &memory.thread),
         ];
         for (key, value) in strings {
             if let Some(value) = value {
@@ -221,6 +231,9 @@ impl PayloadSchema {
         }
         if let Some(metadata) = &memory.metadata {
             payload.insert(self.metadata.clone(), Value::Object(metadata.clone()));
+        }
+        if let Some(seq) = memory.seq {
+            payload.insert(self.seq.clone(), seq.into());
         }
         payload
     }
@@ -253,6 +266,8 @@ impl PayloadSchema {
                 .get(&self.metadata)
                 .and_then(Value::as_object)
                 .cloned(),
+            thread: string(&self.thread),
+            seq: payload.get(&self.seq).and_then(Value::as_u64),
         }
     }
 }
@@ -273,6 +288,8 @@ pub enum FieldIndex {
     KeywordPrefix,
     /// A time: datetime for RFC 3339, float for Unix numbers.
     Time,
+    /// An integer (a memory's place in its thread).
+    Integer,
 }
 
 /// The bounds of a time condition, any side open.
@@ -328,6 +345,8 @@ mod tests {
             valid_from: Some(ts("2026-01-01T00:00:00.5Z")),
             valid_until: Some(ts("2027-01-01T00:00:00Z")),
             metadata: Some(metadata),
+            thread: Some("chat-1/D3".into()),
+            seq: Some(4),
         }
     }
 
@@ -353,6 +372,8 @@ mod tests {
             valid_from: None,
             valid_until: None,
             metadata: None,
+            thread: None,
+            seq: None,
             ..full()
         };
         let payload = PayloadSchema::default().to_payload(&memory);

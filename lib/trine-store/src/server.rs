@@ -29,11 +29,11 @@ use chrono::{DateTime, Utc};
 use qdrant_client::qdrant::{
     self as q, CountPointsBuilder, CreateCollectionBuilder, CreateFieldIndexCollectionBuilder,
     DatetimeIndexParamsBuilder, DeletePointsBuilder, FloatIndexParamsBuilder, GetPointsBuilder,
-    IdfParamsBuilder, KeywordIndexParamsBuilder, OptimizersConfigDiffBuilder, PrefetchQueryBuilder,
-    QueryPointsBuilder, RrfBuilder, ScrollPointsBuilder, SearchParamsBuilder,
-    SparseVectorParamsBuilder, SparseVectorsConfigBuilder, TextIndexParamsBuilder,
-    UpdateCollectionBuilder, UpdatePointVectorsBuilder, UpsertPointsBuilder, VectorParamsBuilder,
-    VectorsConfigBuilder,
+    IdfParamsBuilder, IntegerIndexParamsBuilder, KeywordIndexParamsBuilder,
+    OptimizersConfigDiffBuilder, PrefetchQueryBuilder, QueryPointsBuilder, RrfBuilder,
+    ScrollPointsBuilder, SearchParamsBuilder, SparseVectorParamsBuilder,
+    SparseVectorsConfigBuilder, TextIndexParamsBuilder, UpdateCollectionBuilder,
+    UpdatePointVectorsBuilder, UpsertPointsBuilder, VectorParamsBuilder, VectorsConfigBuilder,
 };
 use qdrant_client::{Payload, Qdrant, QdrantError};
 use serde_json::{Map, Value as Json};
@@ -425,6 +425,14 @@ impl Store for ServerStore {
         crate::check_schema(&self.collection, found)?;
         if found == crate::SCHEMA {
             return Ok(None);
+        }
+        // Version 3: the thread's and seq's indexes, made in place (as
+        // `ensure_collection` makes any missing index but the text's).
+        for (field, index) in self.schema.indexes() {
+            let text = matches!(index, FieldIndex::Text | FieldIndex::Phrase);
+            if !text && !info.payload_schema.contains_key(field) {
+                self.create_index(field, index, Fold::default()).await?;
+            }
         }
         let request: q::UpdateCollection = UpdateCollectionBuilder::new(self.collection.as_str())
             .metadata(schema_metadata())

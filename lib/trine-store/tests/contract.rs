@@ -48,6 +48,8 @@ fn another_tools_layout() -> PayloadSchema {
         valid_from: "start_ms".into(),
         valid_until: "end_ms".into(),
         metadata: "extra".into(),
+        thread: "conversation".into(),
+        seq: "turn".into(),
         time_format: TimeFormat::UnixMillis,
     }
 }
@@ -515,6 +517,8 @@ async fn every_field_round_trips(store: &dyn Store) {
         valid_from: Some(ts("2026-01-01T00:00:00.250Z")),
         valid_until: Some(ts("2027-01-01T00:00:00Z")),
         metadata: metadata.as_object().cloned(),
+        thread: Some("session-7".into()),
+        seq: Some(12),
     };
     let bare = memory("roundtrip", "only the required fields");
     put(store, vec![full.clone(), bare.clone()]).await;
@@ -544,6 +548,40 @@ async fn every_field_round_trips(store: &dyn Store) {
             "a query returns every field as written"
         );
     }
+
+    // A thread is a condition within the tenant: the same thread name in
+    // another tenant is another thread.
+    let elsewhere = Memory {
+        thread: Some("session-7".into()),
+        seq: Some(0),
+        ..memory("roundtrip-other", "the other tenant's session")
+    };
+    put(store, vec![elsewhere]).await;
+    let in_thread = Filter {
+        thread: Some("session-7".into()),
+        ..Filter::tenant("roundtrip")
+    };
+    let page = store
+        .scroll(&in_thread, 10, None)
+        .await
+        .expect("scroll a thread");
+    assert_eq!(
+        page.memories,
+        vec![full.clone()],
+        "only the thread's memory"
+    );
+    let hits = store
+        .query(Query::dense(axis(0), &in_thread, 10).with_payload(PayloadRead::Memory))
+        .await
+        .expect("dense query in a thread");
+    let ids: Vec<Uuid> = hits.iter().map(|h| h.id).collect();
+    assert_eq!(ids, vec![full.id], "a query restricted to the thread");
+    let none = Filter {
+        thread: Some("no-such-thread".into()),
+        ..Filter::tenant("roundtrip")
+    };
+    let page = store.scroll(&none, 10, None).await.expect("scroll");
+    assert!(page.memories.is_empty(), "no memory of an unknown thread");
 }
 
 async fn get_keeps_the_order_asked_and_leaves_out_missing(store: &dyn Store) {

@@ -99,6 +99,7 @@ pub fn tools() -> Value {
                     "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "How many memories (default 8)."},
                     "projects": {"type": "array", "items": {"type": "string"}, "description": "Only these projects."},
                     "kinds": {"type": "array", "items": {"type": "string"}, "description": "Only these kinds."},
+                    "thread": {"type": "string", "description": "Only the memories of this conversation or session (its thread id)."},
                     "as_of": {"type": "string", "description": "Read memory as it was valid at this RFC 3339 time (default: now)."},
                     "max_chars": {"type": "integer", "minimum": 1, "description": "At most this many characters of memory text in the answer, to keep your context small."}
                 },
@@ -116,6 +117,8 @@ pub fn tools() -> Value {
                     "source": {"type": "string", "description": "Where it comes from (a path, URL or name)."},
                     "project": {"type": "string"},
                     "kind": {"type": "string", "description": "e.g. decision, note, meeting."},
+                    "thread": {"type": "string", "description": "The conversation or session it belongs to (an id of your choosing, at most 256 bytes); left out, it stands alone."},
+                    "seq": {"type": "integer", "minimum": 0, "description": "Its place in the thread (0, 1, 2, ...)."},
                     "id": {"type": "string", "description": "To replace an existing memory; left out, the id is derived from the content."}
                 },
                 "required": ["text", "tenant"]
@@ -208,6 +211,7 @@ async fn search(backend: &dyn Backend, args: &Value) -> Result<Value, String> {
             tenant: string(args, "tenant")?,
             projects: strings(args, "projects"),
             kinds: strings(args, "kinds"),
+            thread: optional(args, "thread").unwrap_or_default(),
             valid_at,
             ..v1::Filters::default()
         }),
@@ -223,8 +227,13 @@ async fn search(backend: &dyn Backend, args: &Value) -> Result<Value, String> {
     }
     for (i, hit) in answer.hits.iter().enumerate() {
         let record = hit.record.clone().unwrap_or_default();
+        let thread = match (&record.thread, record.seq) {
+            (Some(thread), Some(seq)) => format!(", thread {thread} #{seq}"),
+            (Some(thread), None) => format!(", thread {thread}"),
+            (None, _) => String::new(),
+        };
         text.push_str(&format!(
-            "{}. id {} (score {:.4}, matched by {}{})\n{}\n\n",
+            "{}. id {} (score {:.4}, matched by {}{}{thread})\n{}\n\n",
             i + 1,
             hit.id,
             hit.score,
@@ -291,6 +300,8 @@ async fn call(backend: &dyn Backend, name: &str, args: &Value) -> Result<Value, 
                 source: optional(args, "source"),
                 project: optional(args, "project"),
                 kind: optional(args, "kind"),
+                thread: optional(args, "thread"),
+                seq: trine_core::model::parse_seq(args.get("seq"))?,
                 ..v1::Record::default()
             };
             let id = store(backend, record).await?;
@@ -620,5 +631,34 @@ mod tests {
             other["isError"], true,
             "another tenant's memory is not there"
         );
+    }
+
+    #[tokio::test]
+    async fn remember_takes_a_thread_and_its_place() {
+        let backend = Fake::default();
+        let stored = tool(
+            &backend,
+            "remember",
+            json!({"text": "see you at the support group", "tenant": "acme", "thread": "chat-7", "seq": 4}),
+        )
+        .await;
+        let id = stored["structuredContent"]["id"].as_str().unwrap();
+        let got = tool(&backend, "get", json!({"id": id, "tenant": "acme"})).await;
+        assert_eq!(got["structuredContent"]["thread"], "chat-7");
+        assert_eq!(got["structuredContent"]["seq"], 4);
+        for seq in [json!(-1), json!(1.5), json!("4")] {
+            let refused = tool(
+                &backend,
+                "remember",
+                json!({"text": "x", "tenant": "acme", "thread": "chat-7", "seq": seq}),
+            )
+            .await;
+            assert_eq!(refused["isError"], true, "seq {seq}");
+            let why = refused["content"][0]["text"].as_str().unwrap();
+            assert!(
+                why.contains("seq") && why.contains("non-negative integer"),
+                "{why}"
+            );
+        }
     }
 }

@@ -116,9 +116,20 @@ pub async fn read_candidates(
     let read_started = Instant::now();
     let counts = count(counter, q, &terms).await?;
     let found = read(store, q, &terms, &counts.per_term, &read_span).await?;
+    // A query the phrase reads find held keeps every word, common ones too
+    // (docs/search.md, "Common words"): its words are counted and scored.
+    let held = !found.in_texts.is_empty() || !found.in_sources.is_empty();
+    let (terms, counts) = if held && q.terms.len() < q.words.len() {
+        let words = q.counted_words();
+        let all = count(counter, q, &words).await?;
+        let took = counts.took + all.took;
+        (words, Counts { took, ..all })
+    } else {
+        (terms, counts)
+    };
     let mut read = phrase_first(found, q.cap);
     let verbatim = q.verbatim();
-    fill_texts(store, &verbatim, &terms, &mut read, &read_span).await?;
+    fill_texts(store, &verbatim, &q.words, &mut read, &read_span).await?;
     read_span.record("read", int(read.len()));
     drop(read_span);
     let read_took = read_started.elapsed();
@@ -209,17 +220,18 @@ fn phrase_first(found: Found, cap: usize) -> Vec<Read> {
 }
 
 /// Reads the texts BM25 or the verbatim check cannot do without: points
-/// without trine's sparse encoding, and every point of a single-term query
-/// that is not that term alone (the verbatim check then needs the text).
+/// without trine's sparse encoding, and every point of a single-word query
+/// that is not that word alone (the verbatim check then needs the text).
+/// `words` are every term of the query ([`LexicalQuery::words`]).
 async fn fill_texts(
     store: &dyn Store,
     verbatim: &Verbatim,
-    terms: &[String],
+    words: &[String],
     read: &mut [Read],
     span: &tracing::Span,
 ) -> Result<(), StoreError> {
-    let single = terms.len() == 1;
-    let term_alone = single && verbatim.is_token(&terms[0]);
+    let single = words.len() == 1;
+    let term_alone = single && verbatim.is_token(&words[0]);
     let lacking: Vec<Uuid> = read
         .iter()
         .filter(|r| r.text.is_none() && (r.tf.is_none() || (single && !term_alone)))
@@ -258,7 +270,7 @@ fn score(
 ) -> (Vec<Candidate>, f64) {
     let _span = tracing::info_span!("lexical.score", candidates = int(read.len())).entered();
     let fold = q.fold();
-    let term_alone = terms.len() == 1 && verbatim.is_token(&terms[0]);
+    let term_alone = q.words.len() == 1 && verbatim.is_token(&q.words[0]);
     let keys = bm25::keys(terms, fold);
     let tfs: Vec<TermCounts> = read.iter().map(|r| r.counts(&keys, fold)).collect();
     let stats = CorpusStats {

@@ -14,7 +14,7 @@
 //! the points holding the query as a phrase before the cap can drop them.
 #![forbid(unsafe_code)]
 
-use trine_core::Strategy;
+use trine_core::{CommonWords, Strategy};
 
 mod candidates;
 pub mod counts;
@@ -54,6 +54,10 @@ pub struct LexicalConfig {
     /// what `trine serve` asks. Off, a first count starts their build and
     /// counts go to the store meanwhile (one-shot commands).
     pub keep_counts: bool,
+    /// The common words a query's scoring and read leave out
+    /// (`trine_core::common`); none by default (docs/search.md, "Common
+    /// words": the hybrid's fusion is not yet tuned to the shorter list).
+    pub common_words: CommonWords,
 }
 
 impl Default for LexicalConfig {
@@ -66,6 +70,7 @@ impl Default for LexicalConfig {
             count_cache: CountCacheConfig::default(),
             count_statistics: true,
             keep_counts: false,
+            common_words: CommonWords::None,
         }
     }
 }

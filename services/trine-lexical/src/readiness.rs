@@ -3,7 +3,7 @@
 //! command that makes it ready, never served with partial recall.
 
 use trine_core::model::CollectionInfo;
-use trine_core::{Fold, Strategy};
+use trine_core::{CommonWords, Fold, Language, Strategy};
 use trine_store::{Store, StoreError};
 
 /// Whether one strategy can run on the collection, and if not, what to do.
@@ -30,6 +30,9 @@ pub struct Texts {
     /// sources holding a query of several terms, and no other read reads a
     /// source.
     pub source_phrases: bool,
+    /// The language whose common words queries leave out
+    /// ([`trine_core::CommonWords::language`]); `None`: every word scored.
+    pub common: Option<Language>,
 }
 
 impl Texts {
@@ -37,6 +40,14 @@ impl Texts {
     /// source for the verbatim check: unless the phrase reads find them.
     pub fn reads_sources(&self, terms: usize) -> bool {
         !(self.source_phrases && terms >= 2)
+    }
+
+    /// These texts with the common words `setting` names for their fold.
+    pub fn with_common(self, setting: CommonWords) -> Self {
+        Self {
+            common: setting.language(self.fold),
+            ..self
+        }
     }
 }
 
@@ -74,6 +85,8 @@ pub async fn probe(store: &dyn Store, has_embedder: bool) -> Result<Probe, Store
         texts: Texts {
             fold: fold(&info),
             source_phrases: info.source_phrases,
+            // The service's setting decides ([`Texts::with_common`]).
+            common: None,
         },
     })
 }

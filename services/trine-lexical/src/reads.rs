@@ -36,12 +36,14 @@ pub(crate) async fn read(
     per_term: &[u64],
     span: &tracing::Span,
 ) -> Result<Found, StoreError> {
-    let multi = terms.len() >= 2;
+    // The phrase reads look for the query's words, not only its scored
+    // terms: a holder of the phrase holds each of them too.
+    let multi = q.is_phrase();
     let apart = Apart {
         store,
         q,
         terms,
-        sources: q.texts.reads_sources(terms.len()),
+        sources: q.texts.reads_sources(q.words.len()),
         span,
     };
     let in_sources = multi && q.texts.source_phrases;
@@ -302,6 +304,13 @@ impl Apart<'_> {
     ) -> Result<Found, StoreError> {
         let (store, cap, sources) = (self.store, self.q.cap, self.sources);
         let mut read = Reads::new(cap);
+        // One term scored (the query's other words common): the all-terms
+        // read is that term's read, and no other term is read.
+        let order = if self.terms.len() > 1 {
+            order
+        } else {
+            Vec::new()
+        };
         let mut order = order.into_iter();
         let term = |(i, count): (usize, u64)| Term {
             span: tracing::info_span!(parent: self.span, "lexical.read.term", term = %self.terms[i], count = int(count), read = field::Empty),

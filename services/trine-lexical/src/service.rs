@@ -286,6 +286,7 @@ impl Lexical for LexicalService {
         span.record("strategy", strategy.name());
         span.record("question", question.map_or("", Strategy::name));
         // Split once, under the collection's fold.
+        let texts = texts.with_common(self.config.common_words);
         let q = LexicalQuery::new(&request.query, texts, filter, cap);
         span.record("terms", trine_telemetry::int(q.terms.len()));
         let (found, asked) = self.lists(strategy, question, &q).await.map_err(failed)?;
@@ -299,7 +300,8 @@ impl Lexical for LexicalService {
             strategy: strategy.name().to_string(),
             timings: timings_to_wire(&found.timings),
             reference_score: found.reference,
-            terms: u32::try_from(q.terms.len()).unwrap_or(u32::MAX),
+            // The tier rule counts every word (a query of one word or more).
+            terms: u32::try_from(q.words.len()).unwrap_or(u32::MAX),
             question_candidates: asked
                 .as_ref()
                 .map(|a| trine_api::candidates_to_wire(&a.list))

@@ -63,7 +63,7 @@ pub async fn run(
     }
     let started = Instant::now();
     let verbatim = q.verbatim();
-    let read = read_for(&verbatim, &q.terms, q.texts);
+    let read = read_for(&verbatim, &q.words, q.texts);
     let (filter, cap) = (&q.filter, q.cap);
     let hits = match strategy {
         Strategy::Candidates => return read_candidates(store, counter, q).await,
@@ -75,7 +75,7 @@ pub async fn run(
                 .await?
         }
         Strategy::Sparse => {
-            let vector = sparse::encode_query(&q.text, q.fold());
+            let vector = sparse::encode_terms(&q.terms, q.fold());
             store
                 .query(Query::sparse(vector, filter, cap).with_payload(read))
                 .await?
@@ -103,7 +103,7 @@ pub async fn run(
         }
     };
     Ok(Candidates {
-        list: verbatim_list(&verbatim, &q.terms, hits),
+        list: verbatim_list(&verbatim, &q.words, hits),
         term_counts: Vec::new(),
         total: 0,
         reference: 0.0,
@@ -120,7 +120,7 @@ pub async fn phrase_holders(
     store: &dyn Store,
     q: &LexicalQuery,
 ) -> Result<Option<(Vec<Uuid>, Duration)>, LexicalError> {
-    if q.terms.len() < 2 || q.cap == 0 {
+    if !q.is_phrase() || q.cap == 0 {
         return Ok(None);
     }
     let started = Instant::now();

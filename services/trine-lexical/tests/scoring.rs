@@ -3,7 +3,8 @@
 //! only where it must, and ranks exactly as scoring the texts does: the same
 //! scores, the same order, the same verbatim flags — for points with trine's
 //! encoding, without one, and with another tool's (fractional) sparse vector;
-//! and the same whether the sources are read or found by their phrase index.
+//! and the same whether the sources are read or found by their phrase index;
+//! a query's common words left out of the scores, never out of the flags.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -12,7 +13,7 @@ use trine_core::bm25::{self, Bm25Params, CorpusStats, TermCounts};
 use trine_core::model::{
     CollectionInfo, CollectionSpec, EmbedderId, Filter, Memory, Point, SparseVector,
 };
-use trine_core::{Fold, Verbatim, sparse, terms};
+use trine_core::{Fold, Language, Verbatim, common, sparse, terms};
 use trine_lexical::{CountCacheConfig, Counter, Texts, candidates};
 use trine_store::{EdgeStore, Store};
 use uuid::Uuid;
@@ -84,6 +85,11 @@ const QUERIES: &[&str] = &[
     "943a48b?",
     "billing job",
     "lunch outage retry",
+    // Common words: scored on `billing`, `job`; `about lunch` is held as a
+    // phrase, so scored on both words; `lunch about` on `lunch` alone.
+    "what did the billing job do",
+    "about lunch",
+    "lunch about",
 ];
 
 /// A new collection on an embedded store (4-dimensional vectors), with its
@@ -138,6 +144,7 @@ async fn scores_from_sparse_encodings_equal_scores_from_texts() {
     let read = Texts {
         fold: Fold::ASCII,
         source_phrases: false,
+        common: Some(Language::English),
     };
     let phrased = Texts {
         source_phrases: true,
@@ -171,7 +178,16 @@ async fn scores_from_sparse_encodings_equal_scores_from_texts() {
         }
         assert!(!found.list.is_empty(), "{query:?} finds something");
         // The same figures from the texts themselves.
-        let terms = terms(query, Fold::ASCII);
+        // A query some text or source holds as a phrase is scored on every
+        // word; another on its words without the common ones.
+        let words = terms(query, Fold::ASCII);
+        let phrase = Verbatim::new(query, Fold::ASCII);
+        let held = words.len() >= 2 && TEXTS.iter().any(|(t, s, _)| phrase.matches(t, *s));
+        let terms = if held {
+            words
+        } else {
+            common::scored(query, &words, Fold::ASCII, Some(Language::English))
+        };
         let keys = bm25::keys(&terms, Fold::ASCII);
         let counts: Vec<TermCounts> = found
             .list
@@ -237,6 +253,7 @@ async fn the_cap_keeps_the_holders_then_the_rarest_terms_points_in_id_order() {
     let texts = Texts {
         fold: Fold::ASCII,
         source_phrases: true,
+        common: None,
     };
     // (cap, the ids listed). Where `billing` (3 points) exceeds the cap,
     // the all-terms read goes first; where it fits, its points are read
@@ -340,6 +357,7 @@ async fn the_terms_read_side_by_side_list_the_points_of_the_reads_in_turn() {
     let texts_of = Texts {
         fold: Fold::ASCII,
         source_phrases: true,
+        common: None,
     };
     let holds = |text: &str, word: &str| text.split(' ').any(|w| w == word);
     let queries = [

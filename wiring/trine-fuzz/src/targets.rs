@@ -114,6 +114,7 @@ fn wire_filters(g: &mut Gen) -> v1::Filters {
         created_from: g.chance(2).then(|| timestamp(g)),
         created_until: g.chance(2).then(|| timestamp(g)),
         valid_at: g.chance(2).then(|| timestamp(g)),
+        thread: g.label(MAX_LABEL_BYTES),
     }
 }
 
@@ -198,6 +199,8 @@ fn record(g: &mut Gen) -> v1::Record {
         valid_from: g.chance(4).then(|| timestamp(g)),
         valid_until: g.chance(4).then(|| timestamp(g)),
         metadata: g.chance(2).then(|| structure(g, 4)),
+        thread: g.chance(2).then(|| g.label(MAX_LABEL_BYTES)),
+        seq: g.chance(2).then(|| g.i64().unsigned_abs()),
     }
 }
 

@@ -32,6 +32,9 @@ pub(super) fn to_qdrant(filter: &Filter, layout: &PayloadSchema) -> Result<qe::F
     if let Some(prefix) = &filter.source_prefix {
         must.push(field(&layout.source, Match::new_prefix(prefix))?);
     }
+    if let Some(thread) = &filter.thread {
+        must.push(field(&layout.thread, keyword(thread))?);
+    }
     if filter.created_from.is_some() || filter.created_until.is_some() {
         let range = TimeBounds {
             gte: filter.created_from,

@@ -266,6 +266,27 @@ pub(super) fn payload_indexes(
         .collect()
 }
 
+/// The indexes of `layout` a collection lacks that an upgrade makes in
+/// place (every one but the text's and the source copy's, which `trine
+/// text-index` and a new collection make): `present` are the fields indexed.
+pub(super) fn missing_indexes<'a>(
+    layout: &'a PayloadSchema,
+    present: &[PayloadIndex],
+) -> Vec<(&'a str, qe::PayloadSchemaParams)> {
+    layout
+        .indexes()
+        .into_iter()
+        .filter(|(_, index)| !matches!(index, FieldIndex::Text | FieldIndex::Phrase))
+        .filter(|(key, _)| !present.iter().any(|p| p.field == *key))
+        .map(|(key, index)| {
+            (
+                key,
+                index_params(index, layout.time_format, Fold::default()),
+            )
+        })
+        .collect()
+}
+
 /// Qdrant Edge's parameters of one index; text and time indexes build no
 /// extra HNSW links (DESIGN.md §8).
 fn index_params(index: FieldIndex, format: TimeFormat, fold: Fold) -> qe::PayloadSchemaParams {
@@ -277,6 +298,13 @@ fn index_params(index: FieldIndex, format: TimeFormat, fold: Fold) -> qe::Payloa
         }
         FieldIndex::KeywordPrefix => qe::PayloadSchemaParams::Keyword(
             qe::KeywordIndexParamsBuilder::new().prefix(true).build(),
+        ),
+        FieldIndex::Integer => qe::PayloadSchemaParams::Integer(
+            qe::IntegerIndexParamsBuilder::new()
+                .lookup(true)
+                .range(true)
+                .enable_hnsw(false)
+                .build(),
         ),
         FieldIndex::Time => match format {
             TimeFormat::Rfc3339 => qe::PayloadSchemaParams::Datetime(
@@ -461,7 +489,9 @@ mod tests {
                 "source",
                 "created_at",
                 "valid_from",
-                "valid_until"
+                "valid_until",
+                "thread",
+                "seq"
             ]
         );
     }

@@ -156,6 +156,8 @@ mod tests {
                     .unwrap_or_default(),
             ),
             metadata: Some(metadata),
+            thread: Some("session 9".into()),
+            seq: Some(trine_core::model::MAX_SEQ),
         }
     }
 

@@ -20,6 +20,9 @@ pub(super) fn qdrant_filter(f: &Filter, layout: &PayloadSchema) -> Result<q::Fil
             prefix.clone(),
         ));
     }
+    if let Some(thread) = &f.thread {
+        must.push(keyword(&layout.thread, thread));
+    }
     let format = layout.time_format;
     if f.created_from.is_some() || f.created_until.is_some() {
         let range = TimeBounds {

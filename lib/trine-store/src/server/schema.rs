@@ -92,6 +92,13 @@ pub(super) fn index_params(
                 .build()
                 .into(),
         ),
+        FieldIndex::Integer => (
+            q::FieldType::Integer,
+            IntegerIndexParamsBuilder::new(true, true)
+                .enable_hnsw(false)
+                .build()
+                .into(),
+        ),
         FieldIndex::Time if format == TimeFormat::Rfc3339 => (
             q::FieldType::Datetime,
             DatetimeIndexParamsBuilder::default()
