@@ -14,7 +14,8 @@ so the set is not shipped: this script makes it from a copy the user fetched.
 
 Each conversation is one tenant (`chat-1` ... `chat-10`) and each message one memory: `Speaker:
 text`, with a shared photo's caption as `[photo: caption]`, `created_at` its timestamp (UTC),
-`source` `chat-N/Dd:n`. Queries: the annotated questions, kind `multi-hop`, `temporal` or
+`source` `chat-N/Dd:n`, `thread` its session (`chat-N/session-d`, one a day) and `seq` its place
+in the session (0, 1, ...). `OUT/chat-nothreads` is the same set without `thread` and `seq`. Queries: the annotated questions, kind `multi-hop`, `temporal` or
 `commonsense` (REALTALK's categories 1, 2, 3), gold = the evidence messages that exist in the file
 (evidence strings such as `D5:12;D5:16` or `D12:3-D12:5` are split; a question none of whose
 evidence exists is left out); and `phrase`: five to seven words that one message of its
@@ -80,7 +81,8 @@ def conversation(path: str, n: int, rng: random.Random) -> tuple[list[dict], lis
     sessions = sorted((int(k.split("_")[1]), v) for k, v in data.items()
                       if re.fullmatch(r"session_\d+", k) and isinstance(v, list))
     mems, by_dia = [], {}
-    for _, turns in sessions:
+    for session, turns in sessions:
+        seq = 0
         for t in turns:
             text = (t.get("clean_text") or "").strip()
             caption = (t.get("blip_caption") or "").strip()
@@ -92,7 +94,9 @@ def conversation(path: str, n: int, rng: random.Random) -> tuple[list[dict], lis
             mems.append({"id": str(uuid.uuid5(NAMESPACE, f"{tenant}/{t['dia_id']}")),
                          "text": f"{t['speaker'].strip().capitalize()}: {text}",
                          "source": f"{tenant}/{t['dia_id']}", "tenant": tenant, "project": "realtalk",
-                         "kind": "message", "created_at": when(t["date_time"])})
+                         "kind": "message", "created_at": when(t["date_time"]),
+                         "thread": f"{tenant}/session-{session}", "seq": seq})
+            seq += 1
     queries = []
     for qa in data.get("qa", []):
         found = [by_dia[d] for d in evidence_ids(qa.get("evidence", [])) if d in by_dia]
@@ -176,6 +180,12 @@ def main() -> int:
         os.makedirs(folder, exist_ok=True)
         devset.write_jsonl(os.path.join(folder, "memories.jsonl"), mems)
         devset.write_jsonl(os.path.join(folder, "queries.jsonl"), queries)
+        # The same set without threads: what a thread-less ingest sees.
+        flat = os.path.join(args.out, "chat-nothreads")
+        os.makedirs(flat, exist_ok=True)
+        devset.write_jsonl(os.path.join(flat, "memories.jsonl"),
+                           [{k: v for k, v in m.items() if k not in ("thread", "seq")} for m in mems])
+        devset.write_jsonl(os.path.join(flat, "queries.jsonl"), queries)
         per = Counter((q["kind"], q["split"]) for q in queries)
         print(f"chat: {len(mems)} messages in {len({m['tenant'] for m in mems})} conversations; "
               + ", ".join(f"{k} {per[k, 'tune'] + per[k, 'held']} (held {per[k, 'held']})" for k in KINDS))

@@ -325,6 +325,12 @@ pub struct Overrides {
     /// Log filter, e.g. info or trine=debug [default: warn]
     #[arg(long, global = true, env = "TRINE_LOG")]
     pub log: Option<String>,
+    /// Log lines: plain (a warning as one sentence; the commands' default),
+    /// text, json, or auto (json unless standard error is a terminal;
+    /// `serve`'s default)
+    #[arg(long, global = true, env = "TRINE_LOG_FORMAT", value_name = "FORMAT",
+          value_parser = trine_telemetry::LogFormat::parse)]
+    pub log_format: Option<trine_telemetry::LogFormat>,
     /// OTLP/gRPC collector for spans [default: $OTEL_EXPORTER_OTLP_ENDPOINT]
     #[arg(long, global = true, env = "TRINE_OTLP_ENDPOINT", value_name = "URL")]
     pub otlp_endpoint: Option<String>,

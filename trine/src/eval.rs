@@ -346,6 +346,7 @@ async fn answer(
                 weights: *weights,
                 fusion: None,
                 max_chars: 0,
+                min_score: 0.0,
             };
             let response = targets
                 .client

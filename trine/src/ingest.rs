@@ -161,7 +161,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
                     }
                     Err(why) => {
                         failed += 1;
-                        progress.say(&format!("line {line_no}: {why}"));
+                        progress.fail(&format!("line {line_no}: {why}"));
                     }
                 }
             }
@@ -287,7 +287,7 @@ async fn store_batches(
         };
         for (index, reason) in &refused {
             let line = lines.get(*index).copied().unwrap_or(through);
-            progress.say(&format!("line {line}: {reason}"));
+            progress.fail(&format!("line {line}: {reason}"));
         }
         stored = Stored {
             memories: stored.memories + size - refused.len(),

@@ -130,10 +130,16 @@ pub fn main(cli: Cli) -> ExitCode {
     // flush it (drop the guard) before the runtime ends.
     let telemetry = {
         let _entered = runtime.enter();
+        // A person reads the commands' warnings; a collector, a service's.
+        let format = cli.overrides.log_format.unwrap_or(match cli.command {
+            Command::Serve(_) => trine_telemetry::LogFormat::Auto,
+            _ => trine_telemetry::LogFormat::Plain,
+        });
         trine_telemetry::init(&trine_telemetry::Settings {
             service: service_name(&cli.command).to_string(),
             filter: config.log.clone(),
             otlp_endpoint: config.otlp_endpoint.clone(),
+            format,
         })
     };
     let telemetry = match telemetry {

@@ -12,12 +12,14 @@ use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 /// How often a status line is printed when standard error is not a terminal.
 pub const EVERY: Duration = Duration::from_secs(10);
 
-/// An ingest's progress in input lines: embedded, then stored.
+/// An ingest's progress in input lines: embedded, then stored; and how
+/// many failed.
 pub struct Progress {
     total: Option<u64>,
     started: Instant,
     embedded: AtomicU64,
     stored: AtomicU64,
+    failed: AtomicU64,
     bars: Option<(MultiProgress, ProgressBar, ProgressBar)>,
     last_line: Mutex<Instant>,
 }
@@ -45,6 +47,7 @@ impl Progress {
             started: now,
             embedded: AtomicU64::new(0),
             stored: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
             bars,
             last_line: Mutex::new(now),
         }
@@ -76,13 +79,33 @@ impl Progress {
         }
     }
 
-    /// Clears the bars.
+    /// A line that failed, and why (printed as [`Self::say`] prints).
+    pub fn fail(&self, message: &str) {
+        self.failed.fetch_add(1, Ordering::Relaxed);
+        self.say(message);
+    }
+
+    /// Clears the bars, and prints the final status line (on a terminal as
+    /// in a log): the last progress a reader sees has the final counts, the
+    /// ones the summary after it gives.
     pub fn finish(&self) {
         if let Some((multi, embedded, stored)) = &self.bars {
             embedded.finish_and_clear();
             stored.finish_and_clear();
             let _ = multi.clear();
         }
+        eprintln!("ingest: {}", self.status());
+    }
+
+    /// The status line of now.
+    fn status(&self) -> String {
+        status(
+            self.embedded.load(Ordering::Relaxed),
+            self.stored.load(Ordering::Relaxed),
+            self.failed.load(Ordering::Relaxed),
+            self.total,
+            self.started.elapsed(),
+        )
     }
 
     /// Without bars: a status line when [`EVERY`] has passed since the last.
@@ -97,21 +120,19 @@ impl Progress {
             return;
         }
         *last = Instant::now();
-        eprintln!(
-            "ingest: {}",
-            status(
-                self.embedded.load(Ordering::Relaxed),
-                self.stored.load(Ordering::Relaxed),
-                self.total,
-                self.started.elapsed(),
-            )
-        );
+        eprintln!("ingest: {}", self.status());
     }
 }
 
-/// The status line: lines embedded and stored, the rate of storing, and the
-/// time left at that rate when the total is known.
-pub fn status(embedded: u64, stored: u64, total: Option<u64>, elapsed: Duration) -> String {
+/// The status line: lines embedded and stored (through), lines failed, the
+/// rate of storing, and the time left at that rate when the total is known.
+pub fn status(
+    embedded: u64,
+    stored: u64,
+    failed: u64,
+    total: Option<u64>,
+    elapsed: Duration,
+) -> String {
     let seconds = elapsed.as_secs_f64();
     let rate = if seconds > 0.0 {
         stored as f64 / seconds
@@ -119,7 +140,9 @@ pub fn status(embedded: u64, stored: u64, total: Option<u64>, elapsed: Duration)
         0.0
     };
     let of = total.map_or_else(String::new, |t| format!(" of {t}"));
-    let mut line = format!("{embedded}{of} lines embedded, {stored} stored; {rate:.1} lines/s");
+    let mut line = format!(
+        "{embedded}{of} lines embedded, {stored} stored, {failed} failed; {rate:.1} lines/s"
+    );
     if let Some(total) = total
         && rate > 0.0
     {
@@ -195,41 +218,46 @@ mod tests {
             (
                 0,
                 0,
+                0,
                 Some(5000),
                 s(0),
-                "0 of 5000 lines embedded, 0 stored; 0.0 lines/s",
+                "0 of 5000 lines embedded, 0 stored, 0 failed; 0.0 lines/s",
             ),
             (
                 1200,
                 1000,
+                3,
                 Some(5000),
                 s(100),
-                "1200 of 5000 lines embedded, 1000 stored; 10.0 lines/s; eta 6m 40s",
+                "1200 of 5000 lines embedded, 1000 stored, 3 failed; 10.0 lines/s; eta 6m 40s",
             ),
             (
                 300,
                 256,
+                0,
                 None,
                 s(10),
-                "300 lines embedded, 256 stored; 25.6 lines/s",
+                "300 lines embedded, 256 stored, 0 failed; 25.6 lines/s",
             ),
             (
                 10,
                 10,
+                0,
                 Some(400_000),
                 s(10),
-                "10 of 400000 lines embedded, 10 stored; 1.0 lines/s; eta 111h 06m 30s",
+                "10 of 400000 lines embedded, 10 stored, 0 failed; 1.0 lines/s; eta 111h 06m 30s",
             ),
             (
                 5,
                 9,
+                0,
                 Some(5),
                 s(1),
-                "5 of 5 lines embedded, 9 stored; 9.0 lines/s; eta 0s",
+                "5 of 5 lines embedded, 9 stored, 0 failed; 9.0 lines/s; eta 0s",
             ),
         ];
-        for (embedded, stored, total, elapsed, expected) in table {
-            assert_eq!(status(embedded, stored, total, elapsed), expected);
+        for (embedded, stored, failed, total, elapsed, expected) in table {
+            assert_eq!(status(embedded, stored, failed, total, elapsed), expected);
         }
     }
 }

@@ -55,6 +55,9 @@ pub struct Args {
     /// agent's context budget): the hit that crosses it cut, the rest left out
     #[arg(long, default_value_t = 0)]
     pub max_chars: u32,
+    /// Only the hits whose score (as printed) is at least this
+    #[arg(long, default_value_t = 0.0)]
+    pub min_score: f64,
     /// Fusion of this search: rrf, score or dbsf [default: the configured `[fusion]`]
     #[arg(long)]
     pub fusion: Option<String>,
@@ -136,6 +139,7 @@ fn request(args: &Args) -> Result<SearchRequest, String> {
         strategy: args.strategy.clone().unwrap_or_default(),
         no_verbatim: args.no_verbatim,
         max_chars: args.max_chars,
+        min_score: args.min_score,
         weights: None,
         fusion: fusion(args)?,
     })
@@ -215,10 +219,11 @@ fn render(response: &v1::SearchResponse, explain: bool) -> String {
                 None => format!("{name} -"),
             };
             out += &format!(
-                "    {}  {}  {}{}\n",
+                "    {}  {}  {}  fused {:.4}{}\n",
                 show("lexical", &e.lexical),
                 show("semantic", &e.semantic),
                 show("verbatim", &e.verbatim),
+                e.fused,
                 if e.tier { "  [verbatim tier]" } else { "" }
             );
         }
@@ -281,6 +286,7 @@ mod tests {
                         normalized: 1.0,
                     }),
                     tier: true,
+                    fused: 0.4,
                 }),
                 ..v1::Hit::default()
             }],
@@ -291,11 +297,13 @@ mod tests {
         assert!(text.contains("lexical #2 (5.0000 → 0.5000)"), "{text}");
         assert!(text.contains("semantic -"), "{text}");
         assert!(text.contains("[verbatim tier]"), "{text}");
+        assert!(text.contains("fused 0.4000"), "{text}");
         let json = to_json(&response);
         assert_eq!(
             json["hits"][0]["lists"]["lexical"]["normalized"],
             json!(0.5)
         );
         assert_eq!(json["hits"][0]["tier"], json!(true));
+        assert_eq!(json["hits"][0]["fused"], json!(0.4));
     }
 }

@@ -146,6 +146,7 @@ pub fn explain_to_wire(hit: &Fused) -> v1::Explain {
         semantic: entry(ListKind::Semantic),
         verbatim: entry(ListKind::Verbatim),
         tier: hit.tier,
+        fused: hit.fused,
     }
 }
 
@@ -187,6 +188,7 @@ pub fn fused_from_wire(hit: &v1::FusedHit) -> Result<Fused, String> {
     Ok(Fused {
         id,
         score: hit.score,
+        fused: explain.fused,
         tier: explain.tier,
         placings,
     })

@@ -39,6 +39,8 @@ struct SearchBody {
     #[serde(default)]
     max_chars: Option<u32>,
     #[serde(default)]
+    min_score: Option<f64>,
+    #[serde(default)]
     weights: Option<WeightsBody>,
     #[serde(default)]
     fusion: Option<FusionBody>,
@@ -107,6 +109,7 @@ pub fn search_request_from_json(body: &[u8]) -> Result<v1::SearchRequest, String
         strategy: b.strategy.unwrap_or_default(),
         no_verbatim: b.no_verbatim,
         max_chars: b.max_chars.unwrap_or(0),
+        min_score: b.min_score.unwrap_or(0.0),
         weights: b.weights.map(|w| v1::ListWeights {
             lexical: w.lexical,
             semantic: w.semantic,
@@ -220,6 +223,7 @@ pub fn search_response_to_json(response: &v1::SearchResponse) -> Value {
                 "matched_by": h.matched_by,
                 "lists": lists,
                 "tier": explain.tier,
+                "fused": explain.fused,
             })
         })
         .collect();

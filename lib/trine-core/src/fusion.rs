@@ -77,7 +77,12 @@ pub struct Placing {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fused {
     pub id: Uuid,
+    /// The score shown: never below the score of a hit after it
+    /// ([`lift_tier`]); what a caller sorts, merges and thresholds by.
     pub score: f64,
+    /// The fusion's own score of the hit, before the tier's lift: what
+    /// `explain` shows beside each list's.
+    pub fused: f64,
     /// In the verbatim tier: ranked above every hit that is not.
     pub tier: bool,
     /// Where the hit stood in each list that holds it, in `ListKind` order.
@@ -89,6 +94,7 @@ impl Fused {
         Self {
             id,
             score: 0.0,
+            fused: 0.0,
             tier: false,
             placings: Vec::new(),
         }
@@ -561,6 +567,7 @@ pub fn fuse(lists: &Lists<'_>, settings: &Settings, limit: usize) -> Vec<Fused> 
     let mut hits: Vec<Fused> = by_id.into_values().collect();
     for hit in &mut hits {
         hit.tier = tier && hit.placing(ListKind::Verbatim).is_some();
+        hit.fused = hit.score;
     }
     // A total order (ties by id): the best `limit` picked out first, then
     // only they sorted.
@@ -581,12 +588,88 @@ pub fn fuse(lists: &Lists<'_>, settings: &Settings, limit: usize) -> Vec<Fused> 
     for hit in &mut hits {
         hit.placings.sort_by_key(|(kind, _)| *kind);
     }
+    lift_tier(&mut hits);
     hits
+}
+
+/// How far the lowest tier hit's shown score stands above the best of the
+/// rest: visible at four decimals, as the CLI prints scores.
+pub const TIER_STEP: f64 = 1e-3;
+
+/// The scores shown for `hits` in their order (the tier first, each part
+/// best first): every tier hit's score lifted by one amount, so that the
+/// lowest of the tier stands [`TIER_STEP`] above the best of the rest — a
+/// tier hit's score says it outranks the rest, and no score is below one
+/// after it. The fused scores stay in [`Fused::fused`].
+pub fn lift_tier(hits: &mut [Fused]) {
+    let rest_best = hits
+        .iter()
+        .filter(|h| !h.tier)
+        .map(|h| h.score)
+        .reduce(f64::max);
+    let tier_low = hits
+        .iter()
+        .filter(|h| h.tier)
+        .map(|h| h.score)
+        .reduce(f64::min);
+    let (Some(rest_best), Some(tier_low)) = (rest_best, tier_low) else {
+        return;
+    };
+    let lift = rest_best - tier_low + TIER_STEP;
+    if lift > 0.0 {
+        for hit in hits.iter_mut().filter(|h| h.tier) {
+            hit.score += lift;
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shown_scores_never_rise_and_the_tier_stands_above_the_rest() {
+        let hit = |n: u128, score: f64, tier: bool| Fused {
+            score,
+            fused: score,
+            tier,
+            ..Fused::new(Uuid::from_u128(n))
+        };
+        // (hits in answer order: fused score, in the tier; the scores shown)
+        type Row = (&'static [(f64, bool)], &'static [f64]);
+        let table: &[Row] = &[
+            // The tier's fused scores below the rest's: lifted by one amount.
+            (
+                &[(0.13, true), (0.10, true), (1.00, false), (0.73, false)],
+                &[1.031, 1.001, 1.00, 0.73],
+            ),
+            // Already above by more than the step: unchanged.
+            (&[(2.0, true), (1.0, false)], &[2.0, 1.0]),
+            // Above by less than the step: lifted to the step.
+            (&[(1.0004, true), (1.0, false)], &[1.001, 1.0]),
+            // No tier, or nothing but the tier: unchanged.
+            (&[(0.9, false), (0.5, false)], &[0.9, 0.5]),
+            (&[(0.2, true), (0.1, true)], &[0.2, 0.1]),
+            (&[], &[]),
+        ];
+        for (hits, want) in table {
+            let mut fused: Vec<Fused> = hits
+                .iter()
+                .enumerate()
+                .map(|(i, &(score, tier))| hit(i as u128, score, tier))
+                .collect();
+            lift_tier(&mut fused);
+            let got: Vec<f64> = fused.iter().map(|h| h.score).collect();
+            assert_eq!(got.len(), want.len());
+            for (g, w) in got.iter().zip(*want) {
+                assert!((g - w).abs() < 1e-9, "{hits:?}: {got:?}, wanted {want:?}");
+            }
+            assert!(got.windows(2).all(|w| w[0] >= w[1]), "{got:?}");
+            for (h, &(score, _)) in fused.iter().zip(*hits) {
+                assert_eq!(h.fused, score, "the fused score is kept");
+            }
+        }
+    }
 
     fn id(n: u128) -> Uuid {
         Uuid::from_u128(n)

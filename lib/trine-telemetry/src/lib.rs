@@ -1,7 +1,8 @@
 //! Telemetry shared by every trine process.
 //!
-//! - [`init`]: an env filter and a fmt layer that writes JSON when standard
-//!   error is not a terminal; with an OTLP endpoint (the setting, or
+//! - [`init`]: an env filter and a fmt layer ([`LogFormat`]: JSON when
+//!   standard error is not a terminal, text when it is, or plain lines for a
+//!   person at the CLI); with an OTLP endpoint (the setting, or
 //!   `OTEL_EXPORTER_OTLP_ENDPOINT`) also an OpenTelemetry layer that exports
 //!   trine's spans over OTLP/gRPC, the service name in the resource.
 //!   [`init_with_exporter`] installs the same layers with any span exporter —
@@ -15,6 +16,7 @@
 pub mod grpc;
 pub mod http;
 pub mod metrics;
+pub mod plain;
 
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -57,6 +59,39 @@ pub struct Settings {
     /// An OTLP/gRPC collector (`http://localhost:4317`); unset means
     /// `OTEL_EXPORTER_OTLP_ENDPOINT`, and neither means no export.
     pub otlp_endpoint: Option<String>,
+    /// How log lines are written.
+    pub format: LogFormat,
+}
+
+/// How log lines are written to standard error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogFormat {
+    /// JSON where standard error is not a terminal (a log collector), text
+    /// with every field where it is: what the services write.
+    #[default]
+    Auto,
+    /// One JSON object a line, every field.
+    Json,
+    /// Text with a timestamp and every field.
+    Text,
+    /// `warning: <message>`, one plain line an event ([`plain::Plain`]):
+    /// what the CLI's commands write for a person.
+    Plain,
+}
+
+impl LogFormat {
+    /// `auto`, `json`, `text` or `plain`.
+    pub fn parse(raw: &str) -> Result<Self, String> {
+        match raw {
+            "auto" => Ok(Self::Auto),
+            "json" => Ok(Self::Json),
+            "text" => Ok(Self::Text),
+            "plain" => Ok(Self::Plain),
+            other => Err(format!(
+                "unknown log format {other:?}: use auto, json, text or plain"
+            )),
+        }
+    }
 }
 
 impl Settings {
@@ -65,6 +100,7 @@ impl Settings {
             service: service.into(),
             filter: "warn".to_string(),
             otlp_endpoint: None,
+            format: LogFormat::Auto,
         }
     }
 
@@ -139,17 +175,26 @@ fn install(settings: &Settings, provider: Option<SdkTracerProvider>) -> Telemetr
             .with_tracer(p.tracer("trine"))
             .with_filter(span_filter())
     });
-    let fmt = if std::io::stderr().is_terminal() {
-        tracing_subscriber::fmt::layer()
+    let format = match settings.format {
+        LogFormat::Auto if std::io::stderr().is_terminal() => LogFormat::Text,
+        LogFormat::Auto => LogFormat::Json,
+        chosen => chosen,
+    };
+    let fmt = match format {
+        LogFormat::Plain => tracing_subscriber::fmt::layer()
+            .event_format(plain::Plain)
             .with_writer(std::io::stderr)
             .with_filter(log_filter(settings))
-            .boxed()
-    } else {
-        tracing_subscriber::fmt::layer()
+            .boxed(),
+        LogFormat::Json => tracing_subscriber::fmt::layer()
             .json()
             .with_writer(std::io::stderr)
             .with_filter(log_filter(settings))
-            .boxed()
+            .boxed(),
+        LogFormat::Text | LogFormat::Auto => tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_filter(log_filter(settings))
+            .boxed(),
     };
     let installed = tracing_subscriber::registry()
         .with(fmt)

@@ -117,9 +117,10 @@ fn hits(response: &v1::SearchResponse) -> String {
         let text: String = record.text.chars().take(160).collect();
         let _ = write!(
             out,
-            "<tr><td>{}</td><td>{:.4}</td><td><b>{}</b><br><small>{} · {}</small></td>{}{}{}<td>{}</td></tr>",
+            "<tr><td>{}</td><td>{:.4}<br><small>fused {:.4}</small></td><td><b>{}</b><br><small>{} · {}</small></td>{}{}{}<td>{}</td></tr>",
             i + 1,
             hit.score,
+            explain.fused,
             escape(&text),
             escape(record.source.as_deref().unwrap_or("no source")),
             escape(&hit.id),
@@ -237,6 +238,7 @@ mod tests {
                     semantic: entry(1),
                     verbatim: entry(1),
                     tier: true,
+                    fused: 0.5,
                 },
                 &["verbatim", "tier rule held", "lexical #3 and semantic #1"],
             ),

@@ -101,7 +101,8 @@ pub fn tools() -> Value {
                     "kinds": {"type": "array", "items": {"type": "string"}, "description": "Only these kinds."},
                     "thread": {"type": "string", "description": "Only the memories of this conversation or session (its thread id)."},
                     "as_of": {"type": "string", "description": "Read memory as it was valid at this RFC 3339 time (default: now)."},
-                    "max_chars": {"type": "integer", "minimum": 1, "description": "At most this many characters of memory text in the answer, to keep your context small."}
+                    "max_chars": {"type": "integer", "minimum": 1, "description": "At most this many characters of memory text in the answer, to keep your context small."},
+                    "min_score": {"type": "number", "description": "Only the memories whose score is at least this (scores never rise down an answer)."}
                 },
                 "required": ["query", "tenant"]
             }
@@ -218,6 +219,7 @@ async fn search(backend: &dyn Backend, args: &Value) -> Result<Value, String> {
         limit,
         mode: mode.into(),
         max_chars,
+        min_score: args["min_score"].as_f64().unwrap_or(0.0),
         ..v1::SearchRequest::default()
     };
     let answer = backend.search(request).await.map_err(|s| failed(&s))?;

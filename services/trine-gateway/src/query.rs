@@ -33,6 +33,8 @@ pub struct SearchQuery {
     pub verbatim: bool,
     /// At most this many characters of memory text in the answer.
     pub max_chars: Option<usize>,
+    /// Only the hits whose shown score is at least this.
+    pub min_score: Option<f64>,
 }
 
 /// Timed stages, in the order they ran.

@@ -64,7 +64,8 @@ pub struct Searcher {
 }
 
 /// Logs one structured warning when a search's counts took more than the
-/// budget's share of it; says whether they did.
+/// budget's share of it — its message a sentence that says what to do, its
+/// fields the figures; says whether they did.
 fn check_budget(share: f64, search: Duration, terms: usize, tenant: &str) -> bool {
     let over = share > COUNTS_BUDGET;
     if over {
@@ -74,10 +75,20 @@ fn check_budget(share: f64, search: Duration, terms: usize, tenant: &str) -> boo
             search_ms = millis(search),
             terms,
             tenant,
-            "search over the counts budget"
+            "{}",
+            over_budget(share)
         );
     }
     over
+}
+
+/// The counts budget's warning as a person reads it.
+fn over_budget(share: f64) -> String {
+    format!(
+        "counts took {:.0} % of this search, over the {:.0} % budget: `trine serve` keeps the statistics that make them free (docs/operations.md)",
+        share * 100.0,
+        COUNTS_BUDGET * 100.0
+    )
 }
 
 /// The lexical counts' time over the search's time (0 without counts).
@@ -352,9 +363,14 @@ impl Searcher {
     async fn payload(
         &self,
         query: &SearchQuery,
-        fused: Vec<fusion::Fused>,
+        mut fused: Vec<fusion::Fused>,
         clock: &Clock,
     ) -> Result<Vec<(fusion::Fused, trine_core::model::Memory)>, PeerError> {
+        // `min_score` on the score shown: scores never rise down the list,
+        // so what it leaves is a first part of the answer.
+        if let Some(min) = query.min_score {
+            fused.retain(|h| h.score >= min);
+        }
         let ids: Vec<_> = fused.iter().map(|h| h.id).collect();
         let deadline = clock.within(self.config.channel_deadline, 1.0)?;
         let read = self
@@ -533,7 +549,7 @@ mod tests {
         });
         assert_eq!(logged.len(), 1, "{logged:?}");
         for field in [
-            "message=search over the counts budget",
+            "message=counts took 25 % of this search, over the 10 % budget: `trine serve` keeps the statistics",
             "counts_share=0.25",
             "budget=0.1",
             "search_ms=40.0",

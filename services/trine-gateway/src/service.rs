@@ -396,7 +396,16 @@ pub fn query_from_wire(
         fusion,
         verbatim: !request.no_verbatim,
         max_chars: usize::try_from(request.max_chars).ok().filter(|n| *n > 0),
+        min_score: min_score(request.min_score)?,
     })
+}
+
+/// A search's `min_score`: 0 is none; otherwise a finite number.
+fn min_score(raw: f64) -> Result<Option<f64>, String> {
+    if !raw.is_finite() {
+        return Err(format!("min_score {raw} is not a finite number"));
+    }
+    Ok((raw != 0.0).then_some(raw))
 }
 
 /// A search's answer on the wire.

@@ -264,6 +264,7 @@ fn request(g: &mut Gen, kind: usize) -> Request {
             weights: g.chance(2).then(|| weights(g)),
             fusion: g.chance(2).then(|| options(g)),
             max_chars: g.u32() % 4096,
+            min_score: if g.chance(2) { g.f64() } else { 0.0 },
         }),
         1 => Request::Upsert(v1::UpsertRequest {
             records: (0..g.below(4)).map(|_| record(g)).collect(),
