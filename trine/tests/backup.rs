@@ -97,6 +97,24 @@ fn same_state(restored: &[Point], backed_up: &[Point]) {
     }
 }
 
+/// Two messages of one thread, written beside the sample in the embedded
+/// test: a backup keeps their thread and place.
+fn threaded_file(dir: &Path) -> (PathBuf, Vec<Uuid>) {
+    let ids: Vec<Uuid> = (1..=2).map(|n| Uuid::from_u128(0xbac1_0000 + n)).collect();
+    let lines: Vec<String> = ids
+        .iter()
+        .enumerate()
+        .map(|(seq, id)| {
+            serde_json::json!({"id": id.to_string(), "text": format!("message {seq} of the standup thread"),
+                "tenant": "acme", "thread": "standup-2026-11-11", "seq": seq})
+            .to_string()
+        })
+        .collect();
+    let path = dir.join("threaded.jsonl");
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    (path, ids)
+}
+
 fn all_ids() -> Vec<Uuid> {
     let (mut ids, later) = ids();
     ids.extend(later);
@@ -108,14 +126,34 @@ fn an_embedded_backup_taken_while_serving_restores_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     run(trine(&data).arg("ingest").arg(sample()));
+    let (threaded, threaded_ids) = threaded_file(dir.path());
+    run(trine(&data).arg("ingest").arg(&threaded));
+    let with_threads = || {
+        let mut ids = all_ids();
+        ids.extend(threaded_ids.iter().copied());
+        ids
+    };
     let backed_up = {
         let store = EdgeStore::open(&data, "memories").unwrap();
         tokio::runtime::Runtime::new()
             .unwrap()
-            .block_on(store.points(&all_ids()))
+            .block_on(store.points(&with_threads()))
             .unwrap()
     };
-    assert_eq!(backed_up.len(), ids().0.len());
+    assert_eq!(backed_up.len(), ids().0.len() + threaded_ids.len());
+    let places: Vec<(Option<&str>, Option<u64>)> = backed_up
+        .iter()
+        .filter(|p| threaded_ids.contains(&p.memory.id))
+        .map(|p| (p.memory.thread.as_deref(), p.memory.seq))
+        .collect();
+    assert_eq!(
+        places,
+        [
+            (Some("standup-2026-11-11"), Some(0)),
+            (Some("standup-2026-11-11"), Some(1))
+        ],
+        "the backup holds the thread and the place"
+    );
 
     let backups = dir.path().join("backups");
     let mut server = {
@@ -161,7 +199,7 @@ fn an_embedded_backup_taken_while_serving_restores_exactly() {
     let store = EdgeStore::open(&data, "memories").unwrap();
     let restored = tokio::runtime::Runtime::new()
         .unwrap()
-        .block_on(store.points(&all_ids()))
+        .block_on(store.points(&with_threads()))
         .unwrap();
     same_state(&restored, &backed_up);
     drop(store);
