@@ -52,6 +52,9 @@ fi
 # as this workplace's egress does, needs them; a machine on it has them):
 # the host's, not the project's.
 cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"
+# Every machine names itself: localhost in /etc/hosts (mmdebstrap leaves
+# that to the container runtime).
+[ -s "$root/etc/hosts" ] || printf '127.0.0.1\tlocalhost\n::1\tlocalhost\n' >"$root/etc/hosts"
 for tool in protoc; do
     if chroot "$root" sh -c "command -v $tool" >/dev/null; then fail "$tool is in the root"; fi
 done

@@ -187,7 +187,7 @@ fn an_embedded_backup_taken_while_serving_restores_exactly() {
         "--endpoint",
         &endpoint,
     ]));
-    run(Command::new("kill").args(["-TERM", &server.child.id().to_string()]));
+    trine_testkit::terminate(server.child.id());
     assert!(server.child.wait().unwrap().success());
 
     let backup = backups.join("nightly");

@@ -53,6 +53,9 @@ fn http_of(served: &Served) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_answers_as_grpc_does() {
+    if !trine_testkit::curl_or_skip("http_answers_as_grpc_does") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let served = trine_testkit::serve_sample(env!("CARGO_BIN_EXE_trine"), &data);
@@ -293,6 +296,9 @@ impl Drop for Relay {
 /// bad `seq` or `thread` refused naming the field.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn threads_are_written_read_back_and_searched_one_at_a_time() {
+    if !trine_testkit::curl_or_skip("threads_are_written_read_back_and_searched_one_at_a_time") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let served = trine_testkit::serve_sample(env!("CARGO_BIN_EXE_trine"), &data);
@@ -431,6 +437,9 @@ async fn readyz_turns_unready_when_the_store_stops() {
 
 #[test]
 fn http_and_mcp_over_http_take_the_grpc_keys() {
+    if !trine_testkit::curl_or_skip("http_and_mcp_over_http_take_the_grpc_keys") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let bin = env!("CARGO_BIN_EXE_trine");

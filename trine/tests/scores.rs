@@ -131,11 +131,42 @@ async fn every_surface_answers_the_title_with_scores_in_its_order() {
     assert_eq!(nan.code(), tonic::Code::InvalidArgument, "{nan:?}");
     assert!(nan.message().contains("min_score"), "{nan:?}");
 
+    // The CLI against the gateway.
+    let cli = |endpoint: Option<&str>| {
+        let mut cmd = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data);
+        cmd.args(["search", "--json", "--tenant", "acme", TITLE]);
+        if let Some(endpoint) = endpoint {
+            cmd.args(["--endpoint", endpoint]);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    sorted_by_score("CLI over gRPC", &json_hits(&cli(Some(&endpoint))), &meeting);
+
+    // HTTP/JSON, MCP over HTTP and the explain page, through curl.
+    if trine_testkit::curl_or_skip("the HTTP/JSON, MCP and explain-page surfaces") {
+        over_http(&http, &hits, threshold, &meeting);
+    }
+
+    // The CLI in process on the same data, once the server has stopped.
+    drop(served);
+    sorted_by_score("CLI in process", &json_hits(&cli(None)), &meeting);
+}
+
+/// The answers over HTTP: HTTP/JSON (with `min_score`), MCP and the explain
+/// page; `hits` are gRPC's, `threshold` a score among them.
+fn over_http(http: &str, hits: &[(String, f64)], threshold: f64, meeting: &str) {
+    let kept = hits.iter().filter(|h| h.1 >= threshold).count();
     // HTTP/JSON.
     let body = json!({"query": TITLE, "tenant": "acme", "limit": 8});
     let answer: Value =
         serde_json::from_str(&curl("POST", &format!("{http}/v1/search"), Some(&body))).unwrap();
-    sorted_by_score("HTTP/JSON", &json_hits(&answer), &meeting);
+    sorted_by_score("HTTP/JSON", &json_hits(&answer), meeting);
     assert!(answer["hits"][0]["fused"].as_f64().is_some(), "{answer}");
     let body = json!({"query": TITLE, "tenant": "acme", "limit": 8, "min_score": threshold});
     let answer: Value =
@@ -150,7 +181,7 @@ async fn every_surface_answers_the_title_with_scores_in_its_order() {
     sorted_by_score(
         "MCP",
         &json_hits(&answer["result"]["structuredContent"]),
-        &meeting,
+        meeting,
     );
 
     // The explain page: each row's rank and score as printed.
@@ -177,24 +208,4 @@ async fn every_surface_answers_the_title_with_scores_in_its_order() {
     );
     assert!(scores[0] > scores[1], "explain page: {scores:?}");
     assert!(page.contains("fused "), "the fused score shown");
-
-    // The CLI against the gateway, and in-process on the same data once the
-    // server has stopped.
-    let cli = |endpoint: Option<&str>| {
-        let mut cmd = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data);
-        cmd.args(["search", "--json", "--tenant", "acme", TITLE]);
-        if let Some(endpoint) = endpoint {
-            cmd.args(["--endpoint", endpoint]);
-        }
-        let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<Value>(&out.stdout).unwrap()
-    };
-    sorted_by_score("CLI over gRPC", &json_hits(&cli(Some(&endpoint))), &meeting);
-    drop(served);
-    sorted_by_score("CLI in process", &json_hits(&cli(None)), &meeting);
 }

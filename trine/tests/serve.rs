@@ -171,11 +171,7 @@ fn serve_then_search_finds_the_meeting_first() {
     assert_eq!(ports.len(), 5, "five listeners, five ports: {ready}");
 
     // SIGTERM drains and exits cleanly.
-    let term = Command::new("kill")
-        .args(["-TERM", &server.child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(term.success());
+    trine_testkit::terminate(server.child.id());
     let status = server.child.wait().unwrap();
     assert!(status.success(), "serve exited with {status}");
     assert!(!health(&[]).status.success(), "nothing serves any more");

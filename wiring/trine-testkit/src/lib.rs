@@ -338,3 +338,28 @@ pub async fn get_metrics(addr: std::net::SocketAddr) -> String {
     );
     body.to_string()
 }
+
+/// Sends SIGTERM to the process `pid` (a served child), without a `kill`
+/// command (a bare machine may have none).
+///
+/// # Panics
+/// When `pid` is not a process id or the signal cannot be sent.
+pub fn terminate(pid: u32) {
+    let pid = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .expect("a process id");
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM sent");
+}
+
+/// Whether `curl` runs here; when not, says which test is skipped and why.
+pub fn curl_or_skip(test: &str) -> bool {
+    let there = std::process::Command::new("curl")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !there {
+        eprintln!("skipped: {test} (no curl: apt-get install curl)");
+    }
+    there
+}
