@@ -58,6 +58,29 @@ fn json_hits(answer: &Value) -> Vec<(String, f64)> {
         .collect()
 }
 
+/// The sample's title query over gRPC: 8 hits of acme, at least `min_score`.
+fn title(min_score: f64) -> SearchRequest {
+    SearchRequest {
+        query: TITLE.into(),
+        filters: Some(Filters {
+            tenant: "acme".into(),
+            ..Filters::default()
+        }),
+        limit: 8,
+        min_score,
+        ..SearchRequest::default()
+    }
+}
+
+/// (id, score) of a gRPC answer's hits, in its order.
+fn grpc_hits(answer: &trine_api::v1::SearchResponse) -> Vec<(String, f64)> {
+    answer
+        .hits
+        .iter()
+        .map(|h| (h.id.clone(), h.score))
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_surface_answers_the_title_with_scores_in_its_order() {
     let dir = tempfile::tempdir().unwrap();
@@ -68,24 +91,8 @@ async fn every_surface_answers_the_title_with_scores_in_its_order() {
 
     // gRPC, and the fused score kept in the explain.
     let mut client = MemoryClient::connect(endpoint.clone()).await.unwrap();
-    let answer = client
-        .search(SearchRequest {
-            query: TITLE.into(),
-            filters: Some(Filters {
-                tenant: "acme".into(),
-                ..Filters::default()
-            }),
-            limit: 8,
-            ..SearchRequest::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let hits: Vec<(String, f64)> = answer
-        .hits
-        .iter()
-        .map(|h| (h.id.clone(), h.score))
-        .collect();
+    let answer = client.search(title(0.0)).await.unwrap().into_inner();
+    let hits = grpc_hits(&answer);
     let first = answer.hits[0].explain.unwrap();
     assert!(first.tier, "the meeting is in the tier");
     let meeting = answer.hits[0].id.clone();
@@ -100,34 +107,13 @@ async fn every_surface_answers_the_title_with_scores_in_its_order() {
     // min_score on the score shown: the first part of the same answer.
     let threshold = hits[2].1;
     let kept = hits.iter().filter(|h| h.1 >= threshold).count();
-    let above = client
-        .search(SearchRequest {
-            query: TITLE.into(),
-            filters: Some(Filters {
-                tenant: "acme".into(),
-                ..Filters::default()
-            }),
-            limit: 8,
-            min_score: threshold,
-            ..SearchRequest::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let above: Vec<(String, f64)> = above.hits.iter().map(|h| (h.id.clone(), h.score)).collect();
-    assert_eq!(above, hits[..kept].to_vec(), "gRPC min_score {threshold}");
-    let nan = client
-        .search(SearchRequest {
-            query: TITLE.into(),
-            filters: Some(Filters {
-                tenant: "acme".into(),
-                ..Filters::default()
-            }),
-            min_score: f64::NAN,
-            ..SearchRequest::default()
-        })
-        .await
-        .unwrap_err();
+    let above = client.search(title(threshold)).await.unwrap().into_inner();
+    assert_eq!(
+        grpc_hits(&above),
+        hits[..kept].to_vec(),
+        "gRPC min_score {threshold}"
+    );
+    let nan = client.search(title(f64::NAN)).await.unwrap_err();
     assert_eq!(nan.code(), tonic::Code::InvalidArgument, "{nan:?}");
     assert!(nan.message().contains("min_score"), "{nan:?}");
 
