@@ -144,7 +144,7 @@ fn dns_channel(target: &str, tls: Tls) -> Result<Channel, MeshError> {
         while !changes.is_closed() {
             match tokio::net::lookup_host(target.as_str()).await {
                 Ok(found) => {
-                    let found: HashSet<SocketAddr> = found.collect();
+                    let found = reachable(found.collect()).await;
                     for gone in known.difference(&found) {
                         if changes.send(Change::Remove(*gone)).await.is_err() {
                             return;
@@ -167,6 +167,24 @@ fn dns_channel(target: &str, tls: Tls) -> Result<Channel, MeshError> {
         }
     });
     Ok(channel)
+}
+
+/// How long a resolved address has to accept a connection to be balanced to.
+const PROBE: Duration = Duration::from_millis(500);
+
+/// The addresses a name resolves to that accept a TCP connection now: a
+/// replica address nothing listens on (`localhost` resolving to `::1` as
+/// well as `127.0.0.1`, a pod gone) would fail every call the balancer
+/// sends it, so it is left out until a later resolution finds it answering.
+async fn reachable(found: HashSet<SocketAddr>) -> HashSet<SocketAddr> {
+    let mut open = HashSet::with_capacity(found.len());
+    for addr in found {
+        let probe = tokio::time::timeout(PROBE, tokio::net::TcpStream::connect(addr)).await;
+        if matches!(probe, Ok(Ok(_))) {
+            open.insert(addr);
+        }
+    }
+    open
 }
 
 /// Connects the embedder of writes to semantic-svc, waiting up to `wait` for
