@@ -202,11 +202,9 @@ fn render(response: &v1::SearchResponse, explain: bool) -> String {
             .collect();
         out += &format!("{:>2}. {:.4}  {first_line}\n", i + 1, hit.score);
         let source = record.source.as_deref().unwrap_or("-");
-        let thread = match (&record.thread, record.seq) {
-            (Some(thread), Some(seq)) => format!("  thread {thread} #{seq}"),
-            (Some(thread), None) => format!("  thread {thread}"),
-            (None, _) => String::new(),
-        };
+        let thread = trine_api::json::thread_place(&record)
+            .map(|place| format!("  {place}"))
+            .unwrap_or_default();
         out += &format!(
             "    {}  [{}]  {source}{thread}\n",
             hit.id,

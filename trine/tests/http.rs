@@ -3,9 +3,6 @@
 //! memory calls, the errors, the keys, and `/readyz` turning unready when
 //! the store stops answering.
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
-
-use std::process::Command;
-
 use serde_json::{Value, json};
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{Filters, SearchRequest};
@@ -19,28 +16,10 @@ fn curl(method: &str, url: &str, body: Option<&Value>) -> (u16, Value) {
 
 /// [`curl`] with `Authorization: Bearer KEY` when a key is given.
 fn curl_with(method: &str, url: &str, body: Option<&Value>, key: Option<&str>) -> (u16, Value) {
-    let mut cmd = Command::new("curl");
-    cmd.args(["-sS", "-X", method, "-w", "\n%{http_code}", url]);
-    if let Some(key) = key {
-        cmd.args(["-H", &format!("authorization: Bearer {key}")]);
-    }
-    if let Some(body) = body {
-        cmd.args(["-H", "content-type: application/json", "--data-binary"])
-            .arg(body.to_string());
-    }
-    let out = cmd
-        .output()
-        .expect("curl runs (the test command installs it)");
-    assert!(
-        out.status.success(),
-        "curl {method} {url}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let (json, code) = text.rsplit_once('\n').unwrap();
+    let (code, json) = trine_testkit::curl(method, url, body, key);
     (
-        code.trim().parse().unwrap(),
-        serde_json::from_str(json).unwrap_or_else(|e| panic!("{url}: {e}: {json}")),
+        code,
+        serde_json::from_str(&json).unwrap_or_else(|e| panic!("{url}: {e}: {json}")),
     )
 }
 

@@ -6,8 +6,6 @@
 //! fused score still in the explain.
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
 
-use std::process::Command;
-
 use serde_json::{Value, json};
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{Filters, SearchRequest};
@@ -30,18 +28,11 @@ fn sorted_by_score(surface: &str, hits: &[(String, f64)], meeting: &str) {
     );
 }
 
+/// The answer's text of `curl` on `url`, answered 200.
 fn curl(method: &str, url: &str, body: Option<&Value>) -> String {
-    let mut cmd = Command::new("curl");
-    cmd.args(["-sS", "-X", method, url]);
-    if let Some(body) = body {
-        cmd.args(["-H", "content-type: application/json", "--data-binary"])
-            .arg(body.to_string());
-    }
-    let out = cmd
-        .output()
-        .expect("curl runs (the test command installs it)");
-    assert!(out.status.success(), "curl {url}");
-    String::from_utf8(out.stdout).unwrap()
+    let (code, answer) = trine_testkit::curl(method, url, body, None);
+    assert_eq!(code, 200, "{method} {url}: {answer}");
+    answer
 }
 
 fn json_hits(answer: &Value) -> Vec<(String, f64)> {

@@ -167,6 +167,16 @@ fn time_json(t: &Option<prost_types::Timestamp>) -> Value {
         .map_or(Value::Null, |t| json!(t.to_rfc3339()))
 }
 
+/// Where a record stands in its thread, as people read it: `thread T #seq`
+/// (`thread T` without a place); `None` for a memory that stands alone.
+pub fn thread_place(r: &v1::Record) -> Option<String> {
+    let thread = r.thread.as_deref()?;
+    Some(match r.seq {
+        Some(seq) => format!("thread {thread} #{seq}"),
+        None => format!("thread {thread}"),
+    })
+}
+
 /// One record as JSON: every field, times in RFC 3339.
 pub fn record_to_json(r: &v1::Record) -> Value {
     let metadata = r.metadata.clone().map_or(Value::Null, |m| {

@@ -229,11 +229,9 @@ async fn search(backend: &dyn Backend, args: &Value) -> Result<Value, String> {
     }
     for (i, hit) in answer.hits.iter().enumerate() {
         let record = hit.record.clone().unwrap_or_default();
-        let thread = match (&record.thread, record.seq) {
-            (Some(thread), Some(seq)) => format!(", thread {thread} #{seq}"),
-            (Some(thread), None) => format!(", thread {thread}"),
-            (None, _) => String::new(),
-        };
+        let thread = trine_api::json::thread_place(&record)
+            .map(|place| format!(", {place}"))
+            .unwrap_or_default();
         text.push_str(&format!(
             "{}. id {} (score {:.4}, matched by {}{}{thread})\n{}\n\n",
             i + 1,

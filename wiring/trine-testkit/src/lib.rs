@@ -352,6 +352,42 @@ pub fn terminate(pid: u32) {
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM sent");
 }
 
+/// `curl` of `method` on `url`, with a JSON `body` and `Authorization:
+/// Bearer KEY` when given: the HTTP status and the answer's text.
+///
+/// # Panics
+/// When curl cannot run or cannot reach `url`.
+pub fn curl(
+    method: &str,
+    url: &str,
+    body: Option<&serde_json::Value>,
+    key: Option<&str>,
+) -> (u16, String) {
+    let mut cmd = std::process::Command::new("curl");
+    cmd.args(["-sS", "-X", method, "-w", "\n%{http_code}", url]);
+    if let Some(key) = key {
+        cmd.args(["-H", &format!("authorization: Bearer {key}")]);
+    }
+    if let Some(body) = body {
+        cmd.args(["-H", "content-type: application/json", "--data-binary"])
+            .arg(body.to_string());
+    }
+    let out = cmd
+        .output()
+        .expect("curl runs (the test command installs it)");
+    assert!(
+        out.status.success(),
+        "curl {method} {url}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let (answer, code) = text.rsplit_once('\n').expect("curl wrote the status");
+    (
+        code.trim().parse().expect("an HTTP status"),
+        answer.to_string(),
+    )
+}
+
 /// Whether `curl` runs here; when not, says which test is skipped and why.
 pub fn curl_or_skip(test: &str) -> bool {
     let there = std::process::Command::new("curl")
