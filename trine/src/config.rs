@@ -96,6 +96,7 @@ pub struct Config {
     pub peers: PeersConfig,
     /// The lexical channel.
     pub lexical: LexicalSection,
+    pub context: ContextSection,
     /// How the lists are fused.
     pub fusion: FusionSection,
     /// Where each field of a memory lives in the payload, and how times are
@@ -159,6 +160,49 @@ pub struct LexicalSection {
     /// `none` (the default), `auto` (the text index's stemmer language,
     /// English where it stems none), or a language (`french`, `de`, ...).
     pub common_words: trine_core::CommonWords,
+}
+
+/// `[context]`: the messages around a hit (docs/search.md, "Threads"): a
+/// thread's message is ranked by its own text and, at these weights, by its
+/// window in each channel.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ContextSection {
+    /// Messages on each side of a thread's message that make its window,
+    /// by `seq`; 0: each message alone.
+    pub window: u64,
+    /// The windows are read around this many of each channel's best hits.
+    pub top: usize,
+    /// The window's weight beside a message's own BM25 in the lexical
+    /// channel; 0: off there.
+    pub lexical: f64,
+    /// The window's weight beside a message's own similarity in the
+    /// semantic channel; 0: off there.
+    pub semantic: f64,
+}
+
+impl Default for ContextSection {
+    fn default() -> Self {
+        let (lexical, semantic) = trine_core::context::Context::channels();
+        Self {
+            window: lexical.window,
+            top: lexical.top,
+            lexical: lexical.weight,
+            semantic: semantic.weight,
+        }
+    }
+}
+
+impl ContextSection {
+    /// The lexical channel's context and the semantic channel's.
+    pub fn channels(&self) -> (trine_core::context::Context, trine_core::context::Context) {
+        let at = |weight| trine_core::context::Context {
+            window: self.window,
+            weight,
+            top: self.top,
+        };
+        (at(self.lexical), at(self.semantic))
+    }
 }
 
 impl Default for LexicalSection {
@@ -265,6 +309,7 @@ impl Default for Config {
             otlp_endpoint: None,
             peers: PeersConfig::default(),
             lexical: LexicalSection::default(),
+            context: ContextSection::default(),
             fusion: FusionSection::default(),
             payload: trine_store::PayloadSchema::default(),
             shards: None,
@@ -479,6 +524,12 @@ impl Config {
                 "lexical.cap must be at least 1".to_string(),
             ));
         }
+        let (lexical, semantic) = self.context.channels();
+        for context in [lexical, semantic] {
+            context
+                .check()
+                .map_err(|e| ConfigError::Invalid(format!("[context] {e}")))?;
+        }
         self.fusion
             .settings(self.embedder)
             .map_err(ConfigError::Invalid)?;
@@ -505,6 +556,7 @@ impl Config {
         mesh.lexical.strategy = self.lexical.strategy;
         mesh.lexical.question_strategy = self.lexical.question_strategy;
         mesh.lexical.common_words = self.lexical.common_words;
+        (mesh.lexical.context, mesh.semantic.context) = self.context.channels();
         // Checked at load ([`Config::validate`]); the embedder's default else.
         mesh.search.fusion = self
             .fusion

@@ -397,6 +397,8 @@ impl Frequencies {
             phrase,
             source_phrase,
             ids,
+            threaded,
+            spans,
         } = filter;
         let plain = projects.is_empty()
             && kinds.is_empty()
@@ -407,7 +409,9 @@ impl Frequencies {
             && any_terms.is_none()
             && phrase.is_none()
             && source_phrase.is_none()
-            && ids.is_none();
+            && ids.is_none()
+            && !threaded
+            && spans.is_none();
         if !plain {
             return None;
         }

@@ -7,6 +7,7 @@
 
 pub mod bm25;
 pub mod common;
+pub mod context;
 mod error;
 pub mod eval;
 pub mod fold;

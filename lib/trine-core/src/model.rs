@@ -108,7 +108,25 @@ pub struct Filter {
     /// empty list matches nothing; at most [`MAX_FILTER_IDS`]): a check of
     /// the other conditions on points already read.
     pub ids: Option<Vec<Uuid>>,
+    /// Only points that name a thread.
+    pub threaded: bool,
+    /// Only points lying in one of these stretches of their threads (`None`:
+    /// no condition; an empty list matches nothing; at most
+    /// [`MAX_FILTER_SPANS`]): the read of the messages around a search's
+    /// hits ([`crate::context`]).
+    pub spans: Option<Vec<Span>>,
 }
+
+/// A stretch of one thread: its messages whose `seq` lies in `from..=to`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Span {
+    pub thread: String,
+    pub from: u64,
+    pub to: u64,
+}
+
+/// Most spans one filter may name ([`Filter::spans`]).
+pub const MAX_FILTER_SPANS: usize = 1024;
 
 impl Filter {
     pub fn tenant(tenant: impl Into<String>) -> Self {

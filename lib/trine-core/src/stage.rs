@@ -16,12 +16,18 @@ pub enum Stage {
     LexicalScore,
     /// The phrase read of a strategy other than `candidates`.
     LexicalPhrase,
+    /// The read of the messages around the best hits and their rescoring
+    /// ([`crate::context`]).
+    LexicalContext,
     /// The gateway's call to semantic-svc.
     Semantic,
     /// The query's embedding.
     SemanticEmbed,
     /// The nearest-neighbour query.
     SemanticQuery,
+    /// The read of the messages around the best hits and the blend
+    /// ([`crate::context`]).
+    SemanticContext,
     /// fusion-svc's own work.
     Fusion,
     /// The gateway's call to fusion-svc (or its own fusion when it is down).
@@ -33,15 +39,17 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 12] = [
+    pub const ALL: [Stage; 14] = [
         Self::Lexical,
         Self::LexicalCounts,
         Self::LexicalRead,
         Self::LexicalScore,
         Self::LexicalPhrase,
+        Self::LexicalContext,
         Self::Semantic,
         Self::SemanticEmbed,
         Self::SemanticQuery,
+        Self::SemanticContext,
         Self::Fusion,
         Self::FusionCall,
         Self::Payload,
@@ -56,9 +64,11 @@ impl Stage {
             Self::LexicalRead => "lexical.read",
             Self::LexicalScore => "lexical.score",
             Self::LexicalPhrase => "lexical.phrase",
+            Self::LexicalContext => "lexical.context",
             Self::Semantic => "semantic",
             Self::SemanticEmbed => "semantic.embed",
             Self::SemanticQuery => "semantic.query",
+            Self::SemanticContext => "semantic.context",
             Self::Fusion => "fusion",
             Self::FusionCall => "fusion.call",
             Self::Payload => "payload",

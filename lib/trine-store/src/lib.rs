@@ -168,6 +168,33 @@ fn check_ids(ids: &[Uuid]) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a filter naming more than [`MAX_FILTER_SPANS`] spans of threads,
+/// a blank thread or a span that ends before it starts.
+fn check_spans(spans: &[Span]) -> Result<()> {
+    if spans.len() > MAX_FILTER_SPANS {
+        return Err(StoreError::invalid(
+            "filter",
+            format!(
+                "spans names {} stretches of threads, more than the {MAX_FILTER_SPANS} allowed",
+                spans.len()
+            ),
+        ));
+    }
+    if let Some(bad) = spans
+        .iter()
+        .find(|s| s.thread.trim().is_empty() || s.from > s.to)
+    {
+        return Err(StoreError::invalid(
+            "filter",
+            format!(
+                "the span {:?} {}..={} names no thread or ends before it starts",
+                bad.thread, bad.from, bad.to
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The version of the collection layout this trine writes and reads, kept
 /// in each collection (Edge: `trine.json`; a server: the collection's
 /// metadata, `trine_schema`): 1, unrecorded, is what trine 0.1.0 wrote; 2

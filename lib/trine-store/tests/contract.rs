@@ -16,8 +16,8 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 use trine_store::{
     BatchRead, CollectionSpec, EdgeStore, EmbedderId, Filter, Fold, Language, MAX_FILTER_IDS,
-    Memory, NativeLexical, PayloadRead, PayloadSchema, Point, Query, Scan, SparseVector, Store,
-    StoreError, TextIndexInfo, TimeFormat,
+    MAX_FILTER_SPANS, Memory, NativeLexical, PayloadRead, PayloadSchema, Point, Query, Scan, Span,
+    SparseVector, Store, StoreError, TextIndexInfo, TimeFormat,
 };
 use uuid::Uuid;
 
@@ -107,6 +107,7 @@ async fn run_contract(store: Arc<dyn Store>, layout: &PayloadSchema) {
     ensure_is_idempotent_and_refuses_another_embedder(store, layout).await;
     text_index_reports_phrase_and_scoring(store).await;
     every_field_round_trips(store).await;
+    spans_read_stretches_of_threads_within_the_tenant(store).await;
     get_keeps_the_order_asked_and_leaves_out_missing(store).await;
     upserting_an_id_again_replaces_the_point(store).await;
     delete_removes_points_and_ignores_unknown_ids(store).await;
@@ -582,6 +583,81 @@ async fn every_field_round_trips(store: &dyn Store) {
     };
     let page = store.scroll(&none, 10, None).await.expect("scroll");
     assert!(page.memories.is_empty(), "no memory of an unknown thread");
+}
+
+async fn spans_read_stretches_of_threads_within_the_tenant(store: &dyn Store) {
+    let message = |tenant: &str, thread: Option<&str>, seq: Option<u64>| Memory {
+        thread: thread.map(Into::into),
+        seq,
+        ..memory(tenant, "a message")
+    };
+    let t = "spans";
+    let a: Vec<Memory> = (0..6).map(|s| message(t, Some("a"), Some(s))).collect();
+    let b: Vec<Memory> = (0..3).map(|s| message(t, Some("b"), Some(s))).collect();
+    let unplaced = message(t, Some("a"), None);
+    let alone = message(t, None, None);
+    let other = message("spans-other", Some("a"), Some(1));
+    let mut all = a.clone();
+    all.extend(b.clone());
+    all.extend([unplaced.clone(), alone.clone(), other.clone()]);
+    put(store, all).await;
+    let span = |thread: &str, from, to| Span {
+        thread: thread.into(),
+        from,
+        to,
+    };
+    let with = |spans: Option<Vec<Span>>, threaded: bool| Filter {
+        spans,
+        threaded,
+        ..Filter::tenant(t)
+    };
+    let id = |m: &Memory| m.id;
+    let cases: Vec<(&str, Filter, Vec<Uuid>)> = vec![
+        (
+            "one stretch, ends included",
+            with(Some(vec![span("a", 1, 3)]), false),
+            a[1..=3].iter().map(id).collect(),
+        ),
+        (
+            "stretches of two threads at once",
+            with(Some(vec![span("a", 5, 9), span("b", 0, 0)]), false),
+            vec![a[5].id, b[0].id],
+        ),
+        (
+            "no stretch matches nothing",
+            with(Some(vec![]), false),
+            vec![],
+        ),
+        (
+            "threaded: every memory naming a thread",
+            with(None, true),
+            a.iter().chain(&b).chain([&unplaced]).map(id).collect(),
+        ),
+    ];
+    for (name, filter, want) in cases {
+        assert_eq!(ids(store, &filter).await, set(&want), "{name}");
+        assert_eq!(
+            count(store, &filter).await,
+            want.len() as u64,
+            "{name}: count"
+        );
+    }
+    // The stretch is the tenant's: the other tenant's thread `a` is not read.
+    let read = ids(store, &with(Some(vec![span("a", 0, 9)]), false)).await;
+    assert!(!read.contains(&other.id), "a span never crosses tenants");
+    for bad in [
+        vec![span(" ", 0, 1)],
+        vec![span("a", 3, 2)],
+        vec![span("a", 0, 1); MAX_FILTER_SPANS + 1],
+    ] {
+        let got = store
+            .scroll(&with(Some(bad.clone()), false), 10, None)
+            .await;
+        assert!(
+            matches!(got, Err(StoreError::Invalid { .. })),
+            "{bad:?} refused: {got:?}"
+        );
+    }
 }
 
 async fn get_keeps_the_order_asked_and_leaves_out_missing(store: &dyn Store) {

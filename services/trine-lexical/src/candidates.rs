@@ -151,17 +151,17 @@ pub async fn read_candidates(
 
 /// What the counts found: N, each term's count (in query order), and how
 /// long they took.
-struct Counts {
-    total: u64,
-    per_term: Vec<u64>,
-    took: Duration,
+pub(crate) struct Counts {
+    pub(crate) total: u64,
+    pub(crate) per_term: Vec<u64>,
+    pub(crate) took: Duration,
 }
 
 /// The counts (N and one per term: exact, the large ones maybe from the
 /// count cache), all at once, under `lexical.counts` — one `lexical.count`
 /// child per term, carrying its count and whether it was cached or kept by
 /// the store.
-async fn count(
+pub(crate) async fn count(
     counter: &Counter,
     q: &LexicalQuery,
     terms: &[String],

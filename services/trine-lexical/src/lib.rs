@@ -14,9 +14,11 @@
 //! the points holding the query as a phrase before the cap can drop them.
 #![forbid(unsafe_code)]
 
+use trine_core::context::Context;
 use trine_core::{CommonWords, Strategy};
 
 mod candidates;
+mod context;
 pub mod counts;
 mod query;
 pub mod readiness;
@@ -58,6 +60,9 @@ pub struct LexicalConfig {
     /// (`trine_core::common`); none by default (docs/search.md, "Common
     /// words": the hybrid's fusion is not yet tuned to the shorter list).
     pub common_words: CommonWords,
+    /// The messages around the best hits ([`trine_core::context`]): a
+    /// thread's message is ranked by its own text and its window.
+    pub context: Context,
 }
 
 impl Default for LexicalConfig {
@@ -71,6 +76,7 @@ impl Default for LexicalConfig {
             count_statistics: true,
             keep_counts: false,
             common_words: CommonWords::None,
+            context: Context::default(),
         }
     }
 }

@@ -15,7 +15,7 @@ use trine_store::{Keeping, Store};
 use trine_telemetry::Metrics;
 
 use crate::readiness::{self, Probe, Ready, Texts, auto};
-use crate::{Candidates, Counter, LexicalConfig, LexicalError, LexicalQuery, strategies};
+use crate::{Candidates, Counter, LexicalConfig, LexicalError, LexicalQuery, context, strategies};
 
 /// How long a probe that found the requested strategy ready is trusted.
 const READY_FOR: Duration = Duration::from_secs(30);
@@ -228,14 +228,17 @@ impl LexicalService {
     ) -> Result<Candidates, LexicalError> {
         let store = self.store.as_ref();
         let embedder = self.embedder.as_deref();
-        let run = strategies::run(strategy, store, self.counter.as_ref(), embedder, q);
-        if matches!(strategy, Strategy::Off | Strategy::Candidates) {
+        let counter = self.counter.as_ref();
+        let run = strategies::run(strategy, store, counter, embedder, q);
+        let found = if matches!(strategy, Strategy::Off | Strategy::Candidates) {
             // `candidates` reads the phrase points itself, before scoring.
-            return run.await;
-        }
-        // The phrase read runs beside the strategy's query, not after it.
-        let (found, holders) = tokio::try_join!(run, strategies::phrase_holders(store, q))?;
-        Ok(strategies::with_phrase_holders(found, holders, q.cap))
+            run.await?
+        } else {
+            // The phrase read runs beside the strategy's query, not after it.
+            let (found, holders) = tokio::try_join!(run, strategies::phrase_holders(store, q))?;
+            strategies::with_phrase_holders(found, holders, q.cap)
+        };
+        context::widen(store, counter, q, found, self.config.context).await
     }
 }
 

@@ -11,7 +11,8 @@ use trine_core::Stage;
 
 use tracing::Instrument;
 use trine_core::ErrorKind;
-use trine_core::model::Filter;
+use trine_core::context::{self, Context, Near, Place};
+use trine_core::model::{Filter, Memory, PayloadRead};
 use trine_embed::{EmbedError, Embedder};
 use trine_store::{Query, Store, StoreError};
 use uuid::Uuid;
@@ -28,6 +29,9 @@ pub struct SemanticConfig {
     pub max_cap: usize,
     /// The most texts one Embed call may carry.
     pub max_embed: usize,
+    /// The messages around the best hits ([`trine_core::context`]): a
+    /// thread's message is ranked by its own similarity and its window's.
+    pub context: Context,
 }
 
 impl Default for SemanticConfig {
@@ -36,6 +40,7 @@ impl Default for SemanticConfig {
             cap: 256,
             max_cap: 4096,
             max_embed: 1024,
+            context: Context::channels().1,
         }
     }
 }
@@ -72,13 +77,16 @@ pub struct Nearest {
     pub timings: Vec<(Stage, Duration)>,
 }
 
-/// Embeds `query` and reads the nearest `cap` points within `filter`.
+/// Embeds `query` and reads the nearest `cap` points within `filter`, then
+/// blends in the windows of the best of them that name a thread
+/// ([`around`]).
 pub async fn nearest(
     store: &dyn Store,
     embedder: &dyn Embedder,
     query: &str,
     filter: &Filter,
     cap: usize,
+    context: Context,
 ) -> Result<Nearest, SemanticError> {
     let started = Instant::now();
     let vector = embedder
@@ -99,15 +107,98 @@ pub async fn nearest(
         neighbors = tracing::field::Empty
     );
     let hits = store
-        .query(Query::dense(vector, filter, cap))
+        .query(Query::dense(vector.clone(), filter, cap))
         .instrument(span.clone())
         .await?;
     span.record("neighbors", trine_telemetry::int(hits.len()));
-    Ok(Nearest {
-        list: hits.into_iter().map(|h| (h.id, h.score)).collect(),
-        timings: vec![
-            (Stage::SemanticEmbed, embed_took),
-            (Stage::SemanticQuery, started.elapsed()),
-        ],
+    let list: Vec<(Uuid, f32)> = hits.into_iter().map(|h| (h.id, h.score)).collect();
+    let query_took = started.elapsed();
+    let started = Instant::now();
+    let (list, widened) = around(store, &vector, filter, list, cap, context)
+        .instrument(tracing::info_span!("semantic.context"))
+        .await?;
+    let mut timings = vec![
+        (Stage::SemanticEmbed, embed_took),
+        (Stage::SemanticQuery, query_took),
+    ];
+    if widened {
+        timings.push((Stage::SemanticContext, started.elapsed()));
+    }
+    Ok(Nearest { list, timings })
+}
+
+/// The most messages the spans' read returns.
+const MAX_AROUND: usize = 4096;
+
+/// `list` blended with the windows of its best hits
+/// ([`trine_core::context::blend`]): the places of its best `context.top`
+/// (one read, of those that name a thread), then every message of the
+/// stretches around them with its similarity to `vector` (one query, within
+/// `filter`); at most `cap`, and whether anything was read around.
+async fn around(
+    store: &dyn Store,
+    vector: &[f32],
+    filter: &Filter,
+    list: Vec<(Uuid, f32)>,
+    cap: usize,
+    context: Context,
+) -> Result<(Vec<(Uuid, f32)>, bool), StoreError> {
+    if context.is_off() || list.is_empty() {
+        return Ok((list, false));
+    }
+    let tops: Vec<Uuid> = list.iter().take(context.top).map(|(id, _)| *id).collect();
+    let placed = Filter {
+        ids: Some(tops.clone()),
+        threaded: true,
+        ..filter.clone()
+    };
+    let places: Vec<Place> = store
+        .scroll(&placed, tops.len(), None)
+        .await?
+        .memories
+        .iter()
+        .filter_map(place)
+        .collect();
+    if places.is_empty() {
+        return Ok((list, true));
+    }
+    let spans = context::spans(&places, context.window);
+    let reach =
+        usize::try_from(context.window.saturating_mul(4).saturating_add(1)).unwrap_or(usize::MAX);
+    let limit = reach
+        .saturating_mul(spans.len())
+        .saturating_mul(2)
+        .min(MAX_AROUND);
+    let within = Filter {
+        spans: Some(spans),
+        ..filter.clone()
+    };
+    let near: Vec<Near> = store
+        .query(Query::dense(vector.to_vec(), &within, limit).with_payload(PayloadRead::Memory))
+        .await?
+        .into_iter()
+        .filter_map(|h| {
+            Some(Near {
+                id: h.id,
+                place: place(h.memory.as_ref()?)?,
+                similarity: f64::from(h.score),
+            })
+        })
+        .collect();
+    let own: Vec<(Uuid, f64)> = list.iter().map(|(id, s)| (*id, f64::from(*s))).collect();
+    let blended = context::blend(&own, &places, &near, context)
+        .into_iter()
+        .take(cap)
+        // A blend of similarities is one too: within f32's range.
+        .map(|(id, s)| (id, s as f32))
+        .collect();
+    Ok((blended, true))
+}
+
+/// A memory's place, where it names both its thread and its `seq`.
+fn place(m: &Memory) -> Option<Place> {
+    Some(Place {
+        thread: m.thread.clone()?,
+        seq: m.seq?,
     })
 }

@@ -72,6 +72,7 @@ impl Semantic for SemanticService {
             &request.query,
             &filter,
             cap,
+            self.config.context,
         )
         .await
         .map_err(to_status)?;

@@ -10,7 +10,9 @@ use qe::{
 };
 
 use crate::text_match::{self, Matching, TextCondition};
-use crate::{Filter, PayloadSchema, Result, StoreError, TimeBounds, TimeFormat, check_ids};
+use crate::{
+    Filter, PayloadSchema, Result, StoreError, TimeBounds, TimeFormat, check_ids, check_spans,
+};
 
 /// The Qdrant filter of a read. The tenant is required; an empty `any_terms`
 /// gate, an empty term or an empty phrase are refused rather than read as
@@ -89,6 +91,40 @@ pub(super) fn to_qdrant(filter: &Filter, layout: &PayloadSchema) -> Result<qe::F
         let ids: ahash::AHashSet<qe::PointId> =
             ids.iter().copied().map(qe::PointId::Uuid).collect();
         must.push(Condition::HasId(qe::HasIdCondition::from(ids)));
+    }
+    if filter.threaded {
+        let empty = Condition::IsEmpty(IsEmptyCondition::from(path(&layout.thread)?));
+        must.push(Condition::Filter(qe::Filter::new_must_not(empty)));
+    }
+    if let Some(spans) = &filter.spans {
+        check_spans(spans)?;
+        let should = spans
+            .iter()
+            .map(|span| {
+                let seq = FieldCondition::new_range(
+                    path(&layout.seq)?,
+                    Range {
+                        gte: Some(OrderedFloat(span.from as f64)),
+                        lte: Some(OrderedFloat(span.to as f64)),
+                        gt: None,
+                        lt: None,
+                    },
+                );
+                Ok(one(vec![
+                    field(&layout.thread, keyword(&span.thread))?,
+                    Condition::Field(seq),
+                ]))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        must.push(if should.is_empty() {
+            // No stretch matches nothing (an empty `should` would match all).
+            Condition::HasId(qe::HasIdCondition::from(ahash::AHashSet::new()))
+        } else {
+            Condition::Filter(qe::Filter {
+                should: Some(should),
+                ..qe::Filter::new()
+            })
+        });
     }
     Ok(qe::Filter {
         must: Some(must),

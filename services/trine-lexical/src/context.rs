@@ -1,0 +1,157 @@
+//! The messages around the best hits ([`trine_core::context`]), read and
+//! scored for any strategy's list: the places of its best hits (one read,
+//! of those that name a thread), then the stretches of their threads (one
+//! read, every span at once, within the search's filters), then the list
+//! rescored with each window's BM25.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use tracing::{Instrument, field};
+use trine_core::bm25::{self, Bm25Params, CorpusStats, TermCounts};
+use trine_core::context::{self, Context, Member, Place, Scoring};
+use trine_core::model::{Filter, Memory};
+use trine_core::{Stage, terms};
+use trine_store::Store;
+use trine_telemetry::int;
+
+use crate::candidates::count;
+use crate::query::LexicalQuery;
+use crate::{Candidate, Candidates, Counter, LexicalError};
+
+/// The most messages the spans' read returns.
+const MAX_READ: usize = 4096;
+
+/// `found` rescored with the windows of its best hits, the messages next to
+/// them joining it (at most `q.cap` in all); `found` itself where the
+/// context is off or none of its best hits names a thread and a place.
+pub async fn widen(
+    store: &dyn Store,
+    counter: &Counter,
+    q: &LexicalQuery,
+    mut found: Candidates,
+    context: Context,
+) -> Result<Candidates, LexicalError> {
+    if context.is_off() || found.list.is_empty() || q.cap == 0 {
+        return Ok(found);
+    }
+    let started = Instant::now();
+    let span = tracing::info_span!(
+        "lexical.context",
+        placed = field::Empty,
+        read = field::Empty,
+        joined = field::Empty
+    );
+    let widened = async {
+        let tops: Vec<_> = found.list.iter().take(context.top).map(|c| c.id).collect();
+        let placed = Filter {
+            ids: Some(tops.clone()),
+            threaded: true,
+            ..q.filter.clone()
+        };
+        let places: Vec<Place> = store
+            .scroll(&placed, tops.len(), None)
+            .await?
+            .memories
+            .iter()
+            .filter_map(place)
+            .collect();
+        tracing::Span::current().record("placed", int(places.len()));
+        if places.is_empty() {
+            return Ok::<_, LexicalError>(None);
+        }
+        let spans = context::spans(&places, context.window);
+        let reach = context.window.saturating_mul(4).saturating_add(1);
+        let limit = usize::try_from(reach)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(spans.len())
+            .saturating_mul(2)
+            .min(MAX_READ);
+        let around = Filter {
+            spans: Some(spans),
+            ..q.filter.clone()
+        };
+        let read = store.scroll(&around, limit, None).await?.memories;
+        tracing::Span::current().record("read", int(read.len()));
+        let (terms, stats) = statistics(counter, q, &found).await?;
+        let keys = bm25::keys(&terms, q.fold());
+        let members: Vec<Member> = read
+            .iter()
+            .filter_map(|m| {
+                Some(Member {
+                    id: m.id,
+                    place: place(m)?,
+                    counts: TermCounts::of_text(&keys, &m.text, q.fold()),
+                })
+            })
+            .collect();
+        let own: Vec<_> = found.list.iter().map(|c| (c.id, c.score)).collect();
+        let scoring = Scoring {
+            terms: &terms,
+            stats: &stats,
+            params: Bm25Params::default(),
+        };
+        Ok(Some(context::widen(
+            &own, &places, &members, scoring, context,
+        )))
+    }
+    .instrument(span.clone())
+    .await?;
+    let Some(widened) = widened else {
+        found
+            .timings
+            .push((Stage::LexicalContext, started.elapsed()));
+        return Ok(found);
+    };
+    let verbatim: HashMap<_, _> = found.list.iter().map(|c| (c.id, c.verbatim)).collect();
+    let before = found.list.len();
+    found.list = widened
+        .into_iter()
+        .take(q.cap)
+        .map(|(id, score)| Candidate {
+            id,
+            score,
+            verbatim: verbatim.get(&id).copied().unwrap_or(false),
+        })
+        .collect();
+    span.record("joined", int(found.list.len().saturating_sub(before)));
+    found
+        .timings
+        .push((Stage::LexicalContext, started.elapsed()));
+    Ok(found)
+}
+
+/// A memory's place, where it names both its thread and its `seq`.
+fn place(m: &Memory) -> Option<Place> {
+    Some(Place {
+        thread: m.thread.clone()?,
+        seq: m.seq?,
+    })
+}
+
+/// The terms the list was scored on and their statistics within the
+/// filters: the `candidates` strategy's own counts, or counted here (cached
+/// as every count is) for the strategies that rank in the store.
+async fn statistics(
+    counter: &Counter,
+    q: &LexicalQuery,
+    found: &Candidates,
+) -> Result<(Vec<String>, CorpusStats), LexicalError> {
+    let (terms, n, per_term) = if found.term_counts.is_empty() {
+        let terms = terms::bounded(q.terms.clone(), terms::MAX_COUNTED_TERMS);
+        let counts = count(counter, q, &terms).await?;
+        (terms, counts.total, counts.per_term)
+    } else {
+        let (terms, per_term) = found.term_counts.iter().cloned().unzip();
+        (terms, found.total, per_term)
+    };
+    let df = terms.iter().cloned().zip(per_term).collect();
+    Ok((
+        terms,
+        CorpusStats {
+            n,
+            avg_len: 0.0,
+            df,
+        },
+    ))
+}
