@@ -98,27 +98,26 @@ pub(super) fn qdrant_filter(f: &Filter, layout: &PayloadSchema) -> Result<q::Fil
     }
     if let Some(spans) = &f.spans {
         crate::check_spans(spans)?;
-        if spans.is_empty() {
+        must.push(if spans.is_empty() {
             // No stretch matches nothing (an empty `should` would match all).
-            must.push(q::Condition::has_id(Vec::<String>::new()));
-        }
-        let should = spans.iter().map(|span| {
-            let seq = q::Condition::range(
-                layout.seq.as_str(),
-                q::Range {
-                    gte: Some(span.from as f64),
-                    lte: Some(span.to as f64),
-                    ..q::Range::default()
-                },
-            );
-            q::Condition::from(q::Filter::must([
-                keyword(&layout.thread, &span.thread),
-                seq,
-            ]))
+            q::Condition::has_id(Vec::<String>::new())
+        } else {
+            q::Filter::should(spans.iter().map(|span| {
+                let seq = q::Condition::range(
+                    layout.seq.as_str(),
+                    q::Range {
+                        gte: Some(span.from as f64),
+                        lte: Some(span.to as f64),
+                        ..q::Range::default()
+                    },
+                );
+                q::Condition::from(q::Filter::must([
+                    keyword(&layout.thread, &span.thread),
+                    seq,
+                ]))
+            }))
+            .into()
         });
-        if !spans.is_empty() {
-            must.push(q::Filter::should(should).into());
-        }
     }
     Ok(q::Filter {
         must,
