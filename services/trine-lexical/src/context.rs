@@ -2,7 +2,7 @@
 //! scored for any strategy's list: the places of its best hits (one read,
 //! of those that name a thread), then the stretches of their threads (one
 //! read, every span at once, within the search's filters), then the list
-//! rescored with each window's BM25.
+//! rescored with each window's BM25. A question's two lists share the reads.
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -14,6 +14,7 @@ use trine_core::model::{Filter, Memory};
 use trine_core::{Stage, terms};
 use trine_store::Store;
 use trine_telemetry::int;
+use uuid::Uuid;
 
 use crate::candidates::count;
 use crate::query::LexicalQuery;
@@ -22,18 +23,24 @@ use crate::{Candidate, Candidates, Counter, LexicalError};
 /// The most messages the spans' read returns.
 const MAX_READ: usize = 4096;
 
-/// `found` rescored with the windows of its best hits, the messages next to
-/// them joining it (at most `q.cap` in all); `found` itself where the
-/// context is off or none of its best hits names a thread and a place.
+/// Each list rescored with the windows of its best hits, the messages next
+/// to them joining it (at most `q.cap` in all); the lists share the two
+/// reads (a question's two lists: the strategy's and the question
+/// strategy's). A list stays as it is where the context is off or none of
+/// its best hits names a thread and a place.
 pub async fn widen(
     store: &dyn Store,
     counter: &Counter,
     q: &LexicalQuery,
-    mut found: Candidates,
+    lists: &mut [Candidates],
     context: Context,
-) -> Result<Candidates, LexicalError> {
-    if context.is_off() || found.list.is_empty() || q.cap == 0 {
-        return Ok(found);
+) -> Result<(), LexicalError> {
+    let tops: Vec<Vec<Uuid>> = lists
+        .iter()
+        .map(|l| l.list.iter().take(context.top).map(|c| c.id).collect())
+        .collect();
+    if context.is_off() || q.cap == 0 || tops.iter().all(Vec::is_empty) {
+        return Ok(());
     }
     let started = Instant::now();
     let span = tracing::info_span!(
@@ -42,83 +49,111 @@ pub async fn widen(
         read = field::Empty,
         joined = field::Empty
     );
-    let widened = async {
-        let tops: Vec<_> = found.list.iter().take(context.top).map(|c| c.id).collect();
-        let placed = Filter {
-            ids: Some(tops.clone()),
-            threaded: true,
-            ..q.filter.clone()
-        };
-        let places: Vec<Place> = store
-            .scroll(&placed, tops.len(), None)
-            .await?
-            .memories
-            .iter()
-            .filter_map(place)
-            .collect();
-        tracing::Span::current().record("placed", int(places.len()));
-        if places.is_empty() {
-            return Ok::<_, LexicalError>(None);
-        }
-        let spans = context::spans(&places, context.window);
-        let reach = context.window.saturating_mul(4).saturating_add(1);
-        let limit = usize::try_from(reach)
-            .unwrap_or(usize::MAX)
-            .saturating_mul(spans.len())
-            .saturating_mul(2)
-            .min(MAX_READ);
-        let around = Filter {
-            spans: Some(spans),
-            ..q.filter.clone()
-        };
-        let read = store.scroll(&around, limit, None).await?.memories;
-        tracing::Span::current().record("read", int(read.len()));
-        let (terms, stats) = statistics(counter, q, &found).await?;
-        let keys = bm25::keys(&terms, q.fold());
-        let members: Vec<Member> = read
-            .iter()
-            .filter_map(|m| {
-                Some(Member {
-                    id: m.id,
-                    place: place(m)?,
-                    counts: TermCounts::of_text(&keys, &m.text, q.fold()),
+    let around = read_around(store, q, &tops, context)
+        .instrument(span.clone())
+        .await?;
+    let mut joined = 0usize;
+    if let Some((places, read)) = around {
+        for (found, tops) in lists.iter_mut().zip(&tops) {
+            let places: Vec<Place> = tops
+                .iter()
+                .filter_map(|id| places.get(id).cloned())
+                .collect();
+            if places.is_empty() {
+                continue;
+            }
+            let (terms, stats) = statistics(counter, q, found).await?;
+            let keys = bm25::keys(&terms, q.fold());
+            let members: Vec<Member> = read
+                .iter()
+                .filter_map(|(m, place)| {
+                    Some(Member {
+                        id: m.id,
+                        place: place.clone()?,
+                        counts: TermCounts::of_text(&keys, &m.text, q.fold()),
+                    })
                 })
-            })
-            .collect();
-        let own: Vec<_> = found.list.iter().map(|c| (c.id, c.score)).collect();
-        let scoring = Scoring {
-            terms: &terms,
-            stats: &stats,
-            params: Bm25Params::default(),
-        };
-        Ok(Some(context::widen(
-            &own, &places, &members, scoring, context,
-        )))
+                .collect();
+            let own: Vec<_> = found.list.iter().map(|c| (c.id, c.score)).collect();
+            let scoring = Scoring {
+                terms: &terms,
+                stats: &stats,
+                params: Bm25Params::default(),
+            };
+            let widened = context::widen(&own, &places, &members, scoring, context);
+            let verbatim: HashMap<_, _> = found.list.iter().map(|c| (c.id, c.verbatim)).collect();
+            let before = found.list.len();
+            found.list = widened
+                .into_iter()
+                .take(q.cap)
+                .map(|(id, score)| Candidate {
+                    id,
+                    score,
+                    verbatim: verbatim.get(&id).copied().unwrap_or(false),
+                })
+                .collect();
+            joined += found.list.len().saturating_sub(before);
+        }
     }
-    .instrument(span.clone())
-    .await?;
-    let Some(widened) = widened else {
-        found
-            .timings
-            .push((Stage::LexicalContext, started.elapsed()));
-        return Ok(found);
+    span.record("joined", int(joined));
+    let took = started.elapsed();
+    for found in lists.iter_mut() {
+        found.timings.push((Stage::LexicalContext, took));
+    }
+    Ok(())
+}
+
+/// The places of the best hits (one read, of those that name a thread),
+/// then — where one has a place — every message of the stretches around
+/// them, within the search's filters (one read), each with its place.
+async fn read_around(
+    store: &dyn Store,
+    q: &LexicalQuery,
+    tops: &[Vec<Uuid>],
+    context: Context,
+) -> Result<Option<(HashMap<Uuid, Place>, Vec<(Memory, Option<Place>)>)>, LexicalError> {
+    let mut ids: Vec<Uuid> = tops.iter().flatten().copied().collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let placed = Filter {
+        ids: Some(ids.clone()),
+        threaded: true,
+        ..q.filter.clone()
     };
-    let verbatim: HashMap<_, _> = found.list.iter().map(|c| (c.id, c.verbatim)).collect();
-    let before = found.list.len();
-    found.list = widened
+    let places: HashMap<Uuid, Place> = store
+        .scroll(&placed, ids.len(), None)
+        .await?
+        .memories
+        .iter()
+        .filter_map(|m| Some((m.id, place(m)?)))
+        .collect();
+    tracing::Span::current().record("placed", int(places.len()));
+    if places.is_empty() {
+        return Ok(None);
+    }
+    let spans = context::spans(places.values(), context.window);
+    let reach = context.window.saturating_mul(4).saturating_add(1);
+    let limit = usize::try_from(reach)
+        .unwrap_or(usize::MAX)
+        .saturating_mul(spans.len())
+        .saturating_mul(2)
+        .min(MAX_READ);
+    let around = Filter {
+        spans: Some(spans),
+        ..q.filter.clone()
+    };
+    let read: Vec<(Memory, Option<Place>)> = store
+        .scroll(&around, limit, None)
+        .await?
+        .memories
         .into_iter()
-        .take(q.cap)
-        .map(|(id, score)| Candidate {
-            id,
-            score,
-            verbatim: verbatim.get(&id).copied().unwrap_or(false),
+        .map(|m| {
+            let place = place(&m);
+            (m, place)
         })
         .collect();
-    span.record("joined", int(found.list.len().saturating_sub(before)));
-    found
-        .timings
-        .push((Stage::LexicalContext, started.elapsed()));
-    Ok(found)
+    tracing::Span::current().record("read", int(read.len()));
+    Ok(Some((places, read)))
 }
 
 /// A memory's place, where it names both its thread and its `seq`.

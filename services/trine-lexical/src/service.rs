@@ -212,33 +212,54 @@ impl LexicalService {
                 Ok((found, Some(again)))
             }
             Some(other) => {
-                let (found, asked) = tokio::try_join!(self.list(strategy, q), self.list(other, q))?;
+                let (found, asked) =
+                    tokio::try_join!(self.ranked(strategy, q), self.ranked(other, q))?;
+                // Both lists' neighbours in the same two reads.
+                let mut both = [found, asked];
+                self.widen(q, &mut both).await?;
+                let [found, asked] = both;
                 Ok((found, Some(asked)))
             }
         }
     }
 
     /// The lexical list of a resolved strategy, with the phrase reads of
-    /// every strategy that reads text (`candidates` scores them with the
-    /// rest; the others add them after their own list).
+    /// every strategy that reads text, rescored with the messages around
+    /// its best hits ([`context::widen`]).
     pub async fn list(
+        &self,
+        strategy: Strategy,
+        q: &LexicalQuery,
+    ) -> Result<Candidates, LexicalError> {
+        let mut found = [self.ranked(strategy, q).await?];
+        self.widen(q, &mut found).await?;
+        let [found] = found;
+        Ok(found)
+    }
+
+    /// The strategy's own list, with the phrase reads of every strategy
+    /// that reads text (`candidates` scores them with the rest; the others
+    /// add them after their own list).
+    async fn ranked(
         &self,
         strategy: Strategy,
         q: &LexicalQuery,
     ) -> Result<Candidates, LexicalError> {
         let store = self.store.as_ref();
         let embedder = self.embedder.as_deref();
-        let counter = self.counter.as_ref();
-        let run = strategies::run(strategy, store, counter, embedder, q);
-        let found = if matches!(strategy, Strategy::Off | Strategy::Candidates) {
+        let run = strategies::run(strategy, store, self.counter.as_ref(), embedder, q);
+        if matches!(strategy, Strategy::Off | Strategy::Candidates) {
             // `candidates` reads the phrase points itself, before scoring.
-            run.await?
-        } else {
-            // The phrase read runs beside the strategy's query, not after it.
-            let (found, holders) = tokio::try_join!(run, strategies::phrase_holders(store, q))?;
-            strategies::with_phrase_holders(found, holders, q.cap)
-        };
-        context::widen(store, counter, q, found, self.config.context).await
+            return run.await;
+        }
+        // The phrase read runs beside the strategy's query, not after it.
+        let (found, holders) = tokio::try_join!(run, strategies::phrase_holders(store, q))?;
+        Ok(strategies::with_phrase_holders(found, holders, q.cap))
+    }
+
+    async fn widen(&self, q: &LexicalQuery, lists: &mut [Candidates]) -> Result<(), LexicalError> {
+        let (store, counter) = (self.store.as_ref(), self.counter.as_ref());
+        context::widen(store, counter, q, lists, self.config.context).await
     }
 }
 
