@@ -397,7 +397,6 @@ impl Frequencies {
             phrase,
             source_phrase,
             ids,
-            threaded,
             spans,
         } = filter;
         let plain = projects.is_empty()
@@ -410,7 +409,6 @@ impl Frequencies {
             && phrase.is_none()
             && source_phrase.is_none()
             && ids.is_none()
-            && !threaded
             && spans.is_none();
         if !plain {
             return None;

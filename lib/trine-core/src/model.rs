@@ -108,8 +108,6 @@ pub struct Filter {
     /// empty list matches nothing; at most [`MAX_FILTER_IDS`]): a check of
     /// the other conditions on points already read.
     pub ids: Option<Vec<Uuid>>,
-    /// Only points that name a thread.
-    pub threaded: bool,
     /// Only points lying in one of these stretches of their threads (`None`:
     /// no condition; an empty list matches nothing; at most
     /// [`MAX_FILTER_SPANS`]): the read of the messages around a search's

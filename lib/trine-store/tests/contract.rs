@@ -606,33 +606,23 @@ async fn spans_read_stretches_of_threads_within_the_tenant(store: &dyn Store) {
         from,
         to,
     };
-    let with = |spans: Option<Vec<Span>>, threaded: bool| Filter {
+    let with = |spans: Option<Vec<Span>>| Filter {
         spans,
-        threaded,
         ..Filter::tenant(t)
     };
     let id = |m: &Memory| m.id;
     let cases: Vec<(&str, Filter, Vec<Uuid>)> = vec![
         (
             "one stretch, ends included",
-            with(Some(vec![span("a", 1, 3)]), false),
+            with(Some(vec![span("a", 1, 3)])),
             a[1..=3].iter().map(id).collect(),
         ),
         (
             "stretches of two threads at once",
-            with(Some(vec![span("a", 5, 9), span("b", 0, 0)]), false),
+            with(Some(vec![span("a", 5, 9), span("b", 0, 0)])),
             vec![a[5].id, b[0].id],
         ),
-        (
-            "no stretch matches nothing",
-            with(Some(vec![]), false),
-            vec![],
-        ),
-        (
-            "threaded: every memory naming a thread",
-            with(None, true),
-            a.iter().chain(&b).chain([&unplaced]).map(id).collect(),
-        ),
+        ("no stretch matches nothing", with(Some(vec![])), vec![]),
     ];
     for (name, filter, want) in cases {
         assert_eq!(ids(store, &filter).await, set(&want), "{name}");
@@ -643,16 +633,19 @@ async fn spans_read_stretches_of_threads_within_the_tenant(store: &dyn Store) {
         );
     }
     // The stretch is the tenant's: the other tenant's thread `a` is not read.
-    let read = ids(store, &with(Some(vec![span("a", 0, 9)]), false)).await;
+    let read = ids(store, &with(Some(vec![span("a", 0, 9)]))).await;
     assert!(!read.contains(&other.id), "a span never crosses tenants");
+    assert!(
+        !read.contains(&unplaced.id) && !read.contains(&alone.id),
+        "a memory without a seq, or without a thread, lies in no span"
+    );
+    assert_eq!(read, set(&a.iter().map(id).collect::<Vec<_>>()));
     for bad in [
         vec![span(" ", 0, 1)],
         vec![span("a", 3, 2)],
         vec![span("a", 0, 1); MAX_FILTER_SPANS + 1],
     ] {
-        let got = store
-            .scroll(&with(Some(bad.clone()), false), 10, None)
-            .await;
+        let got = store.scroll(&with(Some(bad.clone())), 10, None).await;
         assert!(
             matches!(got, Err(StoreError::Invalid { .. })),
             "{bad:?} refused: {got:?}"

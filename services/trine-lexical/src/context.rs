@@ -1,6 +1,6 @@
 //! The messages around the best hits ([`trine_core::context`]), read and
-//! scored for any strategy's list: the places of its best hits (one read,
-//! of those that name a thread), then the stretches of their threads (one
+//! scored for any strategy's list: the places of its best hits (one read
+//! by id), then the stretches of their threads (one
 //! read, every span at once, within the search's filters), then the list
 //! rescored with each window's BM25. A question's two lists share the reads.
 
@@ -103,8 +103,9 @@ pub async fn widen(
     Ok(())
 }
 
-/// The places of the best hits (one read, of those that name a thread),
-/// then — where one has a place — every message of the stretches around
+/// The places of the best hits (one read by id: cheaper than a filtered
+/// read on Edge, and the ids are the search's own), then — where one has a
+/// place — every message of the stretches around
 /// them, within the search's filters (one read), each with its place.
 async fn read_around(
     store: &dyn Store,
@@ -115,15 +116,9 @@ async fn read_around(
     let mut ids: Vec<Uuid> = tops.iter().flatten().copied().collect();
     ids.sort_unstable();
     ids.dedup();
-    let placed = Filter {
-        ids: Some(ids.clone()),
-        threaded: true,
-        ..q.filter.clone()
-    };
     let places: HashMap<Uuid, Place> = store
-        .scroll(&placed, ids.len(), None)
+        .get(&ids)
         .await?
-        .memories
         .iter()
         .filter_map(|m| Some((m.id, place(m)?)))
         .collect();

@@ -92,10 +92,6 @@ pub(super) fn to_qdrant(filter: &Filter, layout: &PayloadSchema) -> Result<qe::F
             ids.iter().copied().map(qe::PointId::Uuid).collect();
         must.push(Condition::HasId(qe::HasIdCondition::from(ids)));
     }
-    if filter.threaded {
-        let empty = Condition::IsEmpty(IsEmptyCondition::from(path(&layout.thread)?));
-        must.push(Condition::Filter(qe::Filter::new_must_not(empty)));
-    }
     if let Some(spans) = &filter.spans {
         check_spans(spans)?;
         let should = spans
@@ -116,15 +112,19 @@ pub(super) fn to_qdrant(filter: &Filter, layout: &PayloadSchema) -> Result<qe::F
                 ]))
             })
             .collect::<Result<Vec<_>>>()?;
-        must.push(if should.is_empty() {
+        match <[Condition; 1]>::try_from(should) {
+            // One stretch: its conditions as `must`s, which the indexes serve.
+            Ok([Condition::Filter(one)]) => must.extend(one.must.unwrap_or_default()),
+            Ok([one]) => must.push(one),
             // No stretch matches nothing (an empty `should` would match all).
-            Condition::HasId(qe::HasIdCondition::from(ahash::AHashSet::new()))
-        } else {
-            Condition::Filter(qe::Filter {
+            Err(should) if should.is_empty() => must.push(Condition::HasId(
+                qe::HasIdCondition::from(ahash::AHashSet::new()),
+            )),
+            Err(should) => must.push(Condition::Filter(qe::Filter {
                 should: Some(should),
                 ..qe::Filter::new()
-            })
-        });
+            })),
+        }
     }
     Ok(qe::Filter {
         must: Some(must),

@@ -93,31 +93,32 @@ pub(super) fn qdrant_filter(f: &Filter, layout: &PayloadSchema) -> Result<q::Fil
         crate::check_ids(ids)?;
         must.push(q::Condition::has_id(ids.iter().map(|id| id.to_string())));
     }
-    if f.threaded {
-        must.push(q::Filter::must_not([q::Condition::is_empty(layout.thread.as_str())]).into());
-    }
     if let Some(spans) = &f.spans {
         crate::check_spans(spans)?;
-        must.push(if spans.is_empty() {
+        let stretch = |span: &crate::Span| {
+            let seq = q::Condition::range(
+                layout.seq.as_str(),
+                q::Range {
+                    gte: Some(span.from as f64),
+                    lte: Some(span.to as f64),
+                    ..q::Range::default()
+                },
+            );
+            [keyword(&layout.thread, &span.thread), seq]
+        };
+        match spans.as_slice() {
             // No stretch matches nothing (an empty `should` would match all).
-            q::Condition::has_id(Vec::<String>::new())
-        } else {
-            q::Filter::should(spans.iter().map(|span| {
-                let seq = q::Condition::range(
-                    layout.seq.as_str(),
-                    q::Range {
-                        gte: Some(span.from as f64),
-                        lte: Some(span.to as f64),
-                        ..q::Range::default()
-                    },
-                );
-                q::Condition::from(q::Filter::must([
-                    keyword(&layout.thread, &span.thread),
-                    seq,
-                ]))
-            }))
-            .into()
-        });
+            [] => must.push(q::Condition::has_id(Vec::<String>::new())),
+            // One stretch: its conditions as `must`s, which the indexes serve.
+            [one] => must.extend(stretch(one)),
+            many => must.push(
+                q::Filter::should(
+                    many.iter()
+                        .map(|span| q::Condition::from(q::Filter::must(stretch(span)))),
+                )
+                .into(),
+            ),
+        }
     }
     Ok(q::Filter {
         must,
