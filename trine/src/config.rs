@@ -742,6 +742,41 @@ mod tests {
     }
 
     #[test]
+    fn the_context_section_reaches_both_channels_and_is_checked() {
+        let default = Config::load(&Overrides::default()).unwrap().mesh();
+        assert!(default.lexical.context.is_off(), "off by default");
+        assert!(default.semantic.context.is_off(), "off by default");
+        let (_dir, o) = overrides_with_file(
+            "[context]
+window = 2
+top = 16
+lexical = 0.5
+semantic = 0.25
+",
+        );
+        let mesh = Config::load(&o).unwrap().mesh();
+        let want = |weight| trine_core::context::Context {
+            window: 2,
+            weight,
+            top: 16,
+        };
+        assert_eq!(mesh.lexical.context, want(0.5));
+        assert_eq!(mesh.semantic.context, want(0.25));
+        for (bad, names) in [
+            ("window = 9", "window 9"),
+            ("top = 257", "top 257"),
+            ("lexical = -1.0", "weight -1"),
+        ] {
+            let (_dir, o) = overrides_with_file(&format!("[context]\n{bad}\n"));
+            let err = Config::load(&o).expect_err(bad).to_string();
+            assert!(
+                err.contains("[context]") && err.contains(names),
+                "{bad}: {err}"
+            );
+        }
+    }
+
+    #[test]
     fn the_payload_section_gives_the_stores_schema() {
         let (_dir, o) = overrides_with_file(
             "[payload]\ntext = \"content\"\ncreated_at = \"ts\"\ntime_format = \"unix_seconds\"\n",

@@ -35,9 +35,10 @@ pub struct Context {
 
 impl Default for Context {
     fn default() -> Self {
-        // Chosen on the chats' tune halves (docs/search.md, "Threads"):
-        // window 1 beat 2 with the static embedder; weight 0.5 was the one
-        // that lifted the hybrid with both embedders there.
+        // The lexical channel's setting when it is on, chosen on the chats'
+        // tune halves (docs/search.md, "Threads"): window 1 beat 2 with the
+        // static embedder; weight 0.5 was the one that lifted the hybrid
+        // with both embedders there.
         Self {
             window: 1,
             weight: 0.5,
@@ -47,25 +48,17 @@ impl Default for Context {
 }
 
 impl Context {
-    /// Each channel's default: the lexical channel's, the semantic
-    /// channel's (docs/search.md, "Threads", says how they were chosen).
+    /// Each channel's default: off in both (docs/search.md, "Threads", says
+    /// why); [`Context::default`] is the setting chosen for the lexical
+    /// channel when it is turned on.
     pub fn channels() -> (Self, Self) {
-        let lexical = Self::default();
-        (
-            lexical,
-            Self {
-                weight: SEMANTIC_WEIGHT,
-                ..lexical
-            },
-        )
+        let off = Self {
+            weight: 0.0,
+            ..Self::default()
+        };
+        (off, off)
     }
 }
-
-/// The semantic channel's default weight: off. The blend of a message's
-/// similarity with its window's mean lowered the semantic channel on the
-/// chats' tune half (MiniLM MRR 0.389 → 0.371 at weight 1, 0.388 at 0.5,
-/// 0.344 at 2) and the hybrid with it; docs/search.md, "Threads".
-const SEMANTIC_WEIGHT: f64 = 0.0;
 
 /// The widest window a setting may ask.
 pub const MAX_WINDOW: u64 = 8;
