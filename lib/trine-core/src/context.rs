@@ -103,6 +103,30 @@ pub struct Place {
     pub seq: u64,
 }
 
+impl Place {
+    /// A memory's place, where it names both its thread and its `seq`.
+    pub fn of(memory: &crate::model::Memory) -> Option<Self> {
+        Some(Self {
+            thread: memory.thread.clone()?,
+            seq: memory.seq?,
+        })
+    }
+}
+
+/// The most messages a read of `spans` asks for: twice the messages a
+/// stretch of `4 · window + 1` places holds (two may share a `seq`), at
+/// most [`MAX_SPAN_READ`].
+pub fn read_limit(spans: &[Span], window: u64) -> usize {
+    let reach = usize::try_from(window.saturating_mul(4).saturating_add(1)).unwrap_or(usize::MAX);
+    reach
+        .saturating_mul(spans.len())
+        .saturating_mul(2)
+        .min(MAX_SPAN_READ)
+}
+
+/// The most messages one read of the spans returns.
+pub const MAX_SPAN_READ: usize = 4096;
+
 /// The stretches of threads to read so that the window of every message
 /// within `window` of a hit's place is whole: `2 · window` on each side of
 /// each place, the overlapping ones merged, in thread order.

@@ -20,9 +20,6 @@ use crate::candidates::count;
 use crate::query::LexicalQuery;
 use crate::{Candidate, Candidates, Counter, LexicalError};
 
-/// The most messages the spans' read returns.
-const MAX_READ: usize = 4096;
-
 /// Each list rescored with the windows of its best hits, the messages next
 /// to them joining it (at most `q.cap` in all); the lists share the two
 /// reads (a question's two lists: the strategy's and the question
@@ -120,19 +117,14 @@ async fn read_around(
         .get(&ids)
         .await?
         .iter()
-        .filter_map(|m| Some((m.id, place(m)?)))
+        .filter_map(|m| Some((m.id, Place::of(m)?)))
         .collect();
     tracing::Span::current().record("placed", int(places.len()));
     if places.is_empty() {
         return Ok(None);
     }
     let spans = context::spans(places.values(), context.window);
-    let reach = context.window.saturating_mul(4).saturating_add(1);
-    let limit = usize::try_from(reach)
-        .unwrap_or(usize::MAX)
-        .saturating_mul(spans.len())
-        .saturating_mul(2)
-        .min(MAX_READ);
+    let limit = context::read_limit(&spans, context.window);
     let around = Filter {
         spans: Some(spans),
         ..q.filter.clone()
@@ -143,20 +135,12 @@ async fn read_around(
         .memories
         .into_iter()
         .map(|m| {
-            let place = place(&m);
+            let place = Place::of(&m);
             (m, place)
         })
         .collect();
     tracing::Span::current().record("read", int(read.len()));
     Ok(Some((places, read)))
-}
-
-/// A memory's place, where it names both its thread and its `seq`.
-fn place(m: &Memory) -> Option<Place> {
-    Some(Place {
-        thread: m.thread.clone()?,
-        seq: m.seq?,
-    })
 }
 
 /// The terms the list was scored on and their statistics within the

@@ -12,7 +12,7 @@ use trine_core::Stage;
 use tracing::Instrument;
 use trine_core::ErrorKind;
 use trine_core::context::{self, Context, Near, Place};
-use trine_core::model::{Filter, Memory, PayloadRead};
+use trine_core::model::{Filter, PayloadRead};
 use trine_embed::{EmbedError, Embedder};
 use trine_store::{Query, Store, StoreError};
 use uuid::Uuid;
@@ -127,9 +127,6 @@ pub async fn nearest(
     Ok(Nearest { list, timings })
 }
 
-/// The most messages the spans' read returns.
-const MAX_AROUND: usize = 4096;
-
 /// `list` blended with the windows of its best hits
 /// ([`trine_core::context::blend`]): the places of its best `context.top`
 /// (one read by id), then every message of the
@@ -149,17 +146,17 @@ async fn around(
     let tops: Vec<Uuid> = list.iter().take(context.top).map(|(id, _)| *id).collect();
     // By id: cheaper than a filtered read on Edge, and the ids are the
     // search's own.
-    let places: Vec<Place> = store.get(&tops).await?.iter().filter_map(place).collect();
+    let places: Vec<Place> = store
+        .get(&tops)
+        .await?
+        .iter()
+        .filter_map(Place::of)
+        .collect();
     if places.is_empty() {
         return Ok((list, true));
     }
     let spans = context::spans(&places, context.window);
-    let reach =
-        usize::try_from(context.window.saturating_mul(4).saturating_add(1)).unwrap_or(usize::MAX);
-    let limit = reach
-        .saturating_mul(spans.len())
-        .saturating_mul(2)
-        .min(MAX_AROUND);
+    let limit = context::read_limit(&spans, context.window);
     let within = Filter {
         spans: Some(spans),
         ..filter.clone()
@@ -171,7 +168,7 @@ async fn around(
         .filter_map(|h| {
             Some(Near {
                 id: h.id,
-                place: place(h.memory.as_ref()?)?,
+                place: Place::of(h.memory.as_ref()?)?,
                 similarity: f64::from(h.score),
             })
         })
@@ -184,12 +181,4 @@ async fn around(
         .map(|(id, s)| (id, s as f32))
         .collect();
     Ok((blended, true))
-}
-
-/// A memory's place, where it names both its thread and its `seq`.
-fn place(m: &Memory) -> Option<Place> {
-    Some(Place {
-        thread: m.thread.clone()?,
-        seq: m.seq?,
-    })
 }
