@@ -96,6 +96,7 @@ pub struct Config {
     pub peers: PeersConfig,
     /// The lexical channel.
     pub lexical: LexicalSection,
+    /// The messages around a hit, in each channel.
     pub context: ContextSection,
     /// How the lists are fused.
     pub fusion: FusionSection,
@@ -747,12 +748,7 @@ mod tests {
         assert!(default.lexical.context.is_off(), "off by default");
         assert!(default.semantic.context.is_off(), "off by default");
         let (_dir, o) = overrides_with_file(
-            "[context]
-window = 2
-top = 16
-lexical = 0.5
-semantic = 0.25
-",
+            "[context]\nwindow = 2\ntop = 16\nlexical = 0.5\nsemantic = 0.25\n",
         );
         let mesh = Config::load(&o).unwrap().mesh();
         let want = |weight| trine_core::context::Context {
