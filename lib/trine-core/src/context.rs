@@ -467,6 +467,22 @@ mod tests {
         }
     }
 
+    /// [`widen`] over the query `pottery class` and [`stats`].
+    fn scored(
+        own: &[(Uuid, f64)],
+        tops: &[Place],
+        members: &[Member],
+        context: Context,
+    ) -> Vec<(Uuid, f64)> {
+        let (terms, stats) = (terms(), stats());
+        let scoring = Scoring {
+            terms: &terms,
+            stats: &stats,
+            params: Bm25Params::default(),
+        };
+        widen(own, tops, members, scoring, context)
+    }
+
     fn rank(list: &[(Uuid, f64)]) -> Vec<u128> {
         list.iter().map(|(id, _)| id.as_u128()).collect()
     }
@@ -485,12 +501,6 @@ mod tests {
 
     #[test]
     fn the_window_rules_hold() {
-        let (terms, stats) = (terms(), stats());
-        let scoring = Scoring {
-            terms: &terms,
-            stats: &stats,
-            params: Bm25Params::default(),
-        };
         let on = Context::default();
         let own = [(id(9), 2.0), (id(1), 1.0)];
         let tops = [place("u", 7), place("t", 1)];
@@ -524,19 +534,13 @@ mod tests {
             ),
         ];
         for (name, context, members, want) in cases {
-            let got = widen(&own, &tops, &members, scoring, context);
+            let got = scored(&own, &tops, &members, context);
             assert_eq!(rank(&got), want, "{name}: {got:?}");
         }
     }
 
     #[test]
     fn a_borrower_stays_below_the_message_that_holds_the_words() {
-        let (terms, stats) = (terms(), stats());
-        let scoring = Scoring {
-            terms: &terms,
-            stats: &stats,
-            params: Bm25Params::default(),
-        };
         // 1 holds a term, weakly; its neighbour 2 holds none, but 2's
         // window is shorter than 1's (0 is long) and scores higher.
         let members = vec![
@@ -553,7 +557,7 @@ mod tests {
                 weight,
                 ..Context::default()
             };
-            let got = widen(&own, &tops, &members, scoring, context);
+            let got = scored(&own, &tops, &members, context);
             let at = |n: u128| got.iter().position(|(id, _)| id.as_u128() == n);
             assert!(at(1) < at(2), "weight {weight}: {got:?}");
             assert!(at(2).is_some(), "weight {weight}: the neighbour joins");
@@ -562,12 +566,6 @@ mod tests {
 
     #[test]
     fn a_window_with_more_of_the_terms_ranks_higher() {
-        let (terms, stats) = (terms(), stats());
-        let scoring = Scoring {
-            terms: &terms,
-            stats: &stats,
-            params: Bm25Params::default(),
-        };
         // 1 and 11 each hold "class"; 1's neighbour holds "pottery" too.
         let members = vec![
             member(1, "t", 1, &[0, 1], 8),
@@ -577,7 +575,7 @@ mod tests {
         ];
         let own = [(id(11), 1.0), (id(1), 1.0), (id(2), 1.5)];
         let tops = [place("t", 1), place("w", 1), place("t", 2)];
-        let got = widen(&own, &tops, &members, scoring, Context::default());
+        let got = scored(&own, &tops, &members, Context::default());
         let at = |n: u128| got.iter().position(|(id, _)| id.as_u128() == n).unwrap();
         assert!(at(1) < at(11), "{got:?}");
     }
