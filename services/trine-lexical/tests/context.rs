@@ -6,13 +6,15 @@
 //! out; nothing changes for memories without a thread, or with the context
 //! off.
 
+mod support;
+
 use std::sync::Arc;
 
 use trine_core::context::Context;
-use trine_core::model::{CollectionSpec, EmbedderId, Filter, Memory, Point};
+use trine_core::model::{Filter, Memory, Point};
 use trine_core::{Fold, Strategy, sparse};
 use trine_lexical::{LexicalConfig, LexicalQuery, LexicalService, Texts};
-use trine_store::{EdgeStore, Store};
+use trine_store::Store;
 use uuid::Uuid;
 
 /// (id, tenant, project, thread and seq, text)
@@ -76,16 +78,7 @@ const ROWS: &[Row] = &[
 ];
 
 async fn store() -> (tempfile::TempDir, Arc<dyn Store>) {
-    let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
-    let spec = CollectionSpec {
-        embedder: EmbedderId {
-            name: "none".into(),
-            dim: 4,
-        },
-        fold: Fold::default(),
-    };
-    store.ensure_collection(&spec).await.unwrap();
+    let (dir, store, _) = support::new_collection().await;
     let points = ROWS
         .iter()
         .map(|(id, tenant, project, place, text)| Point {

@@ -6,16 +6,14 @@
 //! and the same whether the sources are read or found by their phrase index;
 //! a query's common words left out of the scores, never out of the flags.
 
+mod support;
+
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use trine_core::bm25::{self, Bm25Params, CorpusStats, TermCounts};
-use trine_core::model::{
-    CollectionInfo, CollectionSpec, EmbedderId, Filter, Memory, Point, SparseVector,
-};
+use trine_core::model::{Filter, Memory, Point, SparseVector};
 use trine_core::{Fold, Language, Verbatim, common, sparse, terms};
 use trine_lexical::{CountCacheConfig, Counter, Texts, candidates};
-use trine_store::{EdgeStore, Store};
 use uuid::Uuid;
 
 const TENANT: &str = "acme";
@@ -92,25 +90,9 @@ const QUERIES: &[&str] = &[
     "lunch about",
 ];
 
-/// A new collection on an embedded store (4-dimensional vectors), with its
-/// directory and what the store says of it.
-async fn new_collection() -> (tempfile::TempDir, Arc<dyn Store>, CollectionInfo) {
-    let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
-    let spec = CollectionSpec {
-        embedder: EmbedderId {
-            name: "none".into(),
-            dim: 4,
-        },
-        fold: Fold::default(),
-    };
-    let info = store.ensure_collection(&spec).await.unwrap();
-    (dir, store, info)
-}
-
 #[tokio::test]
 async fn scores_from_sparse_encodings_equal_scores_from_texts() {
-    let (_dir, store, info) = new_collection().await;
+    let (_dir, store, info) = support::new_collection().await;
     assert!(
         info.source_phrases,
         "a new collection indexes its sources' phrases"
@@ -228,7 +210,7 @@ async fn scores_from_sparse_encodings_equal_scores_from_texts() {
 /// read or run beside it.
 #[tokio::test]
 async fn the_cap_keeps_the_holders_then_the_rarest_terms_points_in_id_order() {
-    let (_dir, store, _) = new_collection().await;
+    let (_dir, store, _) = support::new_collection().await;
     // (id, text, source): `billing` is in 3 points, `retry` in 11.
     let mut rows: Vec<(u128, String, Option<&str>)> = vec![
         (5, "standup notes".into(), Some("calendar/billing retry.md")),
@@ -325,7 +307,7 @@ async fn the_cap_keeps_the_holders_then_the_rarest_terms_points_in_id_order() {
 /// without the rarer terms' points.
 #[tokio::test]
 async fn the_terms_read_side_by_side_list_the_points_of_the_reads_in_turn() {
-    let (_dir, store, _) = new_collection().await;
+    let (_dir, store, _) = support::new_collection().await;
     // Five words of falling frequency; point n holds word w where n is a
     // multiple of w's step, in an order that makes some phrases.
     let words = ["alpha", "bravo", "charlie", "delta", "echo"];
