@@ -281,3 +281,29 @@ fn each_crate_sits_on_its_floor_in_a_folder_of_its_name() {
         "crates depending on a floor above theirs: {above:#?}"
     );
 }
+
+/// The dev profile optimises what is not named (dependencies; Cargo keeps
+/// build scripts and proc macros unoptimised): every workspace crate is named
+/// in `[profile.dev.package]`, so a new crate does not compile as a
+/// dependency does.
+#[test]
+fn every_crate_has_its_own_dev_profile() {
+    let root = trine_testkit::workspace_dir();
+    let manifest: toml::Table = std::fs::read_to_string(root.join("Cargo.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let named = &manifest["profile"]["dev"]["package"];
+    let missing: Vec<String> = metadata()["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_string())
+        .filter(|name| named.get(name).is_none())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "workspace crates with no [profile.dev.package.<name>] in Cargo.toml \
+         (they would compile optimised, as dependencies do): {missing:?}"
+    );
+}
