@@ -68,6 +68,8 @@ fn keys_made_listed_and_revoked_with_the_cli_bind_callers_to_tenants() {
         "--auth",
         "on",
     ]);
+    // Everything the server may log, so that the check below can fail.
+    cmd.env("RUST_LOG", "debug");
     let server = trine_testkit::Served::start(cmd);
     let endpoint = format!("http://{}", server.addr);
     let search = |tenant: &str, key: Option<&str>| {
@@ -117,6 +119,33 @@ fn keys_made_listed_and_revoked_with_the_cli_bind_callers_to_tenants() {
     let listed = run(&data, &["keys", "list", "--json"]);
     let keys: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
     assert!(keys[0]["revoked_at"].is_string());
+
+    // A key is never printed, by the server or in the error a client reads:
+    // not the revoked one, not one forged on a real id.
+    let secret = reader.rsplit('_').next().unwrap();
+    let forged = format!("trine_{id}_{}", "0".repeat(secret.len()));
+    let out = search("acme", Some(&forged));
+    assert!(!out.status.success());
+    let client = text(&out.stderr);
+    assert!(
+        !client.contains(&forged) && !client.contains(secret),
+        "{client}"
+    );
+    let printed = server.printed();
+    assert!(
+        printed.contains("DEBUG"),
+        "the server logged at debug: {printed}"
+    );
+    for (what, needle) in [
+        ("a key", reader.as_str()),
+        ("a secret", secret),
+        ("a forged key", forged.as_str()),
+    ] {
+        assert!(
+            !printed.contains(needle),
+            "the server printed {what}: {printed}"
+        );
+    }
     drop(server);
 
     // Beyond loopback, keys are on by default: without a live key, serve

@@ -212,13 +212,17 @@ impl KeyFile {
         })
     }
 
-    /// Reads the keys file; a missing file holds no keys.
+    /// Reads the keys file; a missing file holds no keys. A file that every
+    /// user may read, or others than its owner may write, is refused: whoever
+    /// can write it grants themselves any tenant, and its names, scopes and
+    /// tenants are the deployment's map.
     pub fn load(path: &Path) -> Result<Self, AuthError> {
         let text = match fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
             Err(e) => return Err(file_error(path, e.to_string())),
         };
+        check_private(path)?;
         serde_json::from_str(&text).map_err(|e| file_error(path, e.to_string()))
     }
 
@@ -243,6 +247,33 @@ impl KeyFile {
         file.sync_all().map_err(io)?;
         fs::rename(&tmp, path).map_err(io)
     }
+}
+
+/// Refuses a keys file that any user may read or write, or its group may
+/// write (the mode bits `0o027`), as ssh refuses a private key. Its group
+/// may read it: Kubernetes gives a secret to a non-root pod that way
+/// (`fsGroup`, mode 0440).
+fn check_private(path: &Path) -> Result<(), AuthError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(path)
+            .map_err(|e| file_error(path, e.to_string()))?
+            .permissions()
+            .mode();
+        if mode & 0o027 != 0 {
+            return Err(file_error(
+                path,
+                format!(
+                    "its mode is {:o}: any user may read it, or others than its owner \
+                     may write it; run `chmod 600 {}`",
+                    mode & 0o777,
+                    path.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn file_error(path: &Path, message: String) -> AuthError {
@@ -425,6 +456,41 @@ mod tests {
         assert!(file.add("x", vec![Scope::Read], vec![]).is_err());
         assert_eq!(Scope::parse("write"), Ok(Scope::Write));
         assert!(Scope::parse("root").is_err());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_keys_file_others_may_read_or_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("keys.json");
+        KeyFile::default().save(&path).unwrap();
+        for (mode, refused) in [
+            (0o600, false),
+            (0o400, false),
+            (0o700, false),
+            (0o640, false),
+            (0o440, false),
+            (0o660, true),
+            (0o644, true),
+            (0o604, true),
+            (0o620, true),
+            (0o602, true),
+        ] {
+            fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
+            match KeyFile::load(&path) {
+                Ok(_) => assert!(!refused, "{mode:o} was taken"),
+                Err(e) => {
+                    assert!(refused, "{mode:o} was refused: {e}");
+                    assert_eq!(e.kind(), ErrorKind::Internal);
+                    let text = e.to_string();
+                    assert!(text.contains("chmod 600"), "{text}");
+                    assert!(text.contains(&format!("{mode:o}")), "{text}");
+                }
+            }
+        }
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(Keys::open(&path).is_err(), "a server does not start on it");
     }
 
     #[test]

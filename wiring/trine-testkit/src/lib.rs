@@ -84,13 +84,14 @@ pub struct Served {
     pub addr: String,
     /// Its whole ready line (`serve --ready-json`).
     pub ready: serde_json::Value,
+    printed: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Served {
     /// Starts `cmd` (a `trine ... serve --listen 127.0.0.1:0 ...` command)
     /// with `--ready-json` and reads the ready line it prints on stdout once
-    /// its listeners are bound. Its stderr and later output are drained so
-    /// that it never blocks on a full pipe.
+    /// its listeners are bound. Its stderr and later output are read as it
+    /// prints them (it never blocks on a full pipe) and kept: [`Self::printed`].
     ///
     /// # Panics
     /// When it cannot start, or exits before saying where it serves.
@@ -103,8 +104,19 @@ impl Served {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start trine serve");
+        let printed = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let keep = |printed: &std::sync::Arc<std::sync::Mutex<String>>| {
+            let printed = printed.clone();
+            move |line: std::io::Result<String>| {
+                if let (Ok(line), Ok(mut all)) = (line, printed.lock()) {
+                    all.push_str(&line);
+                    all.push('\n');
+                }
+            }
+        };
         let stderr = child.stderr.take().expect("serve's stderr is piped");
-        std::thread::spawn(move || BufReader::new(stderr).lines().for_each(drop));
+        let on_stderr = keep(&printed);
+        std::thread::spawn(move || BufReader::new(stderr).lines().for_each(on_stderr));
         let stdout = child.stdout.take().expect("serve's stdout is piped");
         let mut lines = BufReader::new(stdout).lines();
         let line = lines
@@ -117,8 +129,23 @@ impl Served {
             .as_str()
             .unwrap_or_else(|| panic!("ready line without addr: {line}"))
             .to_string();
-        std::thread::spawn(move || lines.for_each(drop));
-        Self { child, addr, ready }
+        let on_stdout = keep(&printed);
+        std::thread::spawn(move || lines.for_each(on_stdout));
+        Self {
+            child,
+            addr,
+            ready,
+            printed,
+        }
+    }
+
+    /// What it has printed so far after its ready line (stderr and stdout,
+    /// a line at a time).
+    pub fn printed(&self) -> String {
+        self.printed
+            .lock()
+            .map(|all| all.clone())
+            .unwrap_or_default()
     }
 }
 
