@@ -139,8 +139,8 @@ impl Served {
         }
     }
 
-    /// What it has printed so far after its ready line (stderr and stdout,
-    /// a line at a time).
+    /// What it has printed so far, a line at a time: its stderr from the
+    /// start, its stdout after the ready line.
     pub fn printed(&self) -> String {
         self.printed
             .lock()
