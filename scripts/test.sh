@@ -8,6 +8,8 @@ scripts/fetch-k8s-tools.sh
 scripts/fetch-promtool.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
+# The dependency tree: advisories, licences, sources, duplicates (deny.toml).
+scripts/deny.sh
 # The test binaries are built before any Qdrant starts: the servers do not
 # idle through the build, and the tests meet a cluster that has just formed.
 cargo test --workspace --no-run

@@ -307,3 +307,32 @@ fn every_crate_has_its_own_dev_profile() {
          (they would compile optimised, as dependencies do): {missing:?}"
     );
 }
+
+/// One version requirement per dependency, written once: every member
+/// declares its dependencies with `workspace = true`, so the versions and
+/// features are read in one table (`[workspace.dependencies]`) and
+/// `cargo deny` (deny.toml) judges one list.
+#[test]
+fn every_dependency_is_declared_in_the_workspace_table() {
+    let mut outside = Vec::new();
+    for package in metadata()["packages"].as_array().unwrap() {
+        let path = package["manifest_path"].as_str().unwrap();
+        let manifest: toml::Table = std::fs::read_to_string(path).unwrap().parse().unwrap();
+        for section in ["dependencies", "dev-dependencies", "build-dependencies"] {
+            let Some(table) = manifest.get(section).and_then(|t| t.as_table()) else {
+                continue;
+            };
+            for (name, spec) in table {
+                let from_workspace = spec.get("workspace").and_then(|w| w.as_bool()) == Some(true);
+                if !from_workspace {
+                    outside.push(format!("{path}: [{section}] {name}"));
+                }
+            }
+        }
+    }
+    assert!(
+        outside.is_empty(),
+        "dependencies declared outside [workspace.dependencies] (write \
+         `name.workspace = true` and the version in the root Cargo.toml): {outside:#?}"
+    );
+}
