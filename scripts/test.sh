@@ -7,9 +7,12 @@ scripts/fetch-mcp-sdk.sh
 scripts/fetch-k8s-tools.sh
 scripts/fetch-promtool.sh
 cargo fmt --all -- --check
+cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 # The dependency tree: advisories, licences, sources, duplicates (deny.toml).
 scripts/deny.sh
+# Coverage-guided fuzzing (fuzz/): every target a few seconds on its seeds.
+scripts/fuzz.sh --check
 # The test binaries are built before any Qdrant starts: the servers do not
 # idle through the build, and the tests meet a cluster that has just formed.
 cargo test --workspace --no-run

@@ -489,10 +489,23 @@ impl Config {
             path: path.to_path_buf(),
             source,
         })?;
-        toml::from_str(&text).map_err(|e| ConfigError::Parse {
+        Self::parse(&text).map_err(|message| ConfigError::Parse {
             path: path.to_path_buf(),
-            message: e.message().to_string(),
+            message,
         })
+    }
+
+    /// A config file's text, before the flags and the checks.
+    fn parse(text: &str) -> Result<Self, String> {
+        toml::from_str(text).map_err(|e| e.message().to_string())
+    }
+
+    /// A config file's text, parsed and checked as `load` checks a file given
+    /// without flags (the config fuzz target's entry, fuzz/).
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        let config = Self::parse(text).map_err(ConfigError::Invalid)?;
+        config.validate()?;
+        Ok(config)
     }
 
     fn validate(&self) -> Result<(), ConfigError> {

@@ -161,6 +161,45 @@ pub fn records_from_json(body: &[u8]) -> Result<Records, String> {
     Ok((valid, failed))
 }
 
+/// The parameter `name` of a URL's query string, percent-decoded (the
+/// HTTP/JSON surface's `?tenant=`, the explain page's form).
+pub fn query_param(query: Option<&str>, name: &str) -> Option<String> {
+    query?.split('&').find_map(|pair| {
+        let (key, value) = pair.split_once('=')?;
+        (key == name).then(|| percent_decode(value))
+    })
+}
+
+/// Percent-decoding of a query value (`+` is a space; a `%` not followed by
+/// two hex digits stays as it is; bytes that are not UTF-8 become U+FFFD).
+pub fn percent_decode(raw: &str) -> String {
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => match (hex_digit(bytes.get(i + 1)), hex_digit(bytes.get(i + 2))) {
+                (Some(high), Some(low)) => {
+                    out.push(high << 4 | low);
+                    i += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The value of one hex digit (no sign, no space: `%+1` is not a byte).
+fn hex_digit(b: Option<&u8>) -> Option<u8> {
+    char::from(*b?)
+        .to_digit(16)
+        .and_then(|d| u8::try_from(d).ok())
+}
+
 fn time_json(t: &Option<prost_types::Timestamp>) -> Value {
     t.as_ref()
         .and_then(|t| crate::from_timestamp("time", t).ok())
@@ -340,6 +379,27 @@ mod tests {
         assert!(valid[1].1.valid_from.is_some());
         assert!(!valid[0].1.id.is_empty(), "an id is derived");
         assert!(records_from_json(b"[]").is_err());
+    }
+
+    #[test]
+    fn query_values_are_percent_decoded_strictly() {
+        let cases: &[(&str, &str, Option<&str>)] = &[
+            ("tenant=a%2Fb&x=1", "tenant", Some("a/b")),
+            ("x=1&tenant=team+one", "tenant", Some("team one")),
+            ("tenant=%C3%A9t%C3%A9", "tenant", Some("été")),
+            ("tenant=100%", "tenant", Some("100%")),
+            ("tenant=%4", "tenant", Some("%4")),
+            ("tenant=%zz", "tenant", Some("%zz")),
+            // from_str_radix would read "+1" as 1: not a byte here.
+            ("tenant=%+1", "tenant", Some("% 1")),
+            ("tenant=%FF", "tenant", Some("\u{fffd}")),
+            ("tenants=a", "tenant", None),
+            ("tenant", "tenant", None),
+        ];
+        for (query, name, want) in cases {
+            assert_eq!(query_param(Some(query), name).as_deref(), *want, "{query}");
+        }
+        assert_eq!(query_param(None, "tenant"), None);
     }
 
     #[test]

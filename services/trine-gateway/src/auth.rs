@@ -223,7 +223,12 @@ impl KeyFile {
             Err(e) => return Err(file_error(path, e.to_string())),
         };
         check_private(path)?;
-        serde_json::from_str(&text).map_err(|e| file_error(path, e.to_string()))
+        Self::parse(&text).map_err(|message| file_error(path, message))
+    }
+
+    /// A keys file's text.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        serde_json::from_str(text).map_err(|e| e.to_string())
     }
 
     /// Writes the keys file whole (a temporary file renamed over it), readable

@@ -367,10 +367,27 @@ fn rpc_error(id: &Value, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
+/// MCP's request ids: a string or an integer, never null. (A fraction or a
+/// number past 64 bits would not be echoed exactly: JSON numbers are read as
+/// floats.)
+fn is_request_id(id: &Value) -> bool {
+    id.is_string() || id.is_i64() || id.is_u64()
+}
+
 /// Answers one JSON-RPC message; `None` for a notification (or a response),
 /// which gets no answer.
 pub async fn handle(backend: &dyn Backend, message: &Value) -> Option<Value> {
     let id = message.get("id").cloned();
+    if let Some(id) = &id
+        && !is_request_id(id)
+    {
+        // When the id cannot be read, the error's id is null (JSON-RPC 2.0).
+        return Some(rpc_error(
+            &Value::Null,
+            -32600,
+            "a request's id is a string or an integer",
+        ));
+    }
     let Some(method) = message["method"].as_str() else {
         // A response to nothing we asked, or not JSON-RPC.
         return id.map(|id| rpc_error(&id, -32600, "not a JSON-RPC request"));
@@ -566,6 +583,22 @@ mod tests {
             ["search", "remember", "get", "forget", "restore", "health"]
         );
         assert_eq!(ask(&backend, "ping", json!({})).await["result"], json!({}));
+        // Ids are echoed exactly; one that cannot be (found by the mcp fuzz
+        // target: a float id came back rounded) is an invalid request.
+        for (id, echoed) in [
+            (json!("a"), json!("a")),
+            (json!(u64::MAX), json!(u64::MAX)),
+            (json!(-4.398730539658057e227), Value::Null),
+            (json!(1.5), Value::Null),
+            (Value::Null, Value::Null),
+            (json!([1]), Value::Null),
+        ] {
+            let message = json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+            let line = handle_line(&backend, &message.to_string()).await.unwrap();
+            let answer: Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(answer["id"], echoed, "{id}");
+            assert_eq!(answer.get("error").is_some(), echoed.is_null(), "{id}");
+        }
         assert_eq!(
             ask(&backend, "nope", json!({})).await["error"]["code"],
             -32601

@@ -26,8 +26,8 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tonic::metadata::MetadataMap;
 use trine_api::json::{
-    code_name, error_to_json, record_to_json, records_from_json, search_request_from_json,
-    search_response_to_json, upsert_response_to_json,
+    code_name, error_to_json, query_param, record_to_json, records_from_json,
+    search_request_from_json, search_response_to_json, upsert_response_to_json,
 };
 use trine_api::v1::{self, memory_server::Memory as _};
 
@@ -96,17 +96,9 @@ fn request<T>(headers: &http::HeaderMap, message: T) -> tonic::Request<T> {
     )
 }
 
-/// The parameter `name` of a query string.
-fn param(query: Option<&str>, name: &str) -> Option<String> {
-    query?.split('&').find_map(|pair| {
-        let (key, value) = pair.split_once('=')?;
-        (key == name).then(|| decode(value))
-    })
-}
-
 /// The `tenant` of a query string.
 fn tenant_of(query: Option<&str>) -> Option<String> {
-    param(query, "tenant")
+    query_param(query, "tenant")
 }
 
 /// The explain page: the box, and when a query is given, its search.
@@ -117,10 +109,10 @@ async fn explain(
 ) -> Answer {
     use crate::explain::{Form, page};
     let form = Form {
-        query: param(query, "query").unwrap_or_default(),
-        tenant: param(query, "tenant").unwrap_or_default(),
-        mode: param(query, "mode").unwrap_or_default(),
-        strategy: param(query, "strategy").unwrap_or_default(),
+        query: query_param(query, "query").unwrap_or_default(),
+        tenant: query_param(query, "tenant").unwrap_or_default(),
+        mode: query_param(query, "mode").unwrap_or_default(),
+        strategy: query_param(query, "strategy").unwrap_or_default(),
     };
     let answer = if form.query.trim().is_empty() {
         None
@@ -153,31 +145,6 @@ async fn explain(
         "text/html; charset=utf-8",
         page(&form, answer),
     )
-}
-
-/// Percent-decoding of a query value (`+` is a space).
-fn decode(raw: &str) -> String {
-    let bytes = raw.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
-                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                    Some(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 async fn search(service: &MemoryService, headers: &http::HeaderMap, body: &[u8]) -> Answer {

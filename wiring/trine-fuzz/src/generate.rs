@@ -90,28 +90,122 @@ const PIECES: &[&str] = &[
     "00000000",
 ];
 
-/// A seeded generator of fuzz inputs.
+/// A generator of fuzz inputs: from a seed (the harness's runs), or from
+/// bytes a coverage-guided fuzzer gives (`cargo fuzz`, fuzz/): each choice
+/// then reads the next bytes, so the fuzzer's mutations of them steer the
+/// structure it builds. Past their end every choice reads zeros (the
+/// smallest, first choice). A seeded generator can record its choices as
+/// those bytes: replayed, they build the same input (fuzz/'s seed corpora).
 pub struct Gen {
-    rng: fastrand::Rng,
+    source: Source,
+    record: Option<Vec<u8>>,
+}
+
+enum Source {
+    Seeded(fastrand::Rng),
+    Bytes { data: Vec<u8>, at: usize },
+}
+
+/// How many bytes a choice among `n` takes (all eight for any `u64`).
+fn width(n: u64) -> usize {
+    match n {
+        0 => 8,
+        1..=0x100 => 1,
+        0x101..=0x1_0000 => 2,
+        0x1_0001..=0x1_0000_0000 => 4,
+        _ => 8,
+    }
 }
 
 impl Gen {
     pub fn new(seed: u64) -> Self {
         Self {
-            rng: fastrand::Rng::with_seed(seed),
+            source: Source::Seeded(fastrand::Rng::with_seed(seed)),
+            record: None,
         }
     }
 
+    /// As `new`, keeping each choice as the bytes `from_bytes` reads.
+    pub fn recording(seed: u64) -> Self {
+        Self {
+            record: Some(Vec::new()),
+            ..Self::new(seed)
+        }
+    }
+
+    /// The bytes of the choices made so far (empty unless recording).
+    pub fn recorded(&self) -> &[u8] {
+        self.record.as_deref().unwrap_or_default()
+    }
+
+    /// Choices read from `data`.
+    pub fn from_bytes(data: &[u8]) -> Self {
+        Self {
+            source: Source::Bytes {
+                data: data.to_vec(),
+                at: 0,
+            },
+            record: None,
+        }
+    }
+
+    /// As `from_bytes`, recording the choices it reads.
+    #[cfg(test)]
+    pub(crate) fn replaying(data: &[u8]) -> Self {
+        Self {
+            record: Some(Vec::new()),
+            ..Self::from_bytes(data)
+        }
+    }
+
+    /// The one choice every other is made of: a number below `n` (any
+    /// `u64` when `n` is 0).
+    fn draw(&mut self, n: u64) -> u64 {
+        let width = width(n);
+        let v = match &mut self.source {
+            Source::Seeded(rng) if n == 0 => rng.u64(..),
+            Source::Seeded(rng) => rng.u64(..n),
+            Source::Bytes { data, at } => {
+                let mut v = 0u64;
+                for i in 0..width {
+                    v |= u64::from(data.get(*at).copied().unwrap_or(0)) << (8 * i);
+                    *at += 1;
+                }
+                if n == 0 { v } else { v % n }
+            }
+        };
+        if let Some(record) = &mut self.record {
+            record.extend_from_slice(&v.to_le_bytes()[..width]);
+        }
+        v
+    }
+
+    /// A number in `lo..hi` (`hi > lo`).
+    fn span(&mut self, lo: i64, hi: i64) -> i64 {
+        let n = (i128::from(hi) - i128::from(lo)) as u64;
+        (i128::from(lo) + i128::from(self.draw(n))) as i64
+    }
+
+    /// Any `u64`.
+    fn any(&mut self) -> u64 {
+        self.draw(0)
+    }
+
+    /// A number below `n` (`n > 0`).
+    fn under(&mut self, n: u64) -> u64 {
+        self.draw(n)
+    }
+
     pub fn below(&mut self, n: usize) -> usize {
-        self.rng.usize(..n.max(1))
+        self.draw(n.max(1) as u64) as usize
     }
 
     pub fn chance(&mut self, one_in: u32) -> bool {
-        self.rng.u32(..one_in.max(1)) == 0
+        self.draw(u64::from(one_in.max(1))) == 0
     }
 
     pub fn u32(&mut self) -> u32 {
-        self.rng.u32(..)
+        self.draw(1 << 32) as u32
     }
 
     /// Mostly small numbers and the edges, sometimes any.
@@ -119,9 +213,9 @@ impl Gen {
         match self.below(6) {
             0 => i64::MIN,
             1 => i64::MAX,
-            2 => self.rng.i64(-1_000..1_000),
-            3 => self.rng.i64(-62_135_596_800..253_402_300_799), // years 1..=9999
-            _ => self.rng.i64(..),
+            2 => self.span(-1_000, 1_000),
+            3 => self.span(-62_135_596_800, 253_402_300_799), // years 1..=9999
+            _ => self.any() as i64,
         }
     }
 
@@ -129,9 +223,9 @@ impl Gen {
         match self.below(5) {
             0 => i32::MIN,
             1 => i32::MAX,
-            2 => 999_999_999 + self.rng.i32(-2..3),
-            3 => self.rng.i32(0..1_000_000_000),
-            _ => self.rng.i32(..),
+            2 => 999_999_999 + self.span(-2, 3) as i32,
+            3 => self.span(0, 1_000_000_000) as i32,
+            _ => self.any() as i32,
         }
     }
 
@@ -144,15 +238,15 @@ impl Gen {
             3 => -0.0,
             4 => f64::MIN_POSITIVE / 2.0,
             5 => f64::MAX,
-            6 => f64::from_bits(self.rng.u64(..)),
-            _ => self.rng.f64() * 2.0 - 0.5,
+            6 => f64::from_bits(self.any()),
+            _ => (self.any() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 0.5,
         }
     }
 
     /// A character: a piece's or any scalar value.
     pub fn char(&mut self) -> char {
         loop {
-            if let Some(c) = char::from_u32(self.rng.u32(..0x11_0000)) {
+            if let Some(c) = char::from_u32(self.under(0x11_0000) as u32) {
                 return c;
             }
         }
@@ -206,10 +300,10 @@ impl Gen {
             _ => format!(
                 "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
                 self.u32(),
-                self.rng.u16(..),
-                self.rng.u16(..0x1000),
-                self.rng.u16(..0x1000),
-                self.rng.u64(..1 << 48)
+                self.under(0x1_0000),
+                self.under(0x1000),
+                self.under(0x1000),
+                self.under(1 << 48)
             ),
         }
     }
@@ -217,7 +311,7 @@ impl Gen {
     /// Random bytes.
     pub fn bytes(&mut self, max: usize) -> Vec<u8> {
         let n = self.below(max + 1);
-        (0..n).map(|_| self.rng.u8(..)).collect()
+        (0..n).map(|_| self.under(0x100) as u8).collect()
     }
 
     /// `bytes` mutated a few times: bits flipped, bytes set to edges,

@@ -1,14 +1,17 @@
-//! Fuzz targets for trine's input edges, as a seeded property-test harness
-//! that runs millions of cases on the stable toolchain: each case is a seed,
-//! its input is generated from it (random bytes, or structured values with
-//! the characters and sizes that break parsers, then mutated), and the target
-//! must neither panic nor break its invariants. A failing case is replayed
-//! from its seed (`trine-fuzz --target T --seed S --cases 1`).
+//! Fuzz targets for trine's input edges. Each target builds its input with a
+//! [`Gen`] (random bytes, or structured values with the characters and sizes
+//! that break parsers, then mutated) and must neither panic nor break its
+//! invariants. Two drivers: a seeded harness that runs millions of cases on
+//! the stable toolchain (a failing case is replayed from its seed:
+//! `trine-fuzz --target T --seed S --cases 1`), and libFuzzer through
+//! `cargo fuzz` (fuzz/), whose bytes drive the generator's choices
+//! ([`Target::bytes`]) so that coverage steers them.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
 mod generate;
+mod surfaces;
 mod targets;
 
 pub use generate::Gen;
@@ -28,15 +31,24 @@ pub enum Target {
     Wire,
     /// `trine ingest` lines: bytes, UTF-8, JSON, validation.
     Ingest,
+    /// HTTP/JSON: search and memories bodies, query strings.
+    HttpJson,
+    /// MCP's JSON-RPC messages and batches, through the tools.
+    Mcp,
+    /// The keys file, and keys checked against it.
+    Keys,
 }
 
 impl Target {
-    pub const ALL: [Target; 5] = [
+    pub const ALL: [Target; 8] = [
         Target::Terms,
         Target::Filters,
         Target::Timestamps,
         Target::Wire,
         Target::Ingest,
+        Target::HttpJson,
+        Target::Mcp,
+        Target::Keys,
     ];
 
     pub fn name(self) -> &'static str {
@@ -46,6 +58,9 @@ impl Target {
             Target::Timestamps => "timestamps",
             Target::Wire => "wire",
             Target::Ingest => "ingest",
+            Target::HttpJson => "http_json",
+            Target::Mcp => "mcp",
+            Target::Keys => "keys",
         }
     }
 
@@ -61,13 +76,32 @@ impl Target {
 
     /// Runs the case of `seed`: `Err` says which invariant broke.
     pub fn case(self, seed: u64) -> Result<(), String> {
-        let mut g = Gen::new(seed);
+        self.run(&mut Gen::new(seed))
+    }
+
+    /// Runs the case whose choices are read from `data` (libFuzzer's input).
+    pub fn bytes(self, data: &[u8]) -> Result<(), String> {
+        self.run(&mut Gen::from_bytes(data))
+    }
+
+    /// The case of `seed` as the bytes that replay it through
+    /// [`Target::bytes`]: a seed corpus for libFuzzer.
+    pub fn recorded(self, seed: u64) -> Vec<u8> {
+        let mut g = Gen::recording(seed);
+        let _ = self.run(&mut g);
+        g.recorded().to_vec()
+    }
+
+    fn run(self, g: &mut Gen) -> Result<(), String> {
         match self {
-            Target::Terms => targets::terms(&mut g),
-            Target::Filters => targets::filters(&mut g),
-            Target::Timestamps => targets::timestamps(&mut g),
-            Target::Wire => targets::wire(&mut g),
-            Target::Ingest => targets::ingest(&mut g),
+            Target::Terms => targets::terms(g),
+            Target::Filters => targets::filters(g),
+            Target::Timestamps => targets::timestamps(g),
+            Target::Wire => targets::wire(g),
+            Target::Ingest => targets::ingest(g),
+            Target::HttpJson => surfaces::http_json(g),
+            Target::Mcp => surfaces::mcp(g),
+            Target::Keys => surfaces::keys(g),
         }
     }
 }
@@ -216,6 +250,23 @@ mod tests {
             }
         }
         assert!(Target::parse("nope").is_err());
-        assert_eq!(Target::parse("wire"), Ok(Target::Wire));
+        assert_eq!(Target::parse("http_json"), Ok(Target::HttpJson));
+    }
+
+    #[test]
+    fn recorded_choices_replay_the_seeded_case() {
+        for target in Target::ALL {
+            for seed in 0..200 {
+                let bytes = target.recorded(seed);
+                assert_eq!(target.bytes(&bytes), target.case(seed), "{target:?} {seed}");
+                // The replay makes the same choices, byte for byte.
+                let mut replay = Gen::replaying(&bytes);
+                let _ = target.run(&mut replay);
+                assert_eq!(replay.recorded(), &bytes[..], "{target:?} {seed}");
+            }
+            // Bytes of any length, none at all included, build a case.
+            assert_eq!(target.bytes(&[]), Ok(()));
+            assert!(target.bytes(&[0xff; 64]).is_ok(), "{target:?}");
+        }
     }
 }

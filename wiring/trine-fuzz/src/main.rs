@@ -1,6 +1,7 @@
 //! `trine-fuzz`: runs the fuzz targets for a number of cases or a time, and
 //! exits 1 on the first panic or broken invariant of any target, printing its
-//! seed to replay.
+//! seed to replay. `--write-corpus DIR` writes the cases of the seeds instead,
+//! as the bytes that replay them under libFuzzer (fuzz/corpus).
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -11,13 +12,17 @@ use trine_fuzz::{Budget, Target};
 #[derive(Debug, Parser)]
 #[command(name = "trine-fuzz", about = "fuzz trine's input edges")]
 struct Args {
-    /// Targets to run (terms, filters, timestamps, wire, ingest), comma-separated
+    /// Targets to run, comma-separated
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "terms,filters,timestamps,wire,ingest"
+        default_value = "terms,filters,timestamps,wire,ingest,http_json,mcp,keys"
     )]
     target: Vec<String>,
+    /// Write --cases seeded cases of each target into DIR/<target>/ as the
+    /// bytes that replay them through `cargo fuzz`, and run nothing
+    #[arg(long, value_name = "DIR")]
+    write_corpus: Option<std::path::PathBuf>,
     /// Run this many seconds, round-robin over the targets
     #[arg(long, conflicts_with = "cases")]
     seconds: Option<u64>,
@@ -40,6 +45,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(dir) = &args.write_corpus {
+        return match write_corpus(dir, &targets, args.seed, args.cases.unwrap_or(32)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("trine-fuzz: {}: {e}", dir.display());
+                ExitCode::FAILURE
+            }
+        };
+    }
     let budget = match (args.seconds, args.cases) {
         (_, Some(n)) => Budget::Cases(n),
         (Some(s), None) => Budget::Time(Duration::from_secs(s)),
@@ -72,4 +86,32 @@ fn main() -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// `cases` cases of each target from seed `first`, one file each, named by
+/// seed; a case whose bytes repeat another's is written once.
+fn write_corpus(
+    dir: &std::path::Path,
+    targets: &[Target],
+    first: u64,
+    cases: u64,
+) -> std::io::Result<()> {
+    for target in targets {
+        let folder = dir.join(target.name());
+        std::fs::create_dir_all(&folder)?;
+        let mut seen = std::collections::HashSet::new();
+        for seed in first..first.saturating_add(cases) {
+            let bytes = target.recorded(seed);
+            if seen.insert(bytes.clone()) {
+                std::fs::write(folder.join(format!("seed-{seed}")), bytes)?;
+            }
+        }
+        println!(
+            "{}: {} seeds in {}",
+            target.name(),
+            seen.len(),
+            folder.display()
+        );
+    }
+    Ok(())
 }

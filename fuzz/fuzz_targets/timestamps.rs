@@ -1,0 +1,8 @@
+//! wiring/trine-fuzz's `timestamps` target, its choices read from libFuzzer's bytes.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    if let Err(why) = trine_fuzz::Target::Timestamps.bytes(data) {
+        panic!("timestamps: {why}");
+    }
+});
