@@ -155,22 +155,32 @@ async fn restore(config: &Config, dir: &Path) -> CmdResult {
     }
     let keys = dir.join(backup::KEYS);
     if keys.is_file() {
-        let current = config.keys_path();
-        if current.exists() {
-            println!(
-                "kept the current keys file {}; the backup's is {}",
-                current.display(),
-                keys.display()
-            );
-        } else {
-            if let Some(parent) = current.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            std::fs::copy(&keys, &current)?;
-            println!("restored the keys file {}", current.display());
-        }
+        println!("{}", restore_keys(&keys, &config.keys_path())?);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The backup's keys file put where the gateway reads keys, owner-only, when
+/// none is there; the current one is never replaced (keys revoked since the
+/// backup stay revoked). Says which it did.
+fn restore_keys(from: &Path, current: &Path) -> std::io::Result<String> {
+    if current.exists() {
+        return Ok(format!(
+            "kept the current keys file {}; the backup's is {}",
+            current.display(),
+            from.display()
+        ));
+    }
+    if let Some(parent) = current.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::copy(from, current)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(current, std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(format!("restored the keys file {}", current.display()))
 }
 
 /// `trine upgrade`: records this trine's layout version in a collection of
@@ -195,4 +205,42 @@ pub async fn upgrade(config: &Config) -> CmdResult {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_restore_keeps_the_current_keys_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (backed_up, current) = (
+            dir.path().join("backup-keys.json"),
+            dir.path().join("keys/keys.json"),
+        );
+        std::fs::write(&backed_up, "{\"keys\": [\"old\"]}").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&backed_up, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        // None there: the backup's, owner-only.
+        let said = restore_keys(&backed_up, &current).unwrap();
+        assert!(said.starts_with("restored the keys file"), "{said}");
+        assert_eq!(
+            std::fs::read(&current).unwrap(),
+            std::fs::read(&backed_up).unwrap()
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&current).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        // One there: kept as it is.
+        std::fs::write(&current, "{\"keys\": []}").unwrap();
+        let said = restore_keys(&backed_up, &current).unwrap();
+        assert!(said.starts_with("kept the current keys file"), "{said}");
+        assert_eq!(std::fs::read_to_string(&current).unwrap(), "{\"keys\": []}");
+    }
 }

@@ -87,6 +87,15 @@ pub enum AuthMode {
     Off,
 }
 
+/// The public address keys are decided by: the HTTP surface's when it is
+/// beyond loopback, else gRPC's.
+fn most_exposed(grpc: SocketAddr, http: Option<SocketAddr>) -> SocketAddr {
+    match http {
+        Some(h) if !h.ip().is_loopback() => h,
+        _ => grpc,
+    }
+}
+
 /// The keys the public service on `addr` checks calls against under `mode`,
 /// and the line that says so at start; an error when keys are required but
 /// the file holds none that is live.
@@ -201,12 +210,8 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         )
         .into());
     }
-    // Keys are decided by the most exposed of the public addresses.
-    let exposed = match http {
-        Some(h) if !h.ip().is_loopback() => h,
-        _ => addr,
-    };
     let keys = if public {
+        let exposed = most_exposed(addr, http);
         let (keys, said) = keys_for(args.auth, exposed, &config.keys_path())?;
         eprintln!("{said}");
         keys
@@ -356,6 +361,12 @@ mod tests {
         }
         let (_, said) = keys_for(AuthMode::Off, any, &empty).unwrap();
         assert!(said.contains("beyond loopback"), "{said}");
+        // gRPC on loopback, HTTP beyond it: keys are required all the same.
+        assert_eq!(most_exposed(loopback, Some(any)), any);
+        assert_eq!(most_exposed(any, Some(loopback)), any);
+        assert_eq!(most_exposed(loopback, None), loopback);
+        let refused = keys_for(AuthMode::Auto, most_exposed(loopback, Some(any)), &empty);
+        assert!(refused.unwrap_err().contains("holds no live API key"));
     }
 
     #[test]

@@ -161,3 +161,39 @@ fn keys_made_listed_and_revoked_with_the_cli_bind_callers_to_tenants() {
         "{stderr}"
     );
 }
+
+/// The Qdrant API key (flag, environment or config file) is never printed:
+/// not at trace level, not in the error when the server cannot be reached or
+/// refuses the call.
+#[test]
+fn the_qdrant_api_key_is_never_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = "qk-never-printed-5f1c2a";
+    let mut urls = vec!["http://127.0.0.1:9".to_string()];
+    match std::env::var("TRINE_QDRANT_URL") {
+        Ok(url) => urls.push(url.split(',').next().unwrap().trim().to_string()),
+        Err(_) => eprintln!(
+            "the Qdrant key against a live server: skipped (set TRINE_QDRANT_URL to run it)"
+        ),
+    }
+    for url in urls {
+        for args in [
+            vec!["search", "meeting", "--tenant", "acme"],
+            vec!["doctor"],
+        ] {
+            let out = trine(dir.path())
+                .env("RUST_LOG", "trace")
+                .env("TRINE_QDRANT_API_KEY", secret)
+                .args(["--qdrant", &url, "--collection", "trine_key_never_printed"])
+                .args(&args)
+                .output()
+                .unwrap();
+            let printed = format!("{}{}", text(&out.stdout), text(&out.stderr));
+            assert!(!printed.is_empty(), "{url} {args:?}: said nothing");
+            assert!(
+                !printed.contains(secret),
+                "{url} {args:?} printed the Qdrant key:\n{printed}"
+            );
+        }
+    }
+}

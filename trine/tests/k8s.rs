@@ -755,3 +755,57 @@ fn the_tls_overlay_mounts_the_secret_and_probes_over_tls() {
         );
     }
 }
+
+/// Every trine pod runs as uid 10001, non-root, with a read-only root and no
+/// privilege escalation; the gateway's keys Secret is mounted 0440 under
+/// `fsGroup` 10001 (readable by trine, passing its keys-file mode check);
+/// the image's final user is the same uid.
+#[test]
+fn trine_pods_run_unprivileged_and_read_their_keys_as_their_group() {
+    let docs = documents(&k8s().join("base"));
+    for role in ["gateway", "lexical-svc", "semantic-svc", "fusion-svc"] {
+        let spec = &workload(&docs, role)["spec"]["template"]["spec"];
+        let pod = &spec["securityContext"];
+        assert_eq!(pod["runAsNonRoot"], true, "{role}");
+        assert_eq!(pod["runAsUser"].as_u64(), Some(10001), "{role}");
+        for c in spec["containers"].as_sequence().unwrap() {
+            let sc = &c["securityContext"];
+            assert_eq!(sc["allowPrivilegeEscalation"], false, "{role}");
+            assert_eq!(sc["readOnlyRootFilesystem"], true, "{role}");
+        }
+    }
+    let spec = &workload(&docs, "gateway")["spec"]["template"]["spec"];
+    assert_eq!(spec["securityContext"]["fsGroup"].as_u64(), Some(10001));
+    assert!(
+        spec["volumes"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .any(|v| v["secret"]["secretName"] == "trine-api-keys")
+    );
+    // Kubernetes reads YAML 1.1, where a leading zero is octal (serde_yaml
+    // reads 1.2): the mode is read from the text.
+    let text = std::fs::read_to_string(k8s().join("base/gateway.yaml")).unwrap();
+    let after = &text[text.find("secretName: trine-api-keys").unwrap()..];
+    let written = after
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("defaultMode:"))
+        .unwrap()
+        .trim();
+    assert!(written.starts_with('0'), "an octal mode: {written}");
+    let mode = u32::from_str_radix(written, 8).unwrap();
+    assert_eq!(mode, 0o440, "mode {mode:o}");
+    assert_eq!(
+        mode & 0o027,
+        0,
+        "trine refuses a keys file of mode {mode:o}"
+    );
+
+    let dockerfile =
+        std::fs::read_to_string(trine_testkit::workspace_dir().join("deploy/Dockerfile")).unwrap();
+    let users: Vec<&str> = dockerfile
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("USER "))
+        .collect();
+    assert_eq!(users, ["10001:10001"], "the image runs as trine's uid");
+}

@@ -42,21 +42,42 @@ impl FusionService {
 /// fusion of the service, and of `trine eval`'s fused configurations (the
 /// gateway, when fusion-svc is down, calls `trine_core::fusion::fuse` with
 /// the search's settings: the same rules).
+/// The largest score magnitude a fusion request may carry: far above any
+/// channel's (cosine within ±1, BM25 in the tens), far below where the
+/// normalisation's arithmetic overflows.
+pub const MAX_SCORE: f64 = 1e12;
+
 pub fn fuse_request(
     request: &v1::FuseRequest,
     defaults: &Settings,
     limit: usize,
 ) -> Result<Vec<v1::FusedHit>, String> {
-    if !(request.lexical_reference.is_finite() && request.lexical_reference >= 0.0) {
+    if !(request.lexical_reference.is_finite()
+        && (0.0..=MAX_SCORE).contains(&request.lexical_reference))
+    {
         return Err(format!(
-            "lexical_reference is {}: give a finite number >= 0 (0: unknown)",
+            "lexical_reference is {}: give a number from 0 (unknown) to {MAX_SCORE:e}",
             request.lexical_reference
         ));
     }
     let settings = fusion_from_wire(defaults, request.weights.as_ref(), request.fusion.as_ref())?;
-    let entries = |wire: &[v1::Candidate]| {
+    // A score that is not a number, infinite or beyond any channel's has no
+    // place in an order: the normalisation's differences would overflow and
+    // reach the fused scores as infinities or NaN (found by the wire fuzz
+    // target).
+    let finite = |list: &str, id: &str, score: f64| {
+        if score.is_finite() && score.abs() <= MAX_SCORE {
+            Ok(score)
+        } else {
+            Err(format!(
+                "the {list} score of {id} is {score}: give a finite number within ±{MAX_SCORE:e}"
+            ))
+        }
+    };
+    let entries = |list: &str, wire: &[v1::Candidate]| {
         wire.iter()
             .map(|c| {
+                finite(list, &c.id, c.score)?;
                 Ok(LexicalEntry {
                     id: parse_id(&c.id)?,
                     score: c.score,
@@ -65,12 +86,12 @@ pub fn fuse_request(
             })
             .collect::<Result<Vec<_>, String>>()
     };
-    let lexical = entries(&request.lexical)?;
-    let asked = entries(&request.question_lexical)?;
+    let lexical = entries("lexical", &request.lexical)?;
+    let asked = entries("question_lexical", &request.question_lexical)?;
     let semantic = request
         .semantic
         .iter()
-        .map(|n| Ok((parse_id(&n.id)?, n.score)))
+        .map(|n| Ok((parse_id(&n.id)?, finite("semantic", &n.id, n.score)?)))
         .collect::<Result<Vec<_>, String>>()?;
     let lists = Lists {
         query: &request.query,
@@ -129,3 +150,79 @@ impl trine_api::server::Served for FusionService {
 
 /// Serves the service on `listener` until `shutdown` resolves.
 pub use trine_api::server::run;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate(id: &str, score: f64, verbatim: bool) -> v1::Candidate {
+        v1::Candidate {
+            id: id.into(),
+            score,
+            verbatim,
+        }
+    }
+
+    const A: &str = "99b1eae8-49ff-484d-8a6c-020000c55c1c";
+    const B: &str = "fb9a081c-dd12-4dcd-89a4-9d0e3e203c0a";
+
+    /// Found by the wire fuzz target: infinite lexical and NaN semantic
+    /// scores fused to a NaN score. They are refused, naming the list.
+    #[test]
+    fn scores_that_are_not_finite_are_refused() {
+        for (lexical, semantic, list) in [
+            (f64::INFINITY, 0.5, "lexical"),
+            (f64::NEG_INFINITY, 0.5, "lexical"),
+            (f64::MAX, 0.5, "lexical"),
+            (1.0, f64::NAN, "semantic"),
+            (1.0, -1e13, "semantic"),
+        ] {
+            let request = v1::FuseRequest {
+                lexical: vec![candidate(A, lexical, true)],
+                semantic: vec![v1::Neighbor {
+                    id: B.into(),
+                    score: semantic,
+                }],
+                limit: 8,
+                ..v1::FuseRequest::default()
+            };
+            let e = fuse_request(&request, &Settings::default(), 8).unwrap_err();
+            assert!(e.contains(&format!("the {list} score")), "{e}");
+        }
+    }
+
+    /// The largest scores taken, either sign, and the smallest, in both
+    /// lists and both fusions, fuse to finite scores.
+    #[test]
+    fn extreme_finite_scores_fuse_to_finite_scores() {
+        for question in [false, true] {
+            for big in [MAX_SCORE, -MAX_SCORE, f64::MIN_POSITIVE, 5e-324, 0.0] {
+                let request = v1::FuseRequest {
+                    lexical: vec![candidate(A, big, true), candidate(B, MAX_SCORE, false)],
+                    question_lexical: vec![candidate(B, big, false)],
+                    semantic: vec![
+                        v1::Neighbor {
+                            id: A.into(),
+                            score: big,
+                        },
+                        v1::Neighbor {
+                            id: B.into(),
+                            score: -MAX_SCORE,
+                        },
+                    ],
+                    lexical_reference: MAX_SCORE,
+                    terms: 45,
+                    question,
+                    limit: 8,
+                    ..v1::FuseRequest::default()
+                };
+                let hits = fuse_request(&request, &Settings::default(), 8).unwrap();
+                assert!(!hits.is_empty());
+                assert!(
+                    hits.iter().all(|h| h.score.is_finite()),
+                    "{big} question {question}: {hits:?}"
+                );
+            }
+        }
+    }
+}

@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use common::{record, serve_with};
 use tonic::{Code, Request};
-use trine_api::v1::{DeleteRequest, Filters, GetRequest, SearchRequest, UpsertRequest};
+use trine_api::v1::{
+    DeleteRequest, Filters, GetRequest, SearchRequest, UpsertRequest, ValidityRequest,
+};
 use trine_gateway::auth::{KeyFile, Keys, Scope};
 use trine_store::{EdgeStore, Store};
 
@@ -137,6 +139,46 @@ async fn calls_are_refused_without_a_key_and_outside_its_scope_or_tenants() {
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::PermissionDenied);
+    // Forget and Restore change what searches find: the write scope.
+    let validity = ValidityRequest {
+        tenant: "acme".into(),
+        ids: vec![ID.into()],
+    };
+    let e = client
+        .forget(with_key(validity.clone(), Some(&reader)))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied, "{}", e.message());
+    let e = client
+        .restore(with_key(validity.clone(), Some(&reader)))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied, "{}", e.message());
+    let forgot = client
+        .forget(with_key(validity.clone(), Some(&writer)))
+        .await
+        .unwrap();
+    assert_eq!(forgot.get_ref().ids, [ID]);
+    let restored = client
+        .restore(with_key(validity, Some(&writer)))
+        .await
+        .unwrap();
+    assert_eq!(restored.get_ref().ids, [ID]);
+    // The key may come in `x-api-key` instead of `authorization`.
+    let mut request = Request::new(get("acme"));
+    request
+        .metadata_mut()
+        .insert("x-api-key", reader.parse().unwrap());
+    assert_eq!(
+        client.get(request).await.unwrap().get_ref().records.len(),
+        1
+    );
+    let mut request = Request::new(get("acme"));
+    request
+        .metadata_mut()
+        .insert("x-api-key", forged.parse().unwrap());
+    let e = client.get(request).await.unwrap_err();
+    assert_eq!(e.code(), Code::Unauthenticated);
     // Past authentication, a search reaches the service (which has no search
     // peers here).
     let e = client

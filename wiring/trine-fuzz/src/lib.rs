@@ -253,6 +253,20 @@ mod tests {
         assert_eq!(Target::parse("http_json"), Ok(Target::HttpJson));
     }
 
+    /// What libFuzzer found, replayed as it found it (fuzz/corpus/*/finding-*;
+    /// `scripts/fuzz.sh --check` replays them too).
+    #[test]
+    fn findings_stay_fixed() {
+        let findings: &[(Target, &[u8])] = &[(
+            // Infinite lexical and NaN semantic scores fused to a NaN score.
+            Target::Wire,
+            include_bytes!("../../../fuzz/corpus/wire/finding-nonfinite-fused-score"),
+        )];
+        for (target, bytes) in findings {
+            assert_eq!(target.bytes(bytes), Ok(()), "{target:?}");
+        }
+    }
+
     #[test]
     fn recorded_choices_replay_the_seeded_case() {
         for target in Target::ALL {
