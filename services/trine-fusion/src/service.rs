@@ -47,16 +47,21 @@ impl FusionService {
 /// normalisation's arithmetic overflows.
 pub const MAX_SCORE: f64 = 1e12;
 
+/// The smallest non-zero lexical reference (a BM25 full-match score) taken:
+/// far below a real one (a term in every one of 10^9 memories scores ~1e-9).
+pub const MIN_REFERENCE: f64 = 1e-12;
+
 pub fn fuse_request(
     request: &v1::FuseRequest,
     defaults: &Settings,
     limit: usize,
 ) -> Result<Vec<v1::FusedHit>, String> {
-    if !(request.lexical_reference.is_finite()
-        && (0.0..=MAX_SCORE).contains(&request.lexical_reference))
-    {
+    // A reference near 0 would scale scores past any bound (found by the
+    // wire fuzz target: 3e-294 fused to an infinite score).
+    let reference = request.lexical_reference;
+    if !(reference == 0.0 || (MIN_REFERENCE..=MAX_SCORE).contains(&reference)) {
         return Err(format!(
-            "lexical_reference is {}: give a number from 0 (unknown) to {MAX_SCORE:e}",
+            "lexical_reference is {}: give 0 (unknown) or a number from {MIN_REFERENCE:e} to {MAX_SCORE:e}",
             request.lexical_reference
         ));
     }
@@ -189,6 +194,17 @@ mod tests {
             let e = fuse_request(&request, &Settings::default(), 8).unwrap_err();
             assert!(e.contains(&format!("the {list} score")), "{e}");
         }
+        // A reference of 3e-294 scaled a score to infinity (wire fuzz target).
+        for reference in [3.13151306251402e-294, -1.0, f64::NAN, 1e13] {
+            let request = v1::FuseRequest {
+                lexical: vec![candidate(A, 1.17, true)],
+                lexical_reference: reference,
+                limit: 8,
+                ..v1::FuseRequest::default()
+            };
+            let e = fuse_request(&request, &Settings::default(), 8).unwrap_err();
+            assert!(e.contains("lexical_reference"), "{e}");
+        }
     }
 
     /// The largest scores taken, either sign, and the smallest, in both
@@ -197,31 +213,33 @@ mod tests {
     fn extreme_finite_scores_fuse_to_finite_scores() {
         for question in [false, true] {
             for big in [MAX_SCORE, -MAX_SCORE, f64::MIN_POSITIVE, 5e-324, 0.0] {
-                let request = v1::FuseRequest {
-                    lexical: vec![candidate(A, big, true), candidate(B, MAX_SCORE, false)],
-                    question_lexical: vec![candidate(B, big, false)],
-                    semantic: vec![
-                        v1::Neighbor {
-                            id: A.into(),
-                            score: big,
-                        },
-                        v1::Neighbor {
-                            id: B.into(),
-                            score: -MAX_SCORE,
-                        },
-                    ],
-                    lexical_reference: MAX_SCORE,
-                    terms: 45,
-                    question,
-                    limit: 8,
-                    ..v1::FuseRequest::default()
-                };
-                let hits = fuse_request(&request, &Settings::default(), 8).unwrap();
-                assert!(!hits.is_empty());
-                assert!(
-                    hits.iter().all(|h| h.score.is_finite()),
-                    "{big} question {question}: {hits:?}"
-                );
+                for reference in [MIN_REFERENCE, MAX_SCORE, 0.0] {
+                    let request = v1::FuseRequest {
+                        lexical: vec![candidate(A, big, true), candidate(B, MAX_SCORE, false)],
+                        question_lexical: vec![candidate(B, big, false)],
+                        semantic: vec![
+                            v1::Neighbor {
+                                id: A.into(),
+                                score: big,
+                            },
+                            v1::Neighbor {
+                                id: B.into(),
+                                score: -MAX_SCORE,
+                            },
+                        ],
+                        lexical_reference: reference,
+                        terms: 45,
+                        question,
+                        limit: 8,
+                        ..v1::FuseRequest::default()
+                    };
+                    let hits = fuse_request(&request, &Settings::default(), 8).unwrap();
+                    assert!(!hits.is_empty());
+                    assert!(
+                        hits.iter().all(|h| h.score.is_finite()),
+                        "{big} question {question}: {hits:?}"
+                    );
+                }
             }
         }
     }

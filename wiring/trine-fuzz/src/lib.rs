@@ -257,11 +257,18 @@ mod tests {
     /// `scripts/fuzz.sh --check` replays them too).
     #[test]
     fn findings_stay_fixed() {
-        let findings: &[(Target, &[u8])] = &[(
-            // Infinite lexical and NaN semantic scores fused to a NaN score.
-            Target::Wire,
-            include_bytes!("../../../fuzz/corpus/wire/finding-nonfinite-fused-score"),
-        )];
+        let findings: &[(Target, &[u8])] = &[
+            (
+                // Infinite lexical and NaN semantic scores fused to a NaN score.
+                Target::Wire,
+                include_bytes!("../../../fuzz/corpus/wire/finding-nonfinite-fused-score"),
+            ),
+            (
+                // A lexical reference of 3e-294 scaled a score to infinity.
+                Target::Wire,
+                include_bytes!("../../../fuzz/corpus/wire/finding-tiny-lexical-reference"),
+            ),
+        ];
         for (target, bytes) in findings {
             assert_eq!(target.bytes(bytes), Ok(()), "{target:?}");
         }
