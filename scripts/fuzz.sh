@@ -45,6 +45,10 @@ else
     [ $# -gt 0 ] && targets=("$@")
 fi
 
+if ! command -v c++ >/dev/null && ! command -v g++ >/dev/null; then
+    echo "fuzz: SKIPPED: no C++ compiler here (libFuzzer is built from C++): install g++ to run it"
+    exit 0
+fi
 version=0.13.2
 if [ "$(cargo fuzz --version 2>/dev/null)" != "cargo-fuzz $version" ]; then
     echo "fuzz: installing cargo-fuzz $version from crates.io" >&2
