@@ -12,12 +12,7 @@ use trine_gateway::auth::{KeyFile, key_id};
 use trine_gateway::mcp::{Backend, handle_line};
 
 use crate::Gen;
-
-type Case = Result<(), String>;
-
-fn check(ok: bool, why: impl FnOnce() -> String) -> Case {
-    if ok { Ok(()) } else { Err(why()) }
-}
+use crate::targets::{Case, check};
 
 /// A JSON value: the right type for a field or not, sometimes nested.
 fn value(g: &mut Gen, depth: usize) -> Value {

@@ -15,9 +15,9 @@ use trine_core::{Fold, Strategy, Verbatim, gate, sparse, tokens, verbatim};
 
 use crate::Gen;
 
-type Case = Result<(), String>;
+pub(crate) type Case = Result<(), String>;
 
-fn check(ok: bool, why: impl FnOnce() -> String) -> Case {
+pub(crate) fn check(ok: bool, why: impl FnOnce() -> String) -> Case {
     if ok { Ok(()) } else { Err(why()) }
 }
 
