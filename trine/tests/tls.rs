@@ -1,7 +1,8 @@
 //! TLS with certificates generated for the test (openssl): a server with a
 //! client CA refuses a client without a certificate, with one from another
 //! CA, and a plaintext one, and answers one whose certificate the CA signed —
-//! `trine serve` as a process, and the gateway's hop to fusion-svc.
+//! `trine serve` as a process, and the gateway's hop to fusion-svc; and trine
+//! as a client of a Qdrant server with TLS on.
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
 
 use std::net::SocketAddr;
@@ -395,4 +396,196 @@ async fn the_gateway_reaches_fusion_svc_over_mutual_tls() {
     let answer = anonymous.search(search()).await.unwrap().into_inner();
     let reasons = answer.degraded_reasons.join("; ");
     assert!(reasons.contains("fusion"), "{reasons}");
+}
+
+/// The Qdrant binary the test command's server runs (`QDRANT_BIN`, else where
+/// `../shared/qdrant/start-qdrant` unpacks it), or `None` (said).
+fn qdrant_binary() -> Option<PathBuf> {
+    let path = std::env::var_os("QDRANT_BIN")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let cache = std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))?;
+            Some(cache.join("trine-qdrant/qdrant-1.19.0"))
+        });
+    match path {
+        Some(path) if path.is_file() => Some(path),
+        _ => {
+            eprintln!(
+                "skipped: Qdrant over https:// needs the Qdrant binary \
+                 (QDRANT_BIN, or ../shared/qdrant/start-qdrant once to unpack it)"
+            );
+            None
+        }
+    }
+}
+
+/// A Qdrant server with TLS on (its certificate signed by `qdrant-ca.crt`),
+/// stopped on drop; ready once its log says the gRPC API listens.
+struct TlsQdrant {
+    child: std::process::Child,
+    grpc: u16,
+}
+
+impl Drop for TlsQdrant {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn start_tls_qdrant(bin: &Path, dir: &Path) -> TlsQdrant {
+    use std::io::BufRead;
+    let (http, grpc) = (free_port(), free_port());
+    let storage = dir.join("qdrant-storage");
+    let mut child = Command::new(bin)
+        .current_dir(dir)
+        .env("QDRANT__SERVICE__HOST", "127.0.0.1")
+        .env("QDRANT__SERVICE__HTTP_PORT", http.to_string())
+        .env("QDRANT__SERVICE__GRPC_PORT", grpc.to_string())
+        .env("QDRANT__SERVICE__ENABLE_TLS", "true")
+        .env("QDRANT__TLS__CERT", dir.join("qdrant.crt"))
+        .env("QDRANT__TLS__KEY", dir.join("qdrant.key"))
+        .env("QDRANT__STORAGE__STORAGE_PATH", storage.join("data"))
+        .env("QDRANT__STORAGE__SNAPSHOTS_PATH", storage.join("snapshots"))
+        .env("QDRANT__TELEMETRY_DISABLED", "true")
+        .env("QDRANT__LOG_LEVEL", "INFO")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Two threads read its output to the end (so that it never blocks on a
+    // full pipe) and say when the gRPC API listens, or send what it said
+    // when it stops.
+    let (said, heard) = std::sync::mpsc::channel();
+    let readers: [Box<dyn std::io::Read + Send>; 2] = [
+        Box::new(child.stdout.take().unwrap()),
+        Box::new(child.stderr.take().unwrap()),
+    ];
+    for reader in readers {
+        let said = said.clone();
+        std::thread::spawn(move || {
+            let mut log = Vec::new();
+            for line in std::io::BufReader::new(reader)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if line.contains("gRPC listening") {
+                    let _ = said.send(Ok(()));
+                }
+                log.push(line);
+            }
+            let _ = said.send(Err(log.join("\n")));
+        });
+    }
+    let mut logs = Vec::new();
+    while logs.len() < 2 {
+        match heard.recv_timeout(std::time::Duration::from_secs(120)) {
+            Ok(Ok(())) => return TlsQdrant { child, grpc },
+            Ok(Err(log)) => logs.push(log),
+            Err(e) => panic!("Qdrant with TLS did not say it serves within 120 s: {e}"),
+        }
+    }
+    panic!(
+        "Qdrant with TLS stopped before serving:\n{}",
+        logs.join("\n")
+    );
+}
+
+/// trine reaches a Qdrant server over `https://`: the server's certificate is
+/// checked against the system's roots, or the CA that `SSL_CERT_FILE` names.
+/// A server it cannot verify is refused with an error naming
+/// `SSL_CERT_FILE`; plaintext `http://` to the TLS port is refused too.
+#[test]
+fn qdrant_over_https_is_verified_and_answers() {
+    let Some(bin) = qdrant_binary() else { return };
+    let Some(dir) = certificates() else { return };
+    pki(dir.path(), "qdrant");
+    let qdrant = start_tls_qdrant(&bin, dir.path());
+    let data = dir.path().join("data");
+    let collection = ["--collection", "trine_over_https"];
+    let at = |scheme: &str, ca: Option<&str>| {
+        let mut cmd = trine_testkit::trine_cli(env!("CARGO_BIN_EXE_trine"), &data);
+        cmd.env_remove("SSL_CERT_DIR").env_remove("SSL_CERT_FILE");
+        if let Some(ca) = ca {
+            cmd.env("SSL_CERT_FILE", dir.path().join(format!("{ca}.crt")));
+        }
+        cmd.arg("--qdrant")
+            .arg(format!("{scheme}://127.0.0.1:{}", qdrant.grpc))
+            .args(collection);
+        cmd
+    };
+    let mut ingest = at("https", Some("qdrant-ca"));
+    ingest
+        .args(["ingest", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = ingest.spawn().unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin
+            .write_all(b"{\"text\": \"Meeting 2026-11-11 09:58\", \"tenant\": \"acme\"}\n")
+            .unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "ingest over https: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = trine_testkit::run_ok(at("https", Some("qdrant-ca")).args([
+        "search",
+        "Meeting 2026-11-11 09:58",
+        "--tenant",
+        "acme",
+    ]));
+    let found = String::from_utf8_lossy(&out.stdout);
+    assert!(found.contains("Meeting 2026-11-11 09:58"), "{found}");
+
+    for (scheme, ca, why, hint) in [
+        (
+            "https",
+            None,
+            "a server no trusted root signed",
+            "SSL_CERT_FILE",
+        ),
+        (
+            "https",
+            Some("stranger-ca"),
+            "a server another CA signed",
+            "SSL_CERT_FILE",
+        ),
+        // The client sees the server's TLS alert as an HTTP/2 error (with
+        // a hint to use https://), a transport error or a cancelled call.
+        (
+            "http",
+            None,
+            "plaintext to the TLS port",
+            "cannot reach qdrant",
+        ),
+    ] {
+        let out = at(scheme, ca)
+            .args(["search", "Meeting", "--tenant", "acme"])
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        let error = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{why}: answered\n{said}");
+        assert!(!said.contains("Meeting 2026-11-11"), "{why}: {said}");
+        assert!(
+            error.contains(hint),
+            "{why}: the error does not say {hint:?}: {error}"
+        );
+    }
 }

@@ -182,7 +182,7 @@ impl ServerStore {
                 .await;
             downloaded?;
             if let Err(e) = deleted {
-                tracing::warn!(%node, snapshot = %name, error = %why(&e), "a snapshot was left on the node");
+                tracing::warn!(%node, snapshot = %name, error = %why(&e, node), "a snapshot was left on the node");
             }
         }
         Ok(Manifest {

@@ -148,7 +148,7 @@ impl ServerStore {
                 ),
                 other => StoreError::Unreachable {
                     url: node.to_string(),
-                    why: why(&other),
+                    why: why(&other, node),
                 },
             })?;
             nodes.push((node.to_string(), client));
@@ -164,7 +164,7 @@ impl ServerStore {
                     current = i;
                     break;
                 }
-                Err(e) => reasons.push(format!("{node}: {}", why(&e))),
+                Err(e) => reasons.push(format!("{node}: {}", why(&e, node))),
             }
         }
         let Some(version) = version else {

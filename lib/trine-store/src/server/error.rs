@@ -39,11 +39,11 @@ pub(super) fn status_error(code: i32, message: &str, url: &str, collection: &str
         // A call whose connection was reset under it ends CANCELLED on the
         // client's side (a call trine gave up is never awaited).
         code::UNAVAILABLE | code::DEADLINE_EXCEEDED | code::CANCELLED => {
-            unreachable(message.to_string())
+            unreachable(hinted(message, url))
         }
         // The client's channel reports a failed connect as `Internal`.
         code::INTERNAL if message.starts_with("Failed to connect") => {
-            unreachable(message.to_string())
+            unreachable(hinted(message, url))
         }
         code::UNAUTHENTICATED | code::PERMISSION_DENIED => unreachable(format!(
             "{message}: set {API_KEY_ENV} to a key the server accepts"
@@ -53,13 +53,28 @@ pub(super) fn status_error(code: i32, message: &str, url: &str, collection: &str
     }
 }
 
-/// A short reason for a client error, for [`StoreError::Unreachable`].
-pub(super) fn why(e: &QdrantError) -> String {
+/// A short reason for a client error of the node at `url`, for
+/// [`StoreError::Unreachable`].
+pub(super) fn why(e: &QdrantError, url: &str) -> String {
     match e {
         QdrantError::ResponseError { status }
-        | QdrantError::ResourceExhaustedError { status, .. } => status.message().to_string(),
-        other => other.to_string(),
+        | QdrantError::ResourceExhaustedError { status, .. } => hinted(status.message(), url),
+        other => hinted(&other.to_string(), url),
     }
+}
+
+/// A failed connect's message with what to do when its cause is TLS: a
+/// server certificate no trusted root signs, or plaintext to a TLS port.
+fn hinted(message: &str, url: &str) -> String {
+    let hint = if message.contains("InvalidCertificate") {
+        ": the server's TLS certificate is not trusted: add its CA to the system's roots \
+         or name the CA's PEM file in SSL_CERT_FILE"
+    } else if message.contains("h2 protocol error") && url.starts_with("http://") {
+        ": if the server has TLS on, use https://"
+    } else {
+        ""
+    };
+    format!("{message}{hint}")
 }
 
 pub(super) fn no_dense_vector(collection: &str) -> StoreError {
@@ -119,6 +134,33 @@ mod tests {
         for (code, message, ok) in cases {
             let e = status_error(code, message, "http://q:6334", "c");
             assert!(ok(&e), "{code} {message}: {e:?}");
+        }
+    }
+
+    #[test]
+    fn a_failed_tls_connect_says_what_to_do() {
+        let cases = [
+            (
+                "Failed to connect to https://q:6334/: ConnectError(Custom { kind: InvalidData, \
+                 error: InvalidCertificate(UnknownIssuer) })",
+                "https://q:6334",
+                Some("SSL_CERT_FILE"),
+            ),
+            (
+                "h2 protocol error: http2 error",
+                "http://q:6334",
+                Some("use https://"),
+            ),
+            ("h2 protocol error: http2 error", "https://q:6334", None),
+            ("connection refused", "http://q:6334", None),
+        ];
+        for (message, url, hint) in cases {
+            let said = hinted(message, url);
+            assert!(said.starts_with(message), "{said}");
+            match hint {
+                Some(hint) => assert!(said.contains(hint), "{message}: {said}"),
+                None => assert_eq!(said, message),
+            }
         }
     }
 }
