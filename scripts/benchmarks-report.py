@@ -120,9 +120,9 @@ def counts_section(work: Path) -> list[str]:
         "`[lexical] count_cache_secs = 0` and `count_statistics = false`, every count made in",
         "the store on every search (DESIGN.md §1). *Cached*: `count_statistics = false`, counts",
         "of ≥ 1,000 points (and zero counts) reused for 60 s and refreshed in the background for",
-        "60 s more (services/trine-lexical/src/counts.rs). *Kept*: the default, the counts of the tenant and",
+        "60 s more (lexical-svc/src/counts.rs). *Kept*: the default, the counts of the tenant and",
         "of each term read from the embedded store's per-tenant document frequencies",
-        "(lib/trine-store/src/edge/kept.rs; the run starts once they are built). The share is",
+        "(services/store/src/edge/kept.rs; the run starts once they are built). The share is",
         "the counts' time over the gateway's time for each search.",
         "",
         "| counts | searches/s | end to end p50 / p95 ms | lexical.counts p50 / p95 ms "

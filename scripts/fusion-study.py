@@ -7,7 +7,7 @@
     python3 scripts/fusion-study.py grid --embedder static --split tune \\
         --set chat=L1.jsonl:R1.json:Q1.jsonl --set fr=L2.jsonl:R2.json:Q2.jsonl
 
-`fuse` mirrors lib/trine-core/src/fusion.rs (score, rrf; the verbatim tier; the per-embedder
+`fuse` mirrors services/core/src/fusion.rs (score, rrf; the verbatim tier; the per-embedder
 defaults of `Settings::for_embedder`), so that a grid of fusions can be tried on every
 development set in seconds instead of one `trine eval --fusion` run each. `check` proves the
 mirror: the default fusion of the lists must rank every query's gold exactly as the report's

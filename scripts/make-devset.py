@@ -29,7 +29,7 @@ function's first docstring sentence), exact titles
 (changelog headers, whose terms the package's other entries share), identifiers
 (qualified Python names, CVE ids) and phrases found in one memory only.
 
-"Verbatim" is trine's (DESIGN.md §1, lib/trine-core/src/verbatim.rs): both sides
+"Verbatim" is trine's (DESIGN.md §1, services/core/src/verbatim.rs): both sides
 lowercased, whitespace runs folded to one space, ends trimmed, substring of the
 text or of the source. Gold sets of titles, identifiers and phrases are every
 memory of the tier that holds the query so. Standard library only; one

@@ -224,23 +224,73 @@ fn no_crate_declares_a_dependency_its_code_does_not_use() {
     assert!(unused.is_empty(), "declared, never used: {unused:#?}");
 }
 
-/// The floor of a crate's folder, bottom up: the shared lower layer
-/// (`lib/`), the services over it (`services/`), the crates that wire the
-/// services together (`wiring/`), the binary on top (`trine/`).
+/// The top level holds what the design card names: `Cargo.toml, proto,
+/// services, gateway, lexical-svc, semantic-svc, fusion-svc, deploy, k8s,
+/// README.md`.
+#[test]
+fn the_top_level_holds_the_design_cards_folders() {
+    let root = trine_testkit::workspace_dir();
+    let missing: Vec<&str> = [
+        "Cargo.toml",
+        "proto",
+        "services",
+        "gateway",
+        "lexical-svc",
+        "semantic-svc",
+        "fusion-svc",
+        "deploy",
+        "k8s",
+        "README.md",
+    ]
+    .into_iter()
+    .filter(|name| !root.join(name).exists())
+    .collect();
+    assert!(
+        missing.is_empty(),
+        "the card's top-level entries missing: {missing:?}"
+    );
+}
+
+/// The design card's folders for the four services, one crate each.
+const SERVICE_FOLDERS: [(&str, &str); 4] = [
+    ("gateway", "trine-gateway"),
+    ("lexical-svc", "trine-lexical"),
+    ("semantic-svc", "trine-semantic"),
+    ("fusion-svc", "trine-fusion"),
+];
+
+/// The shared floor the four services build on, under `services/`.
+const SHARED_FOLDERS: [(&str, &str); 5] = [
+    ("services/api", "trine-api"),
+    ("services/core", "trine-core"),
+    ("services/store", "trine-store"),
+    ("services/embed", "trine-embed"),
+    ("services/telemetry", "trine-telemetry"),
+];
+
+/// The floor of a crate's folder, bottom up: the shared floor
+/// (`services/*`), the four services (the card's `gateway/`, `lexical-svc/`,
+/// `semantic-svc/`, `fusion-svc/`), the crates that wire the services
+/// together (`wiring/`), the binary on top (`trine/`).
 fn floor(folder: &str) -> Option<usize> {
+    if SHARED_FOLDERS.iter().any(|(f, _)| *f == folder) {
+        return Some(0);
+    }
+    if SERVICE_FOLDERS.iter().any(|(f, _)| *f == folder) {
+        return Some(1);
+    }
     match folder.split('/').next()? {
-        "lib" => Some(0),
-        "services" => Some(1),
         "wiring" => Some(2),
         "trine" => Some(3),
         _ => None,
     }
 }
 
-/// Every crate lives on its floor, in a folder named as its package, and
-/// depends on no crate of a floor above it.
+/// Every crate lives on its floor: the card's service folders and the
+/// shared floor hold the crates named above, each wiring crate a folder
+/// named as its package; none depends on a crate of a floor above it.
 #[test]
-fn each_crate_sits_on_its_floor_in_a_folder_of_its_name() {
+fn each_crate_sits_on_its_floor_in_its_folder() {
     let root = trine_testkit::workspace_dir().canonicalize().unwrap();
     let metadata = metadata();
     let packages = metadata["packages"].as_array().unwrap();
@@ -250,16 +300,26 @@ fn each_crate_sits_on_its_floor_in_a_folder_of_its_name() {
         let manifest = std::path::PathBuf::from(package["manifest_path"].as_str().unwrap());
         let dir = manifest.parent().unwrap().strip_prefix(&root).unwrap();
         let folder = dir.to_string_lossy().to_string();
-        assert_eq!(
-            dir.file_name().unwrap().to_string_lossy(),
-            name,
-            "{folder}: the folder is named as its package"
-        );
         assert!(
             floor(&folder).is_some(),
-            "{folder}: under lib/, services/, wiring/ or trine/"
+            "{folder}: a card's service folder, services/<shared crate>, wiring/ or trine/"
         );
         folders.insert(name, folder);
+    }
+    for (folder, crate_name) in SERVICE_FOLDERS.iter().chain(&SHARED_FOLDERS) {
+        assert_eq!(
+            folders.get(*crate_name).map(String::as_str),
+            Some(*folder),
+            "{crate_name} lives in {folder}/"
+        );
+    }
+    for (name, folder) in &folders {
+        if folder.starts_with("wiring/") || folder == "trine" {
+            assert!(
+                folder.ends_with(name.as_str()),
+                "{folder}: the folder is named as its package {name}"
+            );
+        }
     }
     let mut above = Vec::new();
     for package in packages {

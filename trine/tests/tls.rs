@@ -447,7 +447,7 @@ fn start_tls_qdrant(bin: &Path, dir: &Path) -> TlsQdrant {
     use std::io::BufRead;
     let (http, grpc) = (free_port(), free_port());
     let storage = dir.join("qdrant-storage");
-    let mut child = Command::new(bin)
+    let child = Command::new(bin)
         .current_dir(dir)
         .env("QDRANT__SERVICE__HOST", "127.0.0.1")
         .env("QDRANT__SERVICE__HTTP_PORT", http.to_string())
@@ -463,13 +463,15 @@ fn start_tls_qdrant(bin: &Path, dir: &Path) -> TlsQdrant {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // Stopped on drop from here, also when it fails to start.
+    let mut qdrant = TlsQdrant { child, grpc };
     // Two threads read its output to the end (so that it never blocks on a
     // full pipe) and say when the gRPC API listens, or send what it said
     // when it stops.
     let (said, heard) = std::sync::mpsc::channel();
     let readers: [Box<dyn std::io::Read + Send>; 2] = [
-        Box::new(child.stdout.take().unwrap()),
-        Box::new(child.stderr.take().unwrap()),
+        Box::new(qdrant.child.stdout.take().unwrap()),
+        Box::new(qdrant.child.stderr.take().unwrap()),
     ];
     for reader in readers {
         let said = said.clone();
@@ -490,7 +492,7 @@ fn start_tls_qdrant(bin: &Path, dir: &Path) -> TlsQdrant {
     let mut logs = Vec::new();
     while logs.len() < 2 {
         match heard.recv_timeout(std::time::Duration::from_secs(120)) {
-            Ok(Ok(())) => return TlsQdrant { child, grpc },
+            Ok(Ok(())) => return qdrant,
             Ok(Err(log)) => logs.push(log),
             Err(e) => panic!("Qdrant with TLS did not say it serves within 120 s: {e}"),
         }

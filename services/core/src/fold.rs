@@ -262,7 +262,7 @@ impl FromStr for Language {
 
 /// The characters on which the full-text index's folding differs from
 /// Lucene's list (the `asciifolding` crate), found by the per-character
-/// agreement test against the index (`lib/trine-store/tests/
+/// agreement test against the index (`services/store/tests/
 /// tokenizer_agreement.rs`): what the index makes of each.
 const INDEX_DIFFERS: &[(char, &str)] = &[
     // LATIN CAPITAL LETTER SCHWA: Lucene folds it to `A`; the index keeps it
