@@ -118,7 +118,7 @@ def counts_section(work: Path) -> list[str]:
         "hybrid, strategy `candidates`, in-process mesh; 1,000 varied searches (meeting titles,",
         "most not in the corpus, component/symptom phrases, questions) cycled. *Off*:",
         "`[lexical] count_cache_secs = 0` and `count_statistics = false`, every count made in",
-        "the store on every search (DESIGN.md §1). *Cached*: `count_statistics = false`, counts",
+        "the store on every search (docs/design.md §5). *Cached*: `count_statistics = false`, counts",
         "of ≥ 1,000 points (and zero counts) reused for 60 s and refreshed in the background for",
         "60 s more (lexical-svc/src/counts.rs). *Kept*: the default, the counts of the tenant and",
         "of each term read from the embedded store's per-tenant document frequencies",

@@ -298,7 +298,7 @@ def bench_queries(tenant: str, seed: int, n: int = BENCH_QUERIES) -> list[dict]:
 
 
 def terms(text: str) -> set[str]:
-    """The lowercased alphanumeric tokens of a text (DESIGN.md §1)."""
+    """The lowercased alphanumeric tokens of a text (docs/design.md §2)."""
     return {t.lower() for t in re.split(r"[^\w]|_", text) if t}
 
 

@@ -29,7 +29,7 @@ function's first docstring sentence), exact titles
 (changelog headers, whose terms the package's other entries share), identifiers
 (qualified Python names, CVE ids) and phrases found in one memory only.
 
-"Verbatim" is trine's (DESIGN.md §1, services/core/src/verbatim.rs): both sides
+"Verbatim" is trine's (docs/design.md §4, services/core/src/verbatim.rs): both sides
 lowercased, whitespace runs folded to one space, ends trimmed, substring of the
 text or of the source. Gold sets of titles, identifiers and phrases are every
 memory of the tier that holds the query so. Standard library only; one
@@ -121,7 +121,7 @@ def words(text: str) -> list[str]:
 
 
 def fold(text: str) -> str:
-    """DESIGN.md §1: lowercase char by char, whitespace runs to one space, ends trimmed."""
+    """docs/design.md §4: lowercase char by char, whitespace runs to one space, ends trimmed."""
     return " ".join(w.lower() if "Σ" not in w else "".join(c.lower() for c in w) for w in words(text))
 
 

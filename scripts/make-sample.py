@@ -54,7 +54,7 @@ STOP_WORDS = {
 
 
 # --------------------------------------------------------------------------
-# Text helpers (they mirror DESIGN.md §1)
+# Text helpers (they mirror docs/design.md §2 and §4)
 # --------------------------------------------------------------------------
 
 def tokens(text: str) -> list[str]:

@@ -21,7 +21,7 @@
 //! rarest-first order and carry the IDF that matters, stay exact; a zero
 //! count is kept too (counting a term no point holds scans the tenant). A
 //! write shows in a cached count within 2 × `ttl`. `ttl = 0` counts everything on
-//! every search (DESIGN.md §1).
+//! every search (docs/design.md §5).
 //!
 //! Expiry is by time, not by write notification: the collection is written
 //! by gateways, `trine ingest` and other tools, none of which talk to every

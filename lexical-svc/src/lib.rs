@@ -8,7 +8,7 @@
 //! Counts of at least `count_cache.min_count` points are reused for up to
 //! `count_cache.ttl` ([`counts`]): the ADR's budget at 400,000 points.
 //!
-//! The other strategies of DESIGN.md §2 (`bm25`, `sparse`, `gate`, `off`,
+//! The other strategies of docs/design.md §3 (`bm25`, `sparse`, `gate`, `off`,
 //! `auto`) run here too, each refused with the command that makes the
 //! collection ready when it is not; every strategy that reads text also reads
 //! the points holding the query as a phrase before the cap can drop them.
@@ -36,7 +36,7 @@ pub use strategies::{phrase_holders, with_phrase_holders};
 /// The lexical channel's settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LexicalConfig {
-    /// Candidates read when a request does not say (DESIGN.md: 256).
+    /// Candidates read when a request does not say (docs/design.md §3: 256).
     pub cap: usize,
     /// The most candidates a request may ask for.
     pub max_cap: usize,

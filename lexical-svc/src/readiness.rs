@@ -1,4 +1,4 @@
-//! What each lexical strategy needs of the collection (DESIGN.md §2), probed
+//! What each lexical strategy needs of the collection (docs/design.md §3), probed
 //! live: a strategy the collection is not ready for is refused with the
 //! command that makes it ready, never served with partial recall.
 

@@ -1,4 +1,4 @@
-//! The lexical strategies other than `candidates` (DESIGN.md §2), and the
+//! The lexical strategies other than `candidates` (docs/design.md §3), and the
 //! phrase reads that put points holding the query as a phrase in the list
 //! before the cap can drop them.
 
@@ -114,7 +114,7 @@ pub async fn run(
 /// The points holding the query as a phrase: ids from the phrase index —
 /// of the texts, and of the sources where they have one — within the
 /// filters (at most `cap`), each confirmed by the verbatim check as
-/// DESIGN.md §1 says, and the read's time; none for a single term. It runs
+/// docs/design.md §4 says, and the read's time; none for a single term. It runs
 /// beside the strategy's own query ([`with_phrase_holders`] merges).
 pub async fn phrase_holders(
     store: &dyn Store,

@@ -23,7 +23,7 @@ pub use service::{SemanticService, run};
 /// The semantic channel's settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SemanticConfig {
-    /// Neighbours read when a request does not say (DESIGN.md: 256).
+    /// Neighbours read when a request does not say (docs/design.md §6: 256).
     pub cap: usize,
     /// The most neighbours a request may ask for.
     pub max_cap: usize,

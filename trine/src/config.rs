@@ -222,7 +222,7 @@ impl Default for LexicalSection {
     }
 }
 
-/// `[fusion]`: how a search's lists are fused (DESIGN.md §1, "Fusion"); a
+/// `[fusion]`: how a search's lists are fused (docs/design.md §7); a
 /// search may override each over the wire. What the section leaves out is
 /// the embedder's default ([`EmbedderKind::fusion`]).
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]

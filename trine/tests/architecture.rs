@@ -396,3 +396,46 @@ fn every_dependency_is_declared_in_the_workspace_table() {
          `name.workspace = true` and the version in the root Cargo.toml): {outside:#?}"
     );
 }
+
+/// The design the code and the docs cite is the repository's own
+/// (docs/design.md): no tracked file names a design document kept outside it.
+#[test]
+fn no_file_cites_a_design_outside_the_repository() {
+    // Spelled in two pieces, so that this file does not name it.
+    const OUTSIDE: &str = concat!("DESIGN", ".md");
+    let root = trine_testkit::workspace_dir();
+    let listed = match std::process::Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(&root)
+        .output()
+    {
+        Ok(out) if out.status.success() => out.stdout,
+        Ok(out) => {
+            eprintln!(
+                "skipped: {} is not a git checkout ({})",
+                root.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            return;
+        }
+        Err(e) => {
+            eprintln!("skipped: git is not available ({e})");
+            return;
+        }
+    };
+    let citing: Vec<String> = listed
+        .split(|b| *b == 0)
+        .filter(|path| !path.is_empty())
+        .filter_map(|path| {
+            let path = String::from_utf8(path.to_vec()).ok()?;
+            // Gone from the working tree, or not UTF-8 text: nothing to read.
+            let text = String::from_utf8(std::fs::read(root.join(&path)).ok()?).ok()?;
+            text.contains(OUTSIDE).then_some(path)
+        })
+        .collect();
+    assert!(
+        citing.is_empty(),
+        "files citing {OUTSIDE}, a design outside the repository: cite \
+         `docs/design.md §N` instead: {citing:#?}"
+    );
+}

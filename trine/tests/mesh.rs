@@ -130,7 +130,7 @@ async fn fixture() -> Fixture {
     }
 }
 
-/// Every count made afresh, as DESIGN.md §1 says.
+/// Every count made afresh (docs/design.md §5: the count cache off).
 fn no_cache(store: Arc<dyn Store>) -> trine_lexical::Counter {
     trine_lexical::Counter::new(store, trine_lexical::CountCacheConfig::OFF)
 }
@@ -527,8 +527,8 @@ async fn the_collections_fold_splits_every_query() {
 async fn stopping_cuts_off_a_call_still_running_after_the_grace() {
     let dir = tempfile::tempdir().unwrap();
     let edge: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
-    let gated = trine_testkit::Gated::new(edge);
-    gated.open();
+    let gated = trine_testkit::gated(edge);
+    gated.hook().open();
     let store: Arc<dyn Store> = gated.clone();
     let grace = std::time::Duration::from_millis(500);
     let config = MeshConfig {
@@ -540,11 +540,11 @@ async fn stopping_cuts_off_a_call_still_running_after_the_grace() {
     let mut client = gateway_client(&mesh).await;
     trine_testkit::upsert_all(&mut client, fillers(3)).await;
 
-    gated.stall();
+    gated.hook().stall();
     let search = tokio::spawn(async move { client.search(search(TITLE, "acme")).await });
     // In flight: semantic-svc's query waits on the store.
     let waited = std::time::Instant::now();
-    while gated.waiting() == 0 {
+    while gated.hook().waiting() == 0 {
         assert!(
             waited.elapsed() < std::time::Duration::from_secs(10),
             "the search reached the store"
@@ -562,6 +562,6 @@ async fn stopping_cuts_off_a_call_still_running_after_the_grace() {
         took < grace + std::time::Duration::from_secs(3),
         "stopped in {took:?}, the grace {grace:?}"
     );
-    gated.release();
+    gated.hook().release();
     let _ = search.await;
 }

@@ -2,7 +2,7 @@
 //! document frequencies are being built, it reports NOT_SERVING and answers
 //! no search, the gateway's health follows it, and a search sent meanwhile
 //! waits — within its deadline — instead of being answered with counts that
-//! each cost a read. The statistics are held back by [`Gated`], over a real
+//! each cost a read. The statistics are held back by [`trine_testkit::Gated`], over a real
 //! embedded store, for as long as the test needs; the mesh is the real one,
 //! over gRPC on loopback.
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
@@ -20,7 +20,7 @@ use trine_api::v1::{CandidatesRequest, Filters, SearchRequest};
 use trine_embed::{Embedder, HashEmbedder};
 use trine_mesh::{MeshConfig, channel};
 use trine_store::{EdgeStore, Store};
-use trine_testkit::{Gated, MEETING, TITLE};
+use trine_testkit::{MEETING, TITLE, gated};
 
 async fn health(addr: std::net::SocketAddr, service: &str) -> ServingStatus {
     let mut client = HealthClient::new(channel(&addr.to_string()).unwrap());
@@ -61,7 +61,7 @@ fn title_search(timeout: Duration) -> tonic::Request<SearchRequest> {
 async fn no_search_is_answered_before_counts_are_cheap() {
     let dir = tempfile::tempdir().unwrap();
     let edge: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
-    let gated = Gated::new(edge);
+    let gated = gated(edge);
     let embedder: Arc<dyn Embedder> = Arc::new(HashEmbedder::new(64));
     let mesh = trine_testkit::starting_mesh(gated.clone(), embedder, MeshConfig::default()).await;
     let mut client = MemoryClient::connect(format!("http://{}", mesh.gateway))
@@ -110,18 +110,22 @@ async fn no_search_is_answered_before_counts_are_cheap() {
         .unwrap_err();
     assert_eq!(waited.code(), Code::Unavailable, "{waited:?}");
     assert!(waited.message().contains("starting"), "{waited:?}");
-    assert_eq!(gated.count_reads(), 0, "no count was read while starting");
+    assert_eq!(
+        gated.hook().count_reads(),
+        0,
+        "no count was read while starting"
+    );
 
     // A search sent while starting is answered once the statistics are
     // built, every count read from them.
     let mut early = client.clone();
     let first =
         tokio::spawn(async move { early.search(title_search(Duration::from_secs(60))).await });
-    gated.open();
+    gated.hook().open();
     let answer = first.await.unwrap().unwrap().into_inner();
     assert_eq!(answer.hits.first().map(|h| h.id.as_str()), Some(MEETING));
     assert_eq!(
-        gated.count_reads(),
+        gated.hook().count_reads(),
         0,
         "the first search's counts were read from the statistics"
     );

@@ -1,4 +1,4 @@
-//! BM25 over a candidate set (DESIGN.md §1): document frequencies are exact
+//! BM25 over a candidate set (docs/design.md §5): document frequencies are exact
 //! counts within the search's filters, N the exact count of points within
 //! them; term frequency and length come from the point's own text, or from
 //! its sparse encoding of that text (`TermCounts::of_vector`: the same counts).

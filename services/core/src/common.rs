@@ -2,8 +2,9 @@
 //! candidate read (docs/search.md, "Common words").
 //!
 //! The index's own stop list ([`crate::terms::STOP_WORDS`], Lucene's 33
-//! English words) is what the sparse encoding and the kept frequencies leave
-//! out of every text; it stays as it is, so that no stored vector changes.
+//! English words) is what the text index and the kept frequencies leave out
+//! of every text (the sparse encoding keeps every word); it stays as it is,
+//! so that no stored vector changes.
 //! Common words are a query's matter: `When did she go to the support
 //! group?` is read and scored on `support` and `group` (and `go`), not on
 //! `when`, `did`, `she`. The lists are NLTK's, from the `stop-words` crate,

@@ -1,4 +1,4 @@
-//! How a token is normalised after the split (DESIGN.md §1, "Terms"): what
+//! How a token is normalised after the split (docs/design.md §2): what
 //! the collection's full-text index does, so that every term trine makes can
 //! match the index and BM25, the sparse encoding and the verbatim check see
 //! the words the index sees.

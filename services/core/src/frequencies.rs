@@ -1,5 +1,5 @@
 //! Per-tenant document frequencies: the `candidates` strategy's exact counts
-//! (DESIGN.md §1: N, and each term's points within the filters) kept as
+//! (docs/design.md §5: N, and each term's points within the filters) kept as
 //! memories are written, so that a search counts without reading the store.
 //!
 //! A memory adds one to its tenant's point count and one to the frequency of
@@ -13,7 +13,7 @@
 //! statistics are its own.
 //!
 //! They also keep what Qdrant's IDF modifier computes of the `sparse` space
-//! (DESIGN.md §2, `sparse`) over a tenant's points on every query: the
+//! (docs/design.md §3, `sparse`) over a tenant's points on every query: the
 //! points with a sparse vector, and for each dimension the points whose
 //! vector holds it — counted from the vectors themselves, so a dimension two
 //! tokens share (CRC-32) counts as Qdrant counts it. [`Frequencies::idf_weighted`]

@@ -1,4 +1,4 @@
-//! Fusion (DESIGN.md §1, "Fusion"): the verbatim tier first, then the lexical
+//! Fusion (docs/design.md §7): the verbatim tier first, then the lexical
 //! and semantic lists fused by one of three methods.
 //!
 //! - **The verbatim tier.** A lexical candidate that holds the whole query

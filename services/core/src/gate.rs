@@ -1,4 +1,4 @@
-//! The lexical gate (DESIGN.md §2, `gate`): the query's salient tokens —
+//! The lexical gate (docs/design.md §3, `gate`): the query's salient tokens —
 //! identifiers, IPs, versions and dates first, then content words — become a
 //! `should` full-text condition; dense similarity ranks inside it.
 

@@ -1,7 +1,7 @@
 //! Pure search algorithms of trine: query terms, the verbatim check, BM25 over
 //! a candidate set, reciprocal rank fusion and the explain record.
 //!
-//! Nothing here does IO; every function is a rule of DESIGN.md §1 and is
+//! Nothing here does IO; every function is a rule of docs/design.md and is
 //! tested table-driven.
 #![forbid(unsafe_code)]
 

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-/// The payload keys of a memory (DESIGN.md §3).
+/// The payload keys of a memory (docs/design.md §1).
 pub mod keys {
     pub const TEXT: &str = "text";
     pub const SOURCE: &str = "source";

@@ -1,6 +1,6 @@
 //! Per-tenant postings: for each token (as the full-text index holds it),
 //! the points holding it in ascending id order — what a term read of the
-//! `candidates` strategy scrolls in the store (DESIGN.md §1), kept in memory
+//! `candidates` strategy scrolls in the store (docs/design.md §3), kept in memory
 //! with each point's `sparse` vector (the term frequencies BM25 reads), so
 //! that the read needs no store call.
 //!

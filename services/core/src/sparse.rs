@@ -1,4 +1,4 @@
-//! The sparse lexical encoding (DESIGN.md §2, `sparse`): a text becomes a tf
+//! The sparse lexical encoding (docs/design.md §3, `sparse`): a text becomes a tf
 //! vector over its tokens — split as query terms are — with each token's id
 //! its CRC-32; a query becomes weight 1 per term. Qdrant's IDF modifier on the
 //! sparse space supplies the inverse document frequency at query time.

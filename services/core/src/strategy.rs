@@ -1,4 +1,4 @@
-//! The lexical strategies (DESIGN.md §2) and search modes, by name.
+//! The lexical strategies (docs/design.md §3) and search modes (§7), by name.
 
 /// What the lexical channel does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,4 +1,4 @@
-//! Query terms (DESIGN.md §1, "Terms").
+//! Query terms (docs/design.md §2).
 //!
 //! Text is split on every character that is not a letter or digit, and each
 //! piece is normalised as the collection's index does it ([`Fold`]: ASCII
@@ -72,7 +72,7 @@ pub fn terms(query: &str, fold: Fold) -> Vec<String> {
 
 /// The most terms the lexical channel counts and scores for one query: a
 /// pasted paragraph of hundreds of terms would otherwise make as many exact
-/// counts (DESIGN.md §1's counts are one per term).
+/// counts (docs/design.md §5's counts are one per term).
 pub const MAX_COUNTED_TERMS: usize = 32;
 
 /// At most `max` of the terms, in query order: the longest ones (earlier

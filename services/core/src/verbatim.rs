@@ -1,4 +1,4 @@
-//! The verbatim check (DESIGN.md §1, "Verbatim list"): the query appears in a
+//! The verbatim check (docs/design.md §4): the query appears in a
 //! text, comparing both sides lowercased — and ASCII-folded where the
 //! collection's index folds ([`Fold`]), so that the check confirms what the
 //! index's phrase match finds — with every run of whitespace folded to one

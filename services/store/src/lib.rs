@@ -19,6 +19,7 @@ mod retrying;
 mod server;
 mod text_match;
 mod tracked;
+mod wrap;
 
 use std::sync::Arc;
 
@@ -27,13 +28,15 @@ use uuid::Uuid;
 
 pub use edge::{EdgeStore, Restored};
 pub use error::{Result, StoreError};
-pub use metered::Metered;
+pub use metered::{Metered, Timing};
 pub use model::*;
 pub use payload::{FieldIndex, PayloadSchema, TimeBounds, TimeFormat};
 pub use query::{NativeLexical, Query, Ranking};
-pub use retrying::{BACKOFF, Budget, Outcome, RETRIES, Retrying};
+pub use retrying::{BACKOFF, Budget, Outcome, RETRIES, Retries, Retrying};
 pub use server::{CHANNELS_PER_NODE, Layout, ReadConsistency, ServerStore};
-pub use tracked::Tracked;
+pub use tracked::{Keeper, Tracked};
+use wrap::store_api;
+pub use wrap::{BoxFuture, Call, Run};
 
 /// `store` as a service uses it: each call made again when the store could
 /// not be reached ([`Retrying`]), and timed, retries included ([`Metered`]),
@@ -232,150 +235,159 @@ pub fn check_schema(collection: &str, recorded: u32) -> Result<()> {
 /// Points per write batch, for callers that stream many points.
 pub const UPSERT_BATCH: usize = 256;
 
-/// A trine collection in Qdrant. Every read takes a [`Filter`], whose tenant is
-/// always applied: no result, count or statistic crosses it.
-#[async_trait]
-pub trait Store: Send + Sync + 'static {
-    /// `edge` or `server`.
-    fn backend(&self) -> &'static str;
+store_api! {
+    /// A trine collection in Qdrant. Every read takes a [`Filter`], whose tenant is
+    /// always applied: no result, count or statistic crosses it.
+    pub trait Store {
+        /// `edge` or `server`.
+        fn backend(&self) -> &'static str;
 
-    /// The collection's name.
-    fn collection(&self) -> &str;
+        /// The collection's name.
+        fn collection(&self) -> &str;
 
-    /// Creates the collection when missing (dense `dense` of the embedder's
-    /// dimension, cosine; sparse `sparse` with IDF; the full-text index on the
-    /// text with phrase matching and BM25 scoring; keyword indexes on tenant,
-    /// project, kind, source; datetime indexes on created_at, valid_from,
-    /// valid_until) and records the embedder. An existing collection written by
-    /// another embedder is refused with [`StoreError::EmbedderMismatch`].
-    async fn ensure_collection(&self, spec: &CollectionSpec) -> Result<CollectionInfo>;
+        /// The exact number of points within `filter` where the store keeps
+        /// statistics that decide it without a read (the embedded store's
+        /// per-tenant document frequencies: `trine_core::Frequencies`); else
+        /// [`Store::count`] it. No default: a wrapper that forgot to pass it on
+        /// would count every term in the store.
+        fn counted(&self, filter: &Filter) -> Counted;
 
-    /// What the collection is, or `None` when it does not exist.
-    async fn info(&self) -> Result<Option<CollectionInfo>>;
+        /// Starts building the statistics [`Store::counted`] reads, where the
+        /// store keeps them and has not yet, instead of at the first count: what
+        /// a server does before it takes searches. Returns at once.
+        fn keep_counts(&self);
 
-    /// Makes the full-text index on the text field exist with this fold:
-    /// creates it when missing, rebuilds it in place when it folds otherwise
-    /// (an upgrade the operator asked for: `trine text-index
-    /// --ascii-folding`), else does nothing. No point changes. Returns
-    /// whether it created or rebuilt the index.
-    async fn create_text_index(&self, fold: Fold) -> Result<bool>;
+        /// Whether the statistics [`Store::counted`] reads are built, being
+        /// built, or not kept: what a lexical service's readiness waits for.
+        fn keeping(&self) -> Keeping;
 
-    /// Inserts or replaces points by id. Acknowledged when durable.
-    async fn upsert(&self, points: Vec<Point>) -> Result<()>;
-
-    /// Deletes points by id; ids that do not exist are ignored.
-    async fn delete(&self, ids: &[Uuid]) -> Result<()>;
-
-    /// The memories with these ids, in the order asked; missing ids are left out.
-    async fn get(&self, ids: &[Uuid]) -> Result<Vec<Memory>>;
-
-    /// The exact number of points matching the filter.
-    async fn count(&self, filter: &Filter) -> Result<u64>;
-
-    /// The exact number of points within `filter` where the store keeps
-    /// statistics that decide it without a read (the embedded store's
-    /// per-tenant document frequencies: `trine_core::Frequencies`); else
-    /// [`Store::count`] it. No default: a wrapper that forgot to pass it on
-    /// would count every term in the store.
-    fn counted(&self, filter: &Filter) -> Counted;
-
-    /// Starts building the statistics [`Store::counted`] reads, where the
-    /// store keeps them and has not yet, instead of at the first count: what
-    /// a server does before it takes searches. Returns at once.
-    fn keep_counts(&self);
-
-    /// The writes journaled at or after `from` (µs since the epoch, by the
-    /// writers' clocks), oldest first, at most `limit`; `None` where the
-    /// store keeps no journal (the embedded store: its one process hears
-    /// every write itself). A server collection journals each write trine
-    /// makes once it has landed, so that a process keeping statistics over
-    /// it ([`Tracked`]) hears of what every other process wrote.
-    async fn changes(&self, from: i64, limit: usize) -> Result<Option<Vec<Change>>>;
-
-    /// Whether the statistics [`Store::counted`] reads are built, being
-    /// built, or not kept: what a lexical service's readiness waits for.
-    fn keeping(&self) -> Keeping;
-
-    /// The size of the statistics [`Store::counted`] reads while they are
-    /// built ([`Keeping::Ready`]); `None` otherwise. No default, as
-    /// [`Store::counted`].
-    fn kept(&self) -> Option<KeptSize>;
-
-    /// Up to `limit` points matching the filter with what BM25 needs of each —
-    /// its sparse encoding — and, with `source`, its source, never its text,
-    /// in ascending point-id order from `offset` (inclusive): the lexical
-    /// channel's reads.
-    async fn scroll_terms(
-        &self,
-        filter: &Filter,
-        limit: usize,
-        offset: Option<Uuid>,
-        source: bool,
-    ) -> Result<TermPage>;
-
-    /// Each read's first page, as [`Store::scroll_terms`] and
-    /// [`Store::scroll`] read it, in the order asked: the reads a search can
-    /// make at once: side by side ([`side_by_side`]) unless the store does
-    /// better (Edge: in one blocking task; a server asked to batch them: one
-    /// call, Qdrant's batch query).
-    async fn read_batch(&self, reads: &[BatchRead]) -> Result<Vec<BatchPage>> {
-        side_by_side(self, reads).await
+        /// The size of the statistics [`Store::counted`] reads while they are
+        /// built ([`Keeping::Ready`]); `None` otherwise. No default, as
+        /// [`Store::counted`].
+        fn kept(&self) -> Option<KeptSize>;
     }
+    calls {
+        /// Creates the collection when missing (dense `dense` of the embedder's
+        /// dimension, cosine; sparse `sparse` with IDF; the full-text index on the
+        /// text with phrase matching and BM25 scoring; keyword indexes on tenant,
+        /// project, kind, source; datetime indexes on created_at, valid_from,
+        /// valid_until) and records the embedder. An existing collection written by
+        /// another embedder is refused with [`StoreError::EmbedderMismatch`].
+        EnsureCollection:
+        async fn ensure_collection(&self, spec: &CollectionSpec) -> Result<CollectionInfo>;
 
-    /// Up to `limit` memories matching the filter, in ascending point-id order,
-    /// starting at `offset` (inclusive).
-    async fn scroll(
-        &self,
-        filter: &Filter,
-        limit: usize,
-        offset: Option<Uuid>,
-    ) -> Result<ScrollPage>;
+        /// What the collection is, or `None` when it does not exist.
+        Info:
+        async fn info(&self) -> Result<Option<CollectionInfo>>;
 
-    /// The `limit` best points of the query's filter under its ranking,
-    /// each with the payload the query asks ([`Query`]). Every store runs
-    /// [`Query::check`] first, so that both refuse the same input alike.
-    async fn query(&self, query: Query) -> Result<Vec<Hit>>;
+        /// Makes the full-text index on the text field exist with this fold:
+        /// creates it when missing, rebuilds it in place when it folds otherwise
+        /// (an upgrade the operator asked for: `trine text-index
+        /// --ascii-folding`), else does nothing. No point changes. Returns
+        /// whether it created or rebuilt the index.
+        CreateTextIndex:
+        async fn create_text_index(&self, fold: Fold) -> Result<bool>;
 
-    /// Replaces the `sparse` vector of existing points, leaving their dense
-    /// vector and payload as they are; ids that do not exist are skipped.
-    /// Acknowledged when durable.
-    async fn set_sparse(&self, vectors: Vec<(Uuid, SparseVector)>) -> Result<()>;
+        /// Inserts or replaces points by id. Acknowledged when durable.
+        Upsert:
+        async fn upsert(&self, points: Vec<Point>) -> Result<()>;
 
-    /// Up to `limit` memories of every tenant — all of them, or those whose
-    /// point has no `sparse` vector — in ascending point-id order from
-    /// `offset` (inclusive). An administrative read (sparse back-fill, the
-    /// re-encoding of an upgraded fold), not a search.
-    async fn scan(&self, scope: Scan, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage>;
+        /// Deletes points by id; ids that do not exist are ignored.
+        Delete:
+        async fn delete(&self, ids: &[Uuid]) -> Result<()>;
 
-    /// The exact number of points, over every tenant, with no `sparse` vector.
-    async fn count_missing_sparse(&self) -> Result<u64>;
+        /// The memories with these ids, in the order asked; missing ids are left out.
+        Get:
+        async fn get(&self, ids: &[Uuid]) -> Result<Vec<Memory>>;
 
-    /// Builds indexes (HNSW, immutable text index) after a bulk ingest. Reads
-    /// and writes keep working meanwhile.
-    async fn optimize(&self) -> Result<()>;
+        /// The exact number of points matching the filter.
+        Count:
+        async fn count(&self, filter: &Filter) -> Result<u64>;
 
-    /// Copies the collection into `dir` (made by
-    /// [`backup::prepare`]: new and empty) while it serves: Edge, a
-    /// consistent copy of its directory (writes wait meanwhile); a server,
-    /// Qdrant's snapshot of the collection on each node. Returns what was
-    /// copied, for [`backup::seal`].
-    async fn backup(&self, dir: &std::path::Path) -> Result<backup::Manifest>;
+        /// The writes journaled at or after `from` (µs since the epoch, by the
+        /// writers' clocks), oldest first, at most `limit`; `None` where the
+        /// store keeps no journal (the embedded store: its one process hears
+        /// every write itself). A server collection journals each write trine
+        /// makes once it has landed, so that a process keeping statistics over
+        /// it ([`Tracked`]) hears of what every other process wrote.
+        Changes:
+        async fn changes(&self, from: i64, limit: usize) -> Result<Option<Vec<Change>>>;
 
-    /// Those of `ids` that exist, whole — memory, dense and sparse vectors —
-    /// in the order asked, over every tenant: an administrative read (a
-    /// backup's check), not a search.
-    async fn points(&self, ids: &[Uuid]) -> Result<Vec<Point>>;
+        /// Up to `limit` points matching the filter with what BM25 needs of each —
+        /// its sparse encoding — and, with `source`, its source, never its text,
+        /// in ascending point-id order from `offset` (inclusive): the lexical
+        /// channel's reads.
+        ScrollTerms:
+        async fn scroll_terms(&self, filter: &Filter, limit: usize, offset: Option<Uuid>, source: bool) -> Result<TermPage>;
 
-    /// Publishes this gateway's heartbeat and returns those of every
-    /// gateway heard within `live`, `me`'s included, where gateways in
-    /// several processes share the store (a server: a sibling collection,
-    /// `<collection>__trine_gateways`); `None` where one process is all
-    /// there is (the embedded store). How replicas of the gateway share a
-    /// tenant's request rate.
-    async fn gateways(&self, me: &Beat, live: std::time::Duration) -> Result<Option<Vec<Beat>>>;
+        /// Each read's first page, as [`Store::scroll_terms`] and
+        /// [`Store::scroll`] read it, in the order asked: the reads a search can
+        /// make at once: side by side ([`side_by_side`]) unless the store does
+        /// better (Edge: in one blocking task; a server asked to batch them: one
+        /// call, Qdrant's batch query).
+        ReadBatch:
+        async fn read_batch(&self, reads: &[BatchRead]) -> Result<Vec<BatchPage>>;
 
-    /// Records [`SCHEMA`] in a collection of an earlier layout version
-    /// (`trine upgrade`), changing nothing else; returns the version it
-    /// had, or `None` where it was current. A later one is refused.
-    async fn upgrade(&self) -> Result<Option<u32>>;
+        /// Up to `limit` memories matching the filter, in ascending point-id order,
+        /// starting at `offset` (inclusive).
+        Scroll:
+        async fn scroll(&self, filter: &Filter, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage>;
+
+        /// The `limit` best points of the query's filter under its ranking,
+        /// each with the payload the query asks ([`Query`]). Every store runs
+        /// [`Query::check`] first, so that both refuse the same input alike.
+        Query(query.ranking.op()):
+        async fn query(&self, query: Query) -> Result<Vec<Hit>>;
+
+        /// Replaces the `sparse` vector of existing points, leaving their dense
+        /// vector and payload as they are; ids that do not exist are skipped.
+        /// Acknowledged when durable.
+        SetSparse:
+        async fn set_sparse(&self, vectors: Vec<(Uuid, SparseVector)>) -> Result<()>;
+
+        /// Up to `limit` memories of every tenant — all of them, or those whose
+        /// point has no `sparse` vector — in ascending point-id order from
+        /// `offset` (inclusive). An administrative read (sparse back-fill, the
+        /// re-encoding of an upgraded fold), not a search.
+        Scan:
+        async fn scan(&self, scope: Scan, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage>;
+
+        /// The exact number of points, over every tenant, with no `sparse` vector.
+        CountMissingSparse:
+        async fn count_missing_sparse(&self) -> Result<u64>;
+
+        /// Builds indexes (HNSW, immutable text index) after a bulk ingest. Reads
+        /// and writes keep working meanwhile.
+        Optimize:
+        async fn optimize(&self) -> Result<()>;
+
+        /// Copies the collection into `dir` (made by
+        /// [`backup::prepare`]: new and empty) while it serves: Edge, a
+        /// consistent copy of its directory (writes wait meanwhile); a server,
+        /// Qdrant's snapshot of the collection on each node. Returns what was
+        /// copied, for [`backup::seal`].
+        Backup:
+        async fn backup(&self, dir: &std::path::Path) -> Result<backup::Manifest>;
+
+        /// Those of `ids` that exist, whole — memory, dense and sparse vectors —
+        /// in the order asked, over every tenant: an administrative read (a
+        /// backup's check), not a search.
+        Points:
+        async fn points(&self, ids: &[Uuid]) -> Result<Vec<Point>>;
+
+        /// Publishes this gateway's heartbeat and returns those of every
+        /// gateway heard within `live`, `me`'s included, where gateways in
+        /// several processes share the store (a server: a sibling collection,
+        /// `<collection>__trine_gateways`); `None` where one process is all
+        /// there is (the embedded store). How replicas of the gateway share a
+        /// tenant's request rate.
+        Gateways:
+        async fn gateways(&self, me: &Beat, live: std::time::Duration) -> Result<Option<Vec<Beat>>>;
+
+        /// Records [`SCHEMA`] in a collection of an earlier layout version
+        /// (`trine upgrade`), changing nothing else; returns the version it
+        /// had, or `None` where it was current. A later one is refused.
+        Upgrade:
+        async fn upgrade(&self) -> Result<Option<u32>>;
+    }
 }

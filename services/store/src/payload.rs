@@ -302,7 +302,7 @@ pub struct TimeBounds {
 }
 
 impl TimeBounds {
-    /// The validity view at `at` (DESIGN.md §3): the bounds `valid_from`
+    /// The validity view at `at` (docs/design.md §1): the bounds `valid_from`
     /// must meet (`<= at`) and those `valid_until` must meet (`> at`); an
     /// absent side is open, which the stores add.
     pub fn validity_at(at: DateTime<Utc>) -> (Self, Self) {

@@ -10,19 +10,13 @@
 //! Each retry is counted in the service's metrics by its outcome
 //! (`trine_store_retries_total{op,outcome}`).
 
-use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use trine_telemetry::Metrics;
-use uuid::Uuid;
 
-use crate::{
-    BatchPage, BatchRead, Change, CollectionInfo, CollectionSpec, Counted, Filter, Fold, Hit,
-    Keeping, KeptSize, Memory, Point, Query, Result, Scan, ScrollPage, SparseVector, Store,
-    StoreError, TermPage,
-};
+use crate::{Around, Call, Op, Result, Run, Store, StoreError, Wrapped};
 
 /// Retries after the first attempt, at most.
 pub const RETRIES: u32 = 3;
@@ -86,12 +80,27 @@ impl Outcome {
     }
 }
 
-/// Wraps a store; a call that could not reach it is made again (see the
-/// module).
-pub struct Retrying {
-    inner: Arc<dyn Store>,
+/// The hook that makes a call again when the store could not be reached
+/// (see the module).
+pub struct Retries {
     metrics: Arc<Metrics>,
     budget: Mutex<Budget>,
+}
+
+/// A store whose calls are made again when it could not be reached (see
+/// the module).
+pub type Retrying = Wrapped<Retries>;
+
+impl Retrying {
+    pub fn new(inner: Arc<dyn Store>, metrics: Arc<Metrics>) -> Self {
+        Wrapped::with(
+            inner,
+            Retries {
+                metrics,
+                budget: Mutex::new(Budget::default()),
+            },
+        )
+    }
 }
 
 /// Whether trying again may answer otherwise.
@@ -102,28 +111,25 @@ fn transient(result: &Result<impl Sized>) -> bool {
     )
 }
 
-impl Retrying {
-    pub fn new(inner: Arc<dyn Store>, metrics: Arc<Metrics>) -> Self {
-        Self {
-            inner,
-            metrics,
-            budget: Mutex::new(Budget::default()),
-        }
-    }
-
+impl Retries {
     fn budget(&self) -> std::sync::MutexGuard<'_, Budget> {
         match self.budget.lock() {
             Ok(budget) => budget,
             Err(poisoned) => poisoned.into_inner(),
         }
     }
+}
 
-    async fn retried<T, F, Fut>(&self, op: &str, call: F) -> Result<T>
-    where
-        F: Fn() -> Fut,
-        Fut: Future<Output = Result<T>>,
-    {
-        let mut result = call().await;
+#[async_trait]
+impl Around for Retries {
+    /// A backup is not made again (it is long, and its caller sees why it
+    /// failed), nor a gateway's heartbeat (the next beat is the retry).
+    async fn around<'a, T: Send + 'a>(&'a self, call: Call, run: &'a Run<'a, T>) -> Result<T> {
+        if matches!(call.op, Op::Backup | Op::Gateways) {
+            return run().await;
+        }
+        let op = call.op.name();
+        let mut result = run().await;
         let mut wait = BACKOFF;
         for attempt in 0..=RETRIES {
             let failed = transient(&result);
@@ -145,120 +151,9 @@ impl Retrying {
             }
             tokio::time::sleep(wait).await;
             wait *= 2;
-            result = call().await;
+            result = run().await;
         }
         result
-    }
-}
-
-#[async_trait]
-impl Store for Retrying {
-    fn backend(&self) -> &'static str {
-        self.inner.backend()
-    }
-    fn collection(&self) -> &str {
-        self.inner.collection()
-    }
-    async fn ensure_collection(&self, spec: &CollectionSpec) -> Result<CollectionInfo> {
-        self.retried("ensure_collection", || self.inner.ensure_collection(spec))
-            .await
-    }
-    async fn info(&self) -> Result<Option<CollectionInfo>> {
-        self.retried("info", || self.inner.info()).await
-    }
-    async fn create_text_index(&self, fold: Fold) -> Result<bool> {
-        self.retried("create_text_index", || self.inner.create_text_index(fold))
-            .await
-    }
-    async fn upsert(&self, points: Vec<Point>) -> Result<()> {
-        self.retried("upsert", || self.inner.upsert(points.clone()))
-            .await
-    }
-    async fn delete(&self, ids: &[Uuid]) -> Result<()> {
-        self.retried("delete", || self.inner.delete(ids)).await
-    }
-    async fn get(&self, ids: &[Uuid]) -> Result<Vec<Memory>> {
-        self.retried("get", || self.inner.get(ids)).await
-    }
-    async fn count(&self, filter: &Filter) -> Result<u64> {
-        self.retried("count", || self.inner.count(filter)).await
-    }
-    fn counted(&self, filter: &Filter) -> Counted {
-        self.inner.counted(filter)
-    }
-    fn keep_counts(&self) {
-        self.inner.keep_counts();
-    }
-    async fn changes(&self, from: i64, limit: usize) -> Result<Option<Vec<Change>>> {
-        self.retried("changes", || self.inner.changes(from, limit))
-            .await
-    }
-    fn keeping(&self) -> Keeping {
-        self.inner.keeping()
-    }
-    fn kept(&self) -> Option<KeptSize> {
-        self.inner.kept()
-    }
-    async fn scroll_terms(
-        &self,
-        filter: &Filter,
-        limit: usize,
-        offset: Option<Uuid>,
-        source: bool,
-    ) -> Result<TermPage> {
-        self.retried("scroll_terms", || {
-            self.inner.scroll_terms(filter, limit, offset, source)
-        })
-        .await
-    }
-    async fn read_batch(&self, reads: &[BatchRead]) -> Result<Vec<BatchPage>> {
-        self.retried("read_batch", || self.inner.read_batch(reads))
-            .await
-    }
-    async fn scroll(
-        &self,
-        filter: &Filter,
-        limit: usize,
-        offset: Option<Uuid>,
-    ) -> Result<ScrollPage> {
-        self.retried("scroll", || self.inner.scroll(filter, limit, offset))
-            .await
-    }
-    async fn query(&self, query: Query) -> Result<Vec<Hit>> {
-        self.retried("query", || self.inner.query(query.clone()))
-            .await
-    }
-    async fn set_sparse(&self, vectors: Vec<(Uuid, SparseVector)>) -> Result<()> {
-        self.retried("set_sparse", || self.inner.set_sparse(vectors.clone()))
-            .await
-    }
-    async fn scan(&self, scope: Scan, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage> {
-        self.retried("scan", || self.inner.scan(scope, limit, offset))
-            .await
-    }
-    async fn count_missing_sparse(&self) -> Result<u64> {
-        self.retried("count_missing_sparse", || self.inner.count_missing_sparse())
-            .await
-    }
-    async fn optimize(&self) -> Result<()> {
-        self.retried("optimize", || self.inner.optimize()).await
-    }
-    /// Not made again: a backup is long, and its caller sees why it failed.
-    async fn backup(&self, dir: &std::path::Path) -> Result<crate::backup::Manifest> {
-        self.inner.backup(dir).await
-    }
-    async fn points(&self, ids: &[Uuid]) -> Result<Vec<Point>> {
-        self.retried("points", || self.inner.points(ids)).await
-    }
-    async fn upgrade(&self) -> Result<Option<u32>> {
-        self.retried("upgrade", || self.inner.upgrade()).await
-    }
-    async fn gateways(
-        &self,
-        me: &crate::Beat,
-        live: std::time::Duration,
-    ) -> Result<Option<Vec<crate::Beat>>> {
-        self.inner.gateways(me, live).await
     }
 }
 

@@ -32,18 +32,12 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
-use trine_core::model::{
-    CollectionInfo, CollectionSpec, Filter, Hit, Memory, Point, ScrollPage, SparseVector, TermPage,
-};
+use trine_core::model::{Filter, Memory};
 use trine_core::{Fold, Frequencies, Tally};
 use uuid::Uuid;
 
 use crate::server::{RETENTION, micros, now_micros};
-use crate::{
-    BatchPage, BatchRead, Change, Counted, Keeping, KeptSize, Query, Result, Scan, Store,
-    StoreError,
-};
+use crate::{Around, Change, Counted, Keeping, KeptSize, Result, Scan, Store, StoreError, Wrapped};
 
 /// How often the journal is read.
 pub const POLL: Duration = Duration::from_millis(200);
@@ -59,12 +53,15 @@ const RETRY: Duration = Duration::from_secs(5);
 /// otherwise (`trine text-index --stemmer`) makes the statistics rebuilt.
 const INDEX_EVERY: u32 = 25;
 
-/// A store whose document frequencies this process keeps, hearing of every
-/// trine write through the store's change journal (see the module).
-pub struct Tracked {
-    inner: Arc<dyn Store>,
+/// The hook that keeps a store's document frequencies in this process,
+/// hearing of every trine write through the store's change journal (see
+/// the module).
+pub struct Keeper {
     shared: Arc<Shared>,
 }
+
+/// A store whose document frequencies this process keeps (see the module).
+pub type Tracked = Wrapped<Keeper>;
 
 struct Shared {
     state: Mutex<State>,
@@ -119,17 +116,15 @@ fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Tracked {
     pub fn new(inner: Arc<dyn Store>) -> Self {
-        Self {
-            inner,
-            shared: Arc::new(Shared {
-                state: Mutex::new(State::Unkept),
-            }),
-        }
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::Unkept),
+        });
+        Wrapped::with(inner, Keeper { shared })
     }
 
     /// The bytes the keeper holds for its points' tallies (0 until built).
     pub fn kept_bytes(&self) -> usize {
-        match &*locked(&self.shared.state) {
+        match &*locked(&self.hook().shared.state) {
             State::Ready(book) => book.bytes,
             _ => 0,
         }
@@ -303,37 +298,10 @@ async fn reread(
     Ok(current)
 }
 
-#[async_trait]
-impl Store for Tracked {
-    fn backend(&self) -> &'static str {
-        self.inner.backend()
-    }
-    fn collection(&self) -> &str {
-        self.inner.collection()
-    }
-    async fn ensure_collection(&self, spec: &CollectionSpec) -> Result<CollectionInfo> {
-        self.inner.ensure_collection(spec).await
-    }
-    async fn info(&self) -> Result<Option<CollectionInfo>> {
-        self.inner.info().await
-    }
-    async fn create_text_index(&self, fold: Fold) -> Result<bool> {
-        self.inner.create_text_index(fold).await
-    }
-    async fn upsert(&self, points: Vec<Point>) -> Result<()> {
-        self.inner.upsert(points).await
-    }
-    async fn delete(&self, ids: &[Uuid]) -> Result<()> {
-        self.inner.delete(ids).await
-    }
-    async fn get(&self, ids: &[Uuid]) -> Result<Vec<Memory>> {
-        self.inner.get(ids).await
-    }
-    async fn count(&self, filter: &Filter) -> Result<u64> {
-        self.inner.count(filter).await
-    }
+/// Every call passes through; the statistics are the keeper's.
+impl Around for Keeper {
     /// From the kept statistics once built (a tenant, or one term).
-    fn counted(&self, filter: &Filter) -> Counted {
+    fn counted<'s>(&'s self, inner: &'s Arc<dyn Store>, filter: &Filter) -> Counted {
         if filter.tenant.trim().is_empty() {
             return Counted::No;
         }
@@ -343,11 +311,11 @@ impl Store for Tracked {
                 .count(filter)
                 .map_or(Counted::No, Counted::Exact),
             State::Building | State::Rebuilding => Counted::Later,
-            State::Unkept | State::Off => self.inner.counted(filter),
+            State::Unkept | State::Off => inner.counted(filter),
         }
     }
     /// Starts the keeper (once).
-    fn keep_counts(&self) {
+    fn keep_counts<'s>(&'s self, inner: &'s Arc<dyn Store>) {
         let mut state = locked(&self.shared.state);
         if !matches!(*state, State::Unkept) {
             return;
@@ -359,76 +327,22 @@ impl Store for Tracked {
             return;
         };
         *state = State::Building;
-        let inner: Weak<dyn Store> = Arc::downgrade(&self.inner);
+        let inner: Weak<dyn Store> = Arc::downgrade(inner);
         runtime.spawn(keep(inner, Arc::downgrade(&self.shared)));
     }
-    fn kept(&self) -> Option<KeptSize> {
+    fn kept<'s>(&'s self, inner: &'s Arc<dyn Store>) -> Option<KeptSize> {
         match &*locked(&self.shared.state) {
             State::Ready(book) => Some(KeptSize::of(&book.frequencies)),
-            State::Unkept | State::Off => self.inner.kept(),
+            State::Unkept | State::Off => inner.kept(),
             State::Building | State::Rebuilding => None,
         }
     }
-    fn keeping(&self) -> Keeping {
+    fn keeping<'s>(&'s self, inner: &'s Arc<dyn Store>) -> Keeping {
         match &*locked(&self.shared.state) {
             State::Ready(_) => Keeping::Ready,
             State::Building => Keeping::Building,
             State::Rebuilding => Keeping::Not,
-            State::Unkept | State::Off => self.inner.keeping(),
+            State::Unkept | State::Off => inner.keeping(),
         }
-    }
-    async fn changes(&self, from: i64, limit: usize) -> Result<Option<Vec<Change>>> {
-        self.inner.changes(from, limit).await
-    }
-    async fn scroll_terms(
-        &self,
-        filter: &Filter,
-        limit: usize,
-        offset: Option<Uuid>,
-        source: bool,
-    ) -> Result<TermPage> {
-        self.inner.scroll_terms(filter, limit, offset, source).await
-    }
-    async fn read_batch(&self, reads: &[BatchRead]) -> Result<Vec<BatchPage>> {
-        self.inner.read_batch(reads).await
-    }
-    async fn scroll(
-        &self,
-        filter: &Filter,
-        limit: usize,
-        offset: Option<Uuid>,
-    ) -> Result<ScrollPage> {
-        self.inner.scroll(filter, limit, offset).await
-    }
-    async fn query(&self, query: Query) -> Result<Vec<Hit>> {
-        self.inner.query(query).await
-    }
-    async fn set_sparse(&self, vectors: Vec<(Uuid, SparseVector)>) -> Result<()> {
-        self.inner.set_sparse(vectors).await
-    }
-    async fn scan(&self, scope: Scan, limit: usize, offset: Option<Uuid>) -> Result<ScrollPage> {
-        self.inner.scan(scope, limit, offset).await
-    }
-    async fn count_missing_sparse(&self) -> Result<u64> {
-        self.inner.count_missing_sparse().await
-    }
-    async fn optimize(&self) -> Result<()> {
-        self.inner.optimize().await
-    }
-    async fn backup(&self, dir: &std::path::Path) -> Result<crate::backup::Manifest> {
-        self.inner.backup(dir).await
-    }
-    async fn points(&self, ids: &[Uuid]) -> Result<Vec<Point>> {
-        self.inner.points(ids).await
-    }
-    async fn upgrade(&self) -> Result<Option<u32>> {
-        self.inner.upgrade().await
-    }
-    async fn gateways(
-        &self,
-        me: &crate::Beat,
-        live: std::time::Duration,
-    ) -> Result<Option<Vec<crate::Beat>>> {
-        self.inner.gateways(me, live).await
     }
 }

@@ -1,5 +1,5 @@
 //! `trine_core::terms` and the full-text index on the text split text the
-//! same way (DESIGN.md §1): every term we make can match, and pieces of a
+//! same way (docs/design.md §2): every term we make can match, and pieces of a
 //! different split cannot.
 //!
 //! Each string is one memory's text in an Edge collection. For each:

@@ -3,7 +3,7 @@
 
 mod gated;
 pub mod relay;
-pub use gated::Gated;
+pub use gated::{Gate, Gated, gated};
 pub use relay::{Fault, Relay};
 
 use std::path::{Path, PathBuf};

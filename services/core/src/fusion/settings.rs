@@ -137,7 +137,7 @@ impl Settings {
 }
 
 impl Default for Settings {
-    /// trine's default fusion (DESIGN.md §1; the measurements are in
+    /// trine's default fusion (docs/design.md §7; the measurements are in
     /// docs/fusion.md).
     fn default() -> Self {
         Self {

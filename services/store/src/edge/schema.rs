@@ -195,7 +195,7 @@ pub(super) fn below_services_here(what: &str) {
 }
 
 /// One search thread per core: Edge's default of 4 × cores oversubscribes a
-/// small machine (DESIGN.md §8).
+/// small machine (docs/design.md §12).
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
@@ -288,7 +288,7 @@ pub(super) fn missing_indexes<'a>(
 }
 
 /// Qdrant Edge's parameters of one index; text and time indexes build no
-/// extra HNSW links (DESIGN.md §8).
+/// extra HNSW links (docs/design.md §12).
 fn index_params(index: FieldIndex, format: TimeFormat, fold: Fold) -> qe::PayloadSchemaParams {
     match index {
         FieldIndex::Text => text_index(fold),

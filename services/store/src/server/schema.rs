@@ -48,7 +48,7 @@ pub(super) fn laid_out(
 }
 
 /// The field type and index params of an index. Text and time indexes
-/// build no extra HNSW links (DESIGN.md §8: that halves optimize time); times
+/// build no extra HNSW links (docs/design.md §12: that halves optimize time); times
 /// are datetimes, or floats when the collection writes Unix numbers.
 pub(super) fn index_params(
     index: FieldIndex,
