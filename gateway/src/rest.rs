@@ -18,9 +18,13 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use http::{Method, StatusCode, header};
-use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::{Bytes, Incoming};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, FromRequest, Path, RawQuery, Request, State};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use http::{HeaderMap, Method, StatusCode, Uri, header};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -55,16 +59,10 @@ impl Default for Limits {
     }
 }
 
-type Answer = trine_telemetry::http::Response;
+type Answer = Response;
 
 fn respond(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>) -> Answer {
-    let mut response = http::Response::new(Full::new(body.into()));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        http::HeaderValue::from_static(content_type),
-    );
-    response
+    (status, [(header::CONTENT_TYPE, content_type)], body.into()).into_response()
 }
 
 fn json_answer(status: StatusCode, value: &Value) -> Answer {
@@ -88,7 +86,7 @@ fn invalid(message: &str) -> Answer {
 
 /// A `tonic::Request` carrying the HTTP request's headers as its metadata
 /// (the API key among them).
-fn request<T>(headers: &http::HeaderMap, message: T) -> tonic::Request<T> {
+fn request<T>(headers: &HeaderMap, message: T) -> tonic::Request<T> {
     tonic::Request::from_parts(
         MetadataMap::from_headers(headers.clone()),
         tonic::Extensions::default(),
@@ -103,11 +101,12 @@ fn tenant_of(query: Option<&str>) -> Option<String> {
 
 /// The explain page: the box, and when a query is given, its search.
 async fn explain(
-    service: &MemoryService,
-    headers: &http::HeaderMap,
-    query: Option<&str>,
+    State(http): State<Http>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
 ) -> Answer {
     use crate::explain::{Form, page};
+    let (service, headers, query) = (&http.service, &headers, query.as_deref());
     let form = Form {
         query: query_param(query, "query").unwrap_or_default(),
         tenant: query_param(query, "tenant").unwrap_or_default(),
@@ -147,8 +146,13 @@ async fn explain(
     )
 }
 
-async fn search(service: &MemoryService, headers: &http::HeaderMap, body: &[u8]) -> Answer {
-    let message = match search_request_from_json(body) {
+async fn search(
+    State(http): State<Http>,
+    headers: HeaderMap,
+    Body(body): Body,
+) -> Answer {
+    let (service, headers) = (&http.service, &headers);
+    let message = match search_request_from_json(&body) {
         Ok(m) => m,
         Err(e) => return invalid(&e),
     };
@@ -161,8 +165,13 @@ async fn search(service: &MemoryService, headers: &http::HeaderMap, body: &[u8])
     }
 }
 
-async fn upsert(service: &MemoryService, headers: &http::HeaderMap, body: &[u8]) -> Answer {
-    let (valid, mut failed) = match records_from_json(body) {
+async fn upsert(
+    State(http): State<Http>,
+    headers: HeaderMap,
+    Body(body): Body,
+) -> Answer {
+    let (service, headers) = (&http.service, &headers);
+    let (valid, mut failed) = match records_from_json(&body) {
         Ok(parsed) => parsed,
         Err(e) => return invalid(&e),
     };
@@ -188,12 +197,16 @@ async fn upsert(service: &MemoryService, headers: &http::HeaderMap, body: &[u8])
 
 /// MCP's streamable HTTP transport, answered as JSON: a request gets its
 /// response, a notification 202 Accepted.
-async fn mcp(service: &MemoryService, headers: &http::HeaderMap, body: &[u8]) -> Answer {
+async fn mcp(
+    State(http): State<Http>,
+    headers: HeaderMap,
+    Body(body): Body,
+) -> Answer {
     let backend = crate::mcp::Local {
-        service,
-        metadata: MetadataMap::from_headers(headers.clone()),
+        service: &http.service,
+        metadata: MetadataMap::from_headers(headers),
     };
-    let line = String::from_utf8_lossy(body);
+    let line = String::from_utf8_lossy(&body);
     match crate::mcp::handle_line(&backend, &line).await {
         Some(answer) => respond(StatusCode::OK, "application/json", answer),
         None => respond(StatusCode::ACCEPTED, "application/json", ""),
@@ -202,18 +215,22 @@ async fn mcp(service: &MemoryService, headers: &http::HeaderMap, body: &[u8]) ->
 
 /// `POST /v1/memories/{id}/forget` or `/restore` (`?tenant=`).
 async fn validity(
-    service: &MemoryService,
-    headers: &http::HeaderMap,
-    id: &str,
-    verb: &str,
-    query: Option<&str>,
+    State(http): State<Http>,
+    headers: HeaderMap,
+    Path((id, verb)): Path<(String, String)>,
+    RawQuery(query): RawQuery,
+    uri: Uri,
 ) -> Answer {
-    let Some(tenant) = tenant_of(query) else {
+    if verb != "forget" && verb != "restore" {
+        return not_found(uri).await;
+    }
+    let (service, headers, verb) = (&http.service, &headers, verb.as_str());
+    let Some(tenant) = tenant_of(query.as_deref()) else {
         return invalid("give the tenant: ?tenant=NAME");
     };
     let message = v1::ValidityRequest {
         tenant,
-        ids: vec![id.to_string()],
+        ids: vec![id.clone()],
     };
     let answer = if verb == "forget" {
         service.forget(request(headers, message)).await
@@ -232,17 +249,19 @@ async fn validity(
     }
 }
 
+/// `GET` or `DELETE /v1/memories/{id}` (`?tenant=`).
 async fn one(
-    service: &MemoryService,
-    method: &Method,
-    headers: &http::HeaderMap,
-    id: &str,
-    query: Option<&str>,
+    State(http): State<Http>,
+    method: Method,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
 ) -> Answer {
-    let Some(tenant) = tenant_of(query) else {
+    let (service, headers) = (&http.service, &headers);
+    let Some(tenant) = tenant_of(query.as_deref()) else {
         return invalid("give the tenant: ?tenant=NAME");
     };
-    let ids = vec![id.to_string()];
+    let ids = vec![id.clone()];
     if method == Method::DELETE {
         return match service
             .delete(request(headers, v1::DeleteRequest { tenant, ids }))
@@ -270,79 +289,111 @@ async fn one(
     }
 }
 
-/// Answers one HTTP request.
-pub async fn answer(
-    service: &MemoryService,
-    request: http::Request<Incoming>,
-    limits: Limits,
-) -> Answer {
-    let (parts, body) = request.into_parts();
-    let path = parts.uri.path().to_string();
-    let query = parts.uri.query().map(str::to_string);
-    let method = parts.method.clone();
-    let needs_body = method == Method::POST;
-    let body = if needs_body {
-        match Limited::new(body, limits.body_bytes).collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(_) => {
-                return json_answer(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    &error_to_json(
-                        tonic::Code::InvalidArgument,
-                        &format!(
-                            "the body is over {} bytes, or was cut off",
-                            limits.body_bytes
-                        ),
+/// What every handler shares: the service, and the body limit it names
+/// when a body is refused.
+#[derive(Clone)]
+struct Http {
+    service: MemoryService,
+    body_bytes: usize,
+}
+
+/// A request's whole body; refused with 413 when it is over the limit (or
+/// was cut off): the limit is `DefaultBodyLimit`'s, the answer trine's.
+struct Body(Bytes);
+
+impl FromRequest<Http> for Body {
+    type Rejection = Answer;
+
+    async fn from_request(request: Request, http: &Http) -> Result<Self, Answer> {
+        match Bytes::from_request(request, http).await {
+            Ok(bytes) => Ok(Self(bytes)),
+            Err(_) => Err(json_answer(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &error_to_json(
+                    tonic::Code::InvalidArgument,
+                    &format!(
+                        "the body is over {} bytes, or was cut off",
+                        http.body_bytes
                     ),
-                );
-            }
+                ),
+            )),
         }
-    } else {
-        Bytes::new()
-    };
-    let headers = &parts.headers;
-    match (&method, path.as_str()) {
-        (&Method::GET, "/healthz") => json_answer(StatusCode::OK, &json!({"status": "ok"})),
-        (&Method::GET, "/readyz") => match service.ready().await {
-            Ok(()) => json_answer(StatusCode::OK, &json!({"status": "ready"})),
-            Err(why) => json_answer(
-                StatusCode::SERVICE_UNAVAILABLE,
-                &json!({"status": "unready", "reason": why.to_string(), "starting": why.starting}),
-            ),
-        },
-        (&Method::GET, "/v1/openapi.json") => respond(StatusCode::OK, "application/json", OPENAPI),
-        (&Method::GET, "/explain" | "/") => explain(service, headers, query.as_deref()).await,
-        (&Method::POST, "/v1/search") => search(service, headers, &body).await,
-        (&Method::POST, "/v1/memories") => upsert(service, headers, &body).await,
-        (&Method::POST, "/mcp") => mcp(service, headers, &body).await,
-        (&Method::POST, p)
-            if p.starts_with("/v1/memories/")
-                && (p.ends_with("/forget") || p.ends_with("/restore")) =>
-        {
-            let (id, verb) = p["/v1/memories/".len()..]
-                .rsplit_once('/')
-                .unwrap_or_default();
-            validity(service, headers, id, verb, query.as_deref()).await
-        }
-        (&Method::GET | &Method::DELETE, p) if p.starts_with("/v1/memories/") => {
-            let id = &p["/v1/memories/".len()..];
-            one(service, &method, headers, id, query.as_deref()).await
-        }
-        (
-            _,
-            "/healthz" | "/readyz" | "/v1/openapi.json" | "/v1/search" | "/v1/memories" | "/mcp",
-        ) => json_answer(
-            StatusCode::METHOD_NOT_ALLOWED,
-            &error_to_json(
-                tonic::Code::InvalidArgument,
-                &format!("{method} is not served on {path} (see /v1/openapi.json)"),
-            ),
-        ),
-        _ => error(
-            tonic::Code::NotFound,
-            &format!("nothing is served on {path} (see /v1/openapi.json)"),
+    }
+}
+
+async fn healthz() -> Answer {
+    json_answer(StatusCode::OK, &json!({"status": "ok"}))
+}
+
+async fn readyz(State(http): State<Http>) -> Answer {
+    match http.service.ready().await {
+        Ok(()) => json_answer(StatusCode::OK, &json!({"status": "ready"})),
+        Err(why) => json_answer(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &json!({"status": "unready", "reason": why.to_string(), "starting": why.starting}),
         ),
     }
+}
+
+async fn openapi() -> Answer {
+    respond(StatusCode::OK, "application/json", OPENAPI)
+}
+
+async fn not_found(uri: Uri) -> Answer {
+    error(
+        tonic::Code::NotFound,
+        &format!("nothing is served on {} (see /v1/openapi.json)", uri.path()),
+    )
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> Answer {
+    json_answer(
+        StatusCode::METHOD_NOT_ALLOWED,
+        &error_to_json(
+            tonic::Code::InvalidArgument,
+            &format!(
+                "{method} is not served on {} (see /v1/openapi.json)",
+                uri.path()
+            ),
+        ),
+    )
+}
+
+/// A request beyond the in-flight limit is refused at once (429), never
+/// queued.
+async fn admit(State(admitted): State<Arc<Semaphore>>, request: Request, next: Next) -> Answer {
+    let Ok(_permit) = admitted.try_acquire() else {
+        return error(
+            tonic::Code::ResourceExhausted,
+            "the gateway is at its limit of requests in flight: retry shortly",
+        );
+    };
+    next.run(request).await
+}
+
+/// The HTTP surface of `service` (see the module), within `limits`.
+pub fn router(service: MemoryService, limits: Limits) -> Router {
+    let admitted = Arc::new(Semaphore::new(limits.in_flight.max(1)));
+    let http = Http {
+        service,
+        body_bytes: limits.body_bytes,
+    };
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/v1/openapi.json", get(openapi))
+        .route("/", get(explain))
+        .route("/explain", get(explain))
+        .route("/v1/search", post(search))
+        .route("/v1/memories", post(upsert))
+        .route("/v1/memories/{id}", get(one).delete(one))
+        .route("/v1/memories/{id}/{verb}", post(validity))
+        .route("/mcp", post(mcp))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(http)
+        .layer(DefaultBodyLimit::max(limits.body_bytes))
+        .layer(middleware::from_fn_with_state(admitted, admit))
 }
 
 /// Serves the HTTP surface of `service` on `listener` until `shutdown`.
@@ -350,22 +401,11 @@ pub async fn serve(
     listener: TcpListener,
     service: MemoryService,
     limits: Limits,
-    shutdown: impl Future<Output = ()> + Send,
+    shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let admitted = Arc::new(Semaphore::new(limits.in_flight.max(1)));
-    let handle = move |request: http::Request<Incoming>| {
-        let (service, admitted) = (service.clone(), admitted.clone());
-        async move {
-            let Ok(_permit) = admitted.try_acquire() else {
-                return error(
-                    tonic::Code::ResourceExhausted,
-                    "the gateway is at its limit of requests in flight: retry shortly",
-                );
-            };
-            answer(&service, request, limits).await
-        }
-    };
-    trine_telemetry::http::serve(listener, "http", handle, shutdown).await
+    axum::serve(listener, router(service, limits))
+        .with_graceful_shutdown(shutdown)
+        .await
 }
 
 #[cfg(test)]

@@ -14,7 +14,6 @@
 #![forbid(unsafe_code)]
 
 pub mod grpc;
-pub mod http;
 pub mod metrics;
 pub mod plain;
 

@@ -25,8 +25,6 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use http_body_util::Full;
-use hyper::body::Bytes;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -436,7 +434,8 @@ impl Drop for InFlight {
     }
 }
 
-fn answer(metrics: &Metrics, path: &str) -> http::Response<Full<Bytes>> {
+fn answer(metrics: &Metrics, path: &str) -> axum::response::Response {
+    use axum::response::IntoResponse;
     let (status, content_type, body) = match (path, metrics.encode()) {
         ("/metrics", Ok(text)) => (http::StatusCode::OK, CONTENT_TYPE, text),
         ("/metrics", Err(e)) => (
@@ -450,32 +449,23 @@ fn answer(metrics: &Metrics, path: &str) -> http::Response<Full<Bytes>> {
             "not found: metrics are on /metrics\n".to_string(),
         ),
     };
-    let mut response = http::Response::new(Full::new(Bytes::from(body)));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static(content_type),
-    );
-    response
+    (status, [(http::header::CONTENT_TYPE, content_type)], body).into_response()
 }
 
 /// Serves `metrics` on `GET /metrics` (HTTP/1.1) on `listener` until
-/// `shutdown` resolves.
+/// `shutdown` resolves; anything else is 404.
 pub async fn serve(
     listener: TcpListener,
     metrics: Arc<Metrics>,
-    shutdown: impl Future<Output = ()> + Send,
+    shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    crate::http::serve(
-        listener,
-        "metrics",
-        move |request| {
-            let response = answer(&metrics, request.uri().path());
-            async move { response }
-        },
-        shutdown,
-    )
-    .await
+    let router = axum::Router::new().fallback(move |uri: http::Uri| {
+        let response = answer(&metrics, uri.path());
+        async move { response }
+    });
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
 }
 
 #[cfg(test)]
