@@ -36,8 +36,18 @@
 //!
 //! Ties break by point id. Every hit carries, for every list that holds it,
 //! its rank, raw score and normalised score (the explain).
+//!
+//! `fuse` runs in stages, each a function of its own: `resolve` (the lists
+//! deduplicated, the verbatim list, whether it votes and forms the tier),
+//! `weigh` (each list's weight for this query), `scale_lists` (each list's
+//! values before its weight: the RRF term or the normalised score),
+//! `explain` (one hit a point, with its placings and tier membership),
+//! `combine` (the fused score: weight times value over the voting weights,
+//! absent values added), `rank` (the tier first, then the score, ties by
+//! id; the best `limit` kept) and [`lift_tier`] (the score shown).
 
-use std::collections::HashMap;
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
 
 use uuid::Uuid;
 
@@ -113,12 +123,19 @@ impl Fused {
     }
 }
 
+mod question;
+mod scaling;
 mod settings;
+mod shape;
 
+pub use question::{QUESTION_KEEP, QUESTION_SPREAD, as_question, fuse_spread};
+pub use scaling::confidence;
+use scaling::{Normalised, dbsf, normalise};
 pub use settings::{
     CONFIDENCE_PIVOT, MAX_ADAPTIVE, MAX_LEXICAL_POWER, Method, Normalization, OutOfRange, Settings,
     Weights,
 };
+pub use shape::{QUESTION_MAX_WORDS, TierReason, is_question, shaped, tier_rule};
 
 /// A lexical candidate as fusion sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -142,266 +159,92 @@ pub struct Lists<'a> {
     pub terms: usize,
 }
 
-/// Whether a query is shaped like a title or an identifier: one of its
-/// whitespace-separated tokens mixes letters and digits, or joins two
-/// alphanumeric runs with punctuation (`2026-11-11`, `09:58`, `v2.14.3`,
-/// `foo_bar.qux`, `OPS-1432`).
-pub fn shaped(query: &str) -> bool {
-    query.split_whitespace().any(|token| {
-        let letters = token.chars().any(char::is_alphabetic);
-        let digits = token.chars().any(|c| c.is_numeric());
-        let runs = token
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|r| !r.is_empty())
-            .count();
-        (letters && digits) || runs >= 2
-    })
+/// Fuses the lists under `settings` and returns the best `limit` hits: the
+/// stages below, in order.
+pub fn fuse(lists: &Lists<'_>, settings: &Settings, limit: usize) -> Vec<Fused> {
+    let resolved = resolve(lists, settings);
+    let weights = weigh(lists, settings, resolved.votes);
+    let table = scale_lists(&resolved, weights, settings, lists.lexical_reference);
+    let mut hits = explain(&table, resolved.tier);
+    combine(&mut hits, &table, settings.method);
+    let mut hits = rank(hits, limit);
+    lift_tier(&mut hits);
+    hits
 }
 
-/// The longest query, in words, that [`is_question`] takes for a question:
-/// a question asked of memory is a sentence (REALTALK's run to 27 words),
-/// a longer text ending in a question mark is a message (MADial-Bench's
-/// conversations, 30 to 200 words).
-pub const QUESTION_MAX_WORDS: usize = 32;
-
-/// English words that open a question (`what did Kate say ...`).
-const INTERROGATIVES: [&str; 9] = [
-    "what", "when", "where", "who", "whom", "whose", "why", "how", "which",
-];
-
-/// Whether a query is shaped like a question in natural language: at most
-/// [`QUESTION_MAX_WORDS`] words, ending with a question mark (in any
-/// language: `?`, `？`, `¿…?`) or opening with an English interrogative.
-/// Such a search that names no strategy also reads the question strategy's
-/// list (`[lexical] question_strategy`), and is fused from it as Qdrant's
-/// one call fuses when its dense list is flat ([`as_question`]).
-pub fn is_question(query: &str) -> bool {
-    let query = query.trim();
-    let words = query.split_whitespace().count();
-    if words == 0 || words > QUESTION_MAX_WORDS {
-        return false;
-    }
-    if query.ends_with(['?', '\u{ff1f}']) {
-        return true;
-    }
-    let first = query
-        .split(|c: char| !c.is_alphanumeric())
-        .find(|w| !w.is_empty())
-        .unwrap_or("");
-    INTERROGATIVES.iter().any(|w| first.eq_ignore_ascii_case(w))
+/// The lists fusion ranks, each id once, best first, with raw scores.
+#[derive(Debug, Clone, PartialEq)]
+struct Resolved {
+    lexical: Vec<(Uuid, f64)>,
+    semantic: Vec<(Uuid, f64)>,
+    /// The lexical entries that hold the query verbatim, in lexical order;
+    /// none for a single term unless it forms an identifier's tier.
+    verbatim: Vec<(Uuid, f64)>,
+    /// Whether the verbatim list votes: the query has two terms or more.
+    votes: bool,
+    /// Whether the verbatim list's members form the tier ([`tier_rule`]).
+    tier: bool,
 }
 
-/// Why the verbatim matches of a query form the tier, or not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TierReason {
-    /// The query is shaped like a title or an identifier.
-    Shaped,
-    /// At most `tier_max` candidates hold the query verbatim.
-    Rare,
-    /// A single term shaped like an identifier (`943a48b`, `libc6`) that at
-    /// most `tier_max` candidates hold: a commit or ticket id looked up.
-    Identifier,
+/// One list as fusion ranks it: ids best first (each once) with raw scores.
+fn dedup(entries: impl Iterator<Item = (Uuid, f64)>) -> Vec<(Uuid, f64)> {
+    let mut seen = HashSet::new();
+    entries.filter(|(id, _)| seen.insert(*id)).collect()
 }
 
-/// The tier rule: `Some(reason)` when the verbatim candidates rank above the
-/// rest. `terms` is how many terms the query has under the collection's fold
-/// (`crate::terms(query, fold).len()`), `verbatim` how many candidates hold
-/// the query verbatim. A query of two terms or more forms the tier when it
-/// is shaped or rare; a single term only when it is both (a common shaped
-/// word such as `ipv6` ranks by fusion, as every single term does).
-pub fn tier_rule(
-    query: &str,
-    terms: usize,
-    verbatim: usize,
-    settings: &Settings,
-) -> Option<TierReason> {
-    if !settings.tier || verbatim == 0 || terms == 0 {
-        None
-    } else if terms == 1 {
-        (shaped(query) && verbatim <= settings.tier_max).then_some(TierReason::Identifier)
-    } else if shaped(query) {
-        Some(TierReason::Shaped)
-    } else if verbatim <= settings.tier_max {
-        Some(TierReason::Rare)
+/// Stage 1: the lists deduplicated (a point counts at its first place), the
+/// verbatim list (the lexical entries of a point any of whose entries holds
+/// the query verbatim), and whether it votes and forms the tier.
+fn resolve(lists: &Lists<'_>, settings: &Settings) -> Resolved {
+    let lexical = dedup(lists.lexical.iter().map(|c| (c.id, c.score)));
+    let semantic = dedup(lists.semantic.iter().copied());
+    let verbatim_ids: HashSet<Uuid> = lists
+        .lexical
+        .iter()
+        .filter(|c| c.verbatim)
+        .map(|c| c.id)
+        .collect();
+    let holding: Vec<(Uuid, f64)> = lexical
+        .iter()
+        .copied()
+        .filter(|(id, _)| verbatim_ids.contains(id))
+        .collect();
+    // A single term has no verbatim list (the ADR: the lexical list already is
+    // that term), except as the tier of an identifier; it never votes.
+    let votes = lists.terms >= 2;
+    let identifier = !votes
+        && tier_rule(lists.query, lists.terms, holding.len(), settings)
+            == Some(TierReason::Identifier);
+    let verbatim = if votes || identifier {
+        holding
     } else {
-        None
-    }
-}
-
-/// A list's scores normalised; `absent` is the value of a point it lacks.
-struct Normalised {
-    values: Vec<f64>,
-    absent: f64,
-}
-
-fn mean_std(scores: &[f64]) -> (f64, f64) {
-    let n = scores.len() as f64;
-    let mean = scores.iter().sum::<f64>() / n;
-    let var = scores.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / n;
-    (mean, var.sqrt())
-}
-
-/// Normalises one channel's raw scores (best first) for score fusion.
-/// `ceiling` is the channel's fixed top for `absolute` (0: the list's top).
-fn normalise(scores: &[f64], how: Normalization, floor: f64, ceiling: f64) -> Normalised {
-    if scores.is_empty() {
-        return Normalised {
-            values: Vec::new(),
-            absent: 0.0,
-        };
-    }
-    let top = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let low = scores.iter().copied().fold(f64::INFINITY, f64::min);
-    // Scores from `floor` (0) to `top` (1), none below 0; nothing above the
-    // floor: 0. A score above a fixed top stays above 1 (BM25 over its
-    // full-match score), keeping its order.
-    let from_floor = |top: f64| Normalised {
-        values: scores
-            .iter()
-            .map(|s| {
-                if top > floor {
-                    ((s - floor) / (top - floor)).max(0.0)
-                } else {
-                    0.0
-                }
-            })
-            .collect(),
-        absent: 0.0,
+        Vec::new()
     };
-    match how {
-        Normalization::Absolute => from_floor(if ceiling > floor { ceiling } else { top }),
-        Normalization::FixedFloor => from_floor(top),
-        Normalization::MinMax => Normalised {
-            values: scores
-                .iter()
-                .map(|s| {
-                    if top > low {
-                        (s - low) / (top - low)
-                    } else {
-                        1.0
-                    }
-                })
-                .collect(),
-            absent: 0.0,
-        },
-        Normalization::ZScore => {
-            let (mean, std) = mean_std(scores);
-            let values: Vec<f64> = scores
-                .iter()
-                .map(|s| if std > 0.0 { (s - mean) / std } else { 0.0 })
-                .collect();
-            let absent = values.iter().copied().fold(f64::INFINITY, f64::min);
-            Normalised { values, absent }
-        }
+    let tier = tier_rule(lists.query, lists.terms, verbatim.len(), settings).is_some();
+    Resolved {
+        lexical,
+        semantic,
+        verbatim,
+        votes,
+        tier,
     }
 }
 
-/// Qdrant's DBSF scaling: mean − 3σ ↦ 0, mean + 3σ ↦ 1, clamped; equal
-/// scores ↦ 0.5.
-fn dbsf(scores: &[f64]) -> Normalised {
-    let (mean, std) = if scores.is_empty() {
-        (0.0, 0.0)
+/// Stage 2: the three lists' weights for this query — the channels' own
+/// ([`channel_weights`]) and the verbatim list's vote, none (0) when it does
+/// not vote or is given below 0.
+fn weigh(lists: &Lists<'_>, settings: &Settings, votes: bool) -> Weights {
+    let (lexical, semantic) = channel_weights(lists, settings);
+    let verbatim = if votes {
+        settings.weights.verbatim
     } else {
-        mean_std(scores)
+        0.0
     };
-    Normalised {
-        values: scores
-            .iter()
-            .map(|s| {
-                if std > 0.0 {
-                    ((s - (mean - 3.0 * std)) / (6.0 * std)).clamp(0.0, 1.0)
-                } else {
-                    0.5
-                }
-            })
-            .collect(),
-        absent: 0.0,
+    Weights {
+        lexical,
+        semantic,
+        verbatim: verbatim.max(0.0),
     }
-}
-
-/// A list's confidence for per-query weighting: the gap between its first
-/// and its tenth (or last) score over the first score's distance to `floor`,
-/// in [0, 1]; 0 for fewer than two entries.
-pub fn confidence(scores: &[f64], floor: f64) -> f64 {
-    if scores.len() < 2 {
-        return 0.0;
-    }
-    let (first, tenth) = (scores[0], scores[scores.len().min(10) - 1]);
-    if first <= floor {
-        return 0.0;
-    }
-    ((first - tenth) / (first - floor)).clamp(0.0, 1.0)
-}
-
-/// Whether a question's lists are fused as a question ([`Settings::for_questions`],
-/// from the question strategy's list): its dense list (`cosines`, best
-/// first) is flat — its [`confidence`] below `question_confidence` —, so
-/// neither channel's first stands out and both lists count alike. A dense list whose
-/// first stands out keeps the configured fusion of the configured strategy's
-/// list: a paraphrased question whose words flood the lexical list with
-/// near-duplicates is answered by meaning.
-pub fn as_question(cosines: &[f64], settings: &Settings) -> bool {
-    settings.question_confidence > 0.0
-        && confidence(cosines, settings.semantic_floor) < settings.question_confidence
-}
-
-/// Of a question whose dense list stands out (not [`as_question`]): how
-/// many of its own fusion's first hits are kept first (every tier member
-/// too, when there are more) ...
-pub const QUESTION_KEEP: usize = 5;
-/// ... and how many hits the first are filled to from Qdrant's one-call
-/// fusion of the question strategy's list ([`Settings::for_questions`]),
-/// its best first, each hit once.
-pub const QUESTION_SPREAD: usize = 8;
-
-/// A question whose dense list stands out: its lists fused as any search's,
-/// the first [`QUESTION_KEEP`] hits kept (every tier member, when more), then
-/// filled to [`QUESTION_SPREAD`] with the best of the one-call fusion of the
-/// dense list and `asked` (the question strategy's list, RRF 1:1) not yet
-/// in, then the rest of its own fusion — a hedge: what score fusion puts
-/// first stays first, and the one call's own picks that it ranked lower are
-/// still among the first eight. A hit placed from the one call keeps its
-/// own fusion's explain where that fusion holds it (else the one call's),
-/// and the score of the hit before it, so that scores never rise down the
-/// list.
-pub fn fuse_spread(
-    lists: &Lists<'_>,
-    asked: &[LexicalEntry],
-    settings: &Settings,
-    limit: usize,
-) -> Vec<Fused> {
-    let own = fuse(lists, settings, usize::MAX);
-    let one_call = Lists {
-        lexical: asked,
-        lexical_reference: 0.0,
-        ..*lists
-    };
-    let theirs = fuse(&one_call, &settings.for_questions(), QUESTION_SPREAD);
-    let keep = own.iter().take_while(|h| h.tier).count().max(QUESTION_KEEP);
-    let mut placed: std::collections::HashSet<Uuid> = own.iter().take(keep).map(|h| h.id).collect();
-    let mut own_at: HashMap<Uuid, usize> = HashMap::with_capacity(own.len());
-    for (at, hit) in own.iter().enumerate() {
-        own_at.insert(hit.id, at);
-    }
-    let mut out: Vec<Fused> = own.iter().take(keep).cloned().collect();
-    for hit in theirs {
-        if out.len() >= QUESTION_SPREAD {
-            break;
-        }
-        if !placed.insert(hit.id) {
-            continue;
-        }
-        let mut hit = match own_at.get(&hit.id) {
-            Some(&at) => own[at].clone(),
-            None => hit,
-        };
-        hit.score = out.last().map_or(hit.score, |before| before.score);
-        hit.tier = false;
-        out.push(hit);
-    }
-    out.extend(own.into_iter().filter(|h| !placed.contains(&h.id)));
-    out.truncate(limit);
-    out
 }
 
 /// The effective lexical and semantic weights of one query.
@@ -439,110 +282,85 @@ struct Scaled<'a> {
     normalised: Normalised,
 }
 
-/// One list as fusion ranks it: ids best first (each once) with raw scores.
-fn dedup(entries: impl Iterator<Item = (Uuid, f64)>) -> Vec<(Uuid, f64)> {
-    let mut seen = std::collections::HashSet::new();
-    entries.filter(|(id, _)| seen.insert(*id)).collect()
+/// Stage 3: each list with its weight and its values, in `ListKind` order.
+/// The verbatim list without a vote (weight 0) is still reported in the
+/// explain.
+fn scale_lists<'a>(
+    resolved: &'a Resolved,
+    weights: Weights,
+    settings: &Settings,
+    lexical_reference: f64,
+) -> [Scaled<'a>; 3] {
+    [
+        (ListKind::Lexical, weights.lexical, &resolved.lexical[..]),
+        (ListKind::Semantic, weights.semantic, &resolved.semantic[..]),
+        (ListKind::Verbatim, weights.verbatim, &resolved.verbatim[..]),
+    ]
+    .map(|(kind, weight, list)| {
+        let scores: Vec<f64> = list.iter().map(|(_, s)| *s).collect();
+        Scaled {
+            kind,
+            weight,
+            list,
+            normalised: scale(kind, &scores, settings, lexical_reference),
+        }
+    })
 }
 
-/// Fuses the lists under `settings` and returns the best `limit` hits.
-pub fn fuse(lists: &Lists<'_>, settings: &Settings, limit: usize) -> Vec<Fused> {
-    let lexical = dedup(lists.lexical.iter().map(|c| (c.id, c.score)));
-    let semantic = dedup(lists.semantic.iter().copied());
-    let verbatim_ids: std::collections::HashSet<Uuid> = lists
-        .lexical
-        .iter()
-        .filter(|c| c.verbatim)
-        .map(|c| c.id)
-        .collect();
-    let holding: Vec<(Uuid, f64)> = lexical
-        .iter()
-        .copied()
-        .filter(|(id, _)| verbatim_ids.contains(id))
-        .collect();
-    // A single term has no verbatim list (the ADR: the lexical list already is
-    // that term), except as the tier of an identifier; it never votes.
-    let two_terms = lists.terms >= 2;
-    let identifier = !two_terms
-        && tier_rule(lists.query, lists.terms, holding.len(), settings)
-            == Some(TierReason::Identifier);
-    let verbatim = if two_terms || identifier {
-        holding
-    } else {
-        Vec::new()
-    };
-    let (w_lexical, w_semantic) = channel_weights(lists, settings);
-    let w_verbatim = if two_terms {
-        settings.weights.verbatim
-    } else {
-        0.0
-    };
-
-    // Each list's normalised values: the RRF term, or the normalised score.
-    let scale = |kind: ListKind, list: &[(Uuid, f64)]| -> Normalised {
-        let scores: Vec<f64> = list.iter().map(|(_, s)| *s).collect();
-        match settings.method {
-            Method::Rrf => Normalised {
-                values: (1..=list.len())
-                    .map(|rank| 1.0 / (settings.rrf_k + rank as f64))
-                    .collect(),
-                absent: 0.0,
-            },
-            // The verbatim list is a flag: every member scores 1.
-            _ if kind == ListKind::Verbatim => Normalised {
-                values: vec![1.0; list.len()],
-                absent: 0.0,
-            },
-            Method::Dbsf => dbsf(&scores),
-            Method::Score => {
-                let (floor, ceiling) = if kind == ListKind::Semantic {
-                    (settings.semantic_floor, 1.0)
-                } else {
-                    (0.0, lists.lexical_reference)
-                };
-                let mut scaled = normalise(&scores, settings.normalization, floor, ceiling);
-                if kind == ListKind::Lexical && settings.lexical_power != 1.0 {
-                    let power = |v: f64| v.signum() * v.abs().powf(settings.lexical_power);
-                    scaled.values.iter_mut().for_each(|v| *v = power(*v));
-                    scaled.absent = power(scaled.absent);
-                }
-                scaled
+/// One list's values (raw `scores` best first): the RRF term
+/// `1 / (k + rank)`, or the normalised score — the lexical channel's over
+/// `lexical_reference` under `absolute`, raised to the lexical power.
+fn scale(
+    kind: ListKind,
+    scores: &[f64],
+    settings: &Settings,
+    lexical_reference: f64,
+) -> Normalised {
+    match settings.method {
+        Method::Rrf => Normalised {
+            values: (1..=scores.len())
+                .map(|rank| 1.0 / (settings.rrf_k + rank as f64))
+                .collect(),
+            absent: 0.0,
+        },
+        // The verbatim list is a flag: every member scores 1.
+        _ if kind == ListKind::Verbatim => Normalised {
+            values: vec![1.0; scores.len()],
+            absent: 0.0,
+        },
+        Method::Dbsf => dbsf(scores),
+        Method::Score => {
+            let (floor, ceiling) = if kind == ListKind::Semantic {
+                (settings.semantic_floor, 1.0)
+            } else {
+                (0.0, lexical_reference)
+            };
+            let mut scaled = normalise(scores, settings.normalization, floor, ceiling);
+            if kind == ListKind::Lexical && settings.lexical_power != 1.0 {
+                let power = |v: f64| v.signum() * v.abs().powf(settings.lexical_power);
+                scaled.values.iter_mut().for_each(|v| *v = power(*v));
+                scaled.absent = power(scaled.absent);
             }
+            scaled
         }
-    };
-    // The verbatim list without a vote (weight 0) is still reported in the
-    // explain.
-    let table: Vec<Scaled<'_>> = [
-        (ListKind::Lexical, w_lexical, &lexical[..]),
-        (ListKind::Semantic, w_semantic, &semantic[..]),
-        (ListKind::Verbatim, w_verbatim.max(0.0), &verbatim[..]),
-    ]
-    .into_iter()
-    .map(|(kind, weight, list)| Scaled {
-        kind,
-        weight,
-        list,
-        normalised: scale(kind, list),
-    })
-    .collect();
-    // Score fusion is a convex combination: divide by the voting weights.
-    let total_weight: f64 = table
-        .iter()
-        .filter(|t| t.weight > 0.0 && !t.list.is_empty())
-        .map(|t| t.weight)
-        .sum();
-    let divisor = match settings.method {
-        Method::Score if total_weight > 0.0 => total_weight,
-        _ => 1.0,
-    };
+    }
+}
 
-    let mut by_id: HashMap<Uuid, Fused> =
-        HashMap::with_capacity(table.iter().map(|t| t.list.len()).sum());
-    for t in &table {
+/// Stage 4: the explain record — one hit a point, in the order the lists
+/// first hold them, with its rank, raw score and value in every list that
+/// holds it (in `ListKind` order), in the tier when `tier` and the verbatim
+/// list holds it. Its score is 0 until [`combine`].
+fn explain(table: &[Scaled<'_>], tier: bool) -> Vec<Fused> {
+    let capacity = table.iter().map(|t| t.list.len()).sum();
+    let mut at: HashMap<Uuid, usize> = HashMap::with_capacity(capacity);
+    let mut hits: Vec<Fused> = Vec::with_capacity(capacity);
+    for t in table {
         for (i, ((id, raw), value)) in t.list.iter().zip(&t.normalised.values).enumerate() {
-            let fused = by_id.entry(*id).or_insert_with(|| Fused::new(*id));
-            fused.score += t.weight * value / divisor;
-            fused.placings.push((
+            let n = *at.entry(*id).or_insert_with(|| {
+                hits.push(Fused::new(*id));
+                hits.len() - 1
+            });
+            hits[n].placings.push((
                 t.kind,
                 Placing {
                     rank: u32::try_from(i + 1).unwrap_or(u32::MAX),
@@ -552,43 +370,72 @@ pub fn fuse(lists: &Lists<'_>, settings: &Settings, limit: usize) -> Vec<Fused> 
             ));
         }
     }
-    // A point missing from a voting list gets that list's absent value.
-    for t in &table {
-        if t.weight <= 0.0 || t.list.is_empty() || t.normalised.absent == 0.0 {
-            continue;
-        }
-        for fused in by_id.values_mut() {
-            if fused.placing(t.kind).is_none() {
-                fused.score += t.weight * t.normalised.absent / divisor;
+    for hit in &mut hits {
+        hit.placings.sort_by_key(|(kind, _)| *kind);
+        hit.tier = tier && hit.placing(ListKind::Verbatim).is_some();
+    }
+    hits
+}
+
+/// What the weighted values are divided by: score fusion is a convex
+/// combination, divided by the voting weights (a list with a weight above 0
+/// and an entry); RRF and DBSF, or no vote: 1.
+fn divisor(table: &[Scaled<'_>], method: Method) -> f64 {
+    let total_weight: f64 = table
+        .iter()
+        .filter(|t| t.weight > 0.0 && !t.list.is_empty())
+        .map(|t| t.weight)
+        .sum();
+    match method {
+        Method::Score if total_weight > 0.0 => total_weight,
+        _ => 1.0,
+    }
+}
+
+/// Stage 5: each hit's fused score, also kept as [`Fused::fused`] — in the
+/// table's order, `weight · value / divisor` for each list that holds it,
+/// then for each voting list that lacks it, that list's absent value.
+fn combine(hits: &mut [Fused], table: &[Scaled<'_>], method: Method) {
+    let divisor = divisor(table, method);
+    for hit in hits.iter_mut() {
+        for t in table {
+            if let Some(placing) = hit.placing(t.kind) {
+                hit.score += t.weight * placing.normalized / divisor;
             }
         }
-    }
-    let tier = tier_rule(lists.query, lists.terms, verbatim.len(), settings).is_some();
-    let mut hits: Vec<Fused> = by_id.into_values().collect();
-    for hit in &mut hits {
-        hit.tier = tier && hit.placing(ListKind::Verbatim).is_some();
+        // A point missing from a voting list gets that list's absent value.
+        for t in table {
+            if t.weight <= 0.0 || t.list.is_empty() || t.normalised.absent == 0.0 {
+                continue;
+            }
+            if hit.placing(t.kind).is_none() {
+                hit.score += t.weight * t.normalised.absent / divisor;
+            }
+        }
         hit.fused = hit.score;
     }
-    // A total order (ties by id): the best `limit` picked out first, then
-    // only they sorted.
-    let order = |a: &Fused, b: &Fused| {
-        b.tier
-            .cmp(&a.tier)
-            .then(b.score.total_cmp(&a.score))
-            .then(a.id.cmp(&b.id))
-    };
+}
+
+/// The order of the hits, a total one: the tier first, then the score,
+/// best first; ties by id.
+fn by_rank(a: &Fused, b: &Fused) -> Ordering {
+    b.tier
+        .cmp(&a.tier)
+        .then(b.score.total_cmp(&a.score))
+        .then(a.id.cmp(&b.id))
+}
+
+/// Stage 6: the best `limit` hits in order ([`by_rank`]): picked out first,
+/// then only they sorted.
+fn rank(mut hits: Vec<Fused>, limit: usize) -> Vec<Fused> {
     if limit == 0 {
         return Vec::new();
     }
     if hits.len() > limit {
-        hits.select_nth_unstable_by(limit - 1, order);
+        hits.select_nth_unstable_by(limit - 1, by_rank);
         hits.truncate(limit);
     }
-    hits.sort_by(order);
-    for hit in &mut hits {
-        hit.placings.sort_by_key(|(kind, _)| *kind);
-    }
-    lift_tier(&mut hits);
+    hits.sort_by(by_rank);
     hits
 }
 
@@ -1513,5 +1360,669 @@ mod tests {
                 .contains("rrf, score or dbsf")
         );
         assert!(Normalization::parse("l2").unwrap_err().contains("min_max"));
+    }
+
+    fn ids(list: &[(u128, f64)]) -> Vec<(Uuid, f64)> {
+        list.iter().map(|&(n, s)| (id(n), s)).collect()
+    }
+
+    fn close(got: &[f64], want: &[f64]) -> bool {
+        got.len() == want.len() && got.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-12)
+    }
+
+    #[test]
+    fn resolve_dedups_the_lists_and_decides_the_verbatim_list_and_the_tier() {
+        // (query, lexical, semantic; the lexical, semantic and verbatim lists,
+        // whether the verbatim list votes, whether it forms the tier)
+        type Row<'a> = (
+            &'a str,
+            &'a [(u128, f64, bool)],
+            &'a [(u128, f64)],
+            (
+                &'a [(u128, f64)],
+                &'a [(u128, f64)],
+                &'a [(u128, f64)],
+                bool,
+                bool,
+            ),
+        );
+        let table: &[Row] = &[
+            // A point counts at its first place; it holds the query verbatim
+            // if any of its entries does. Two holders of two terms: rare.
+            (
+                "deploy billing",
+                &[(1, 3.0, false), (1, 2.0, true), (2, 1.0, true)],
+                &[(3, 0.9), (3, 0.8), (1, 0.5)],
+                (
+                    &[(1, 3.0), (2, 1.0)],
+                    &[(3, 0.9), (1, 0.5)],
+                    &[(1, 3.0), (2, 1.0)],
+                    true,
+                    true,
+                ),
+            ),
+            // A common phrase: the list votes, no tier.
+            (
+                "error handling",
+                &[
+                    (1, 4.0, true),
+                    (2, 3.0, true),
+                    (3, 2.0, false),
+                    (4, 1.0, true),
+                    (5, 0.5, true),
+                ],
+                &[],
+                (
+                    &[(1, 4.0), (2, 3.0), (3, 2.0), (4, 1.0), (5, 0.5)],
+                    &[],
+                    &[(1, 4.0), (2, 3.0), (4, 1.0), (5, 0.5)],
+                    true,
+                    false,
+                ),
+            ),
+            // A shaped query: the tier however many hold it.
+            (
+                "Meeting 2026-11-11 09:58",
+                &[
+                    (1, 4.0, true),
+                    (2, 3.0, true),
+                    (3, 2.0, true),
+                    (4, 1.0, true),
+                ],
+                &[(9, 0.7)],
+                (
+                    &[(1, 4.0), (2, 3.0), (3, 2.0), (4, 1.0)],
+                    &[(9, 0.7)],
+                    &[(1, 4.0), (2, 3.0), (3, 2.0), (4, 1.0)],
+                    true,
+                    true,
+                ),
+            ),
+            // A single plain term: no verbatim list.
+            (
+                "lisbon",
+                &[(3, 2.0, true)],
+                &[(1, 0.9)],
+                (&[(3, 2.0)], &[(1, 0.9)], &[], false, false),
+            ),
+            // A rare identifier: the tier, without a vote.
+            (
+                "943a48b",
+                &[(3, 2.0, true), (4, 1.0, false)],
+                &[],
+                (&[(3, 2.0), (4, 1.0)], &[], &[(3, 2.0)], false, true),
+            ),
+            // A common one: neither.
+            (
+                "0b85ed4a",
+                &[
+                    (1, 4.0, true),
+                    (2, 3.0, true),
+                    (3, 2.0, true),
+                    (4, 1.0, true),
+                ],
+                &[],
+                (
+                    &[(1, 4.0), (2, 3.0), (3, 2.0), (4, 1.0)],
+                    &[],
+                    &[],
+                    false,
+                    false,
+                ),
+            ),
+            // Nothing held verbatim; nothing at all.
+            (
+                "deploy billing",
+                &[(1, 3.0, false)],
+                &[(1, 0.9)],
+                (&[(1, 3.0)], &[(1, 0.9)], &[], true, false),
+            ),
+            ("deploy billing", &[], &[], (&[], &[], &[], true, false)),
+        ];
+        for (query, l, s, (lexical, semantic, verbatim, votes, tier)) in table {
+            let (l, s) = (lex(l), sem(s));
+            let lists = Lists {
+                query,
+                lexical: &l,
+                semantic: &s,
+                lexical_reference: 0.0,
+                terms: crate::terms(query, crate::Fold::CASE).len(),
+            };
+            let want = Resolved {
+                lexical: ids(lexical),
+                semantic: ids(semantic),
+                verbatim: ids(verbatim),
+                votes: *votes,
+                tier: *tier,
+            };
+            assert_eq!(resolve(&lists, &Settings::default()), want, "{query}");
+        }
+    }
+
+    #[test]
+    fn weigh_gives_each_list_its_weight_for_the_query() {
+        let given = Settings {
+            weights: ADR,
+            adaptive: 0.0,
+            semantic_confidence: 0.0,
+            ..Settings::default()
+        };
+        let minus = Settings {
+            weights: Weights {
+                verbatim: -1.0,
+                ..ADR
+            },
+            ..given
+        };
+        // Lexical confidence 0.5; semantic (floor 0.2) 0.5, and 1.
+        let (half, half_cos, sure_cos) = (
+            [(1, 1.0), (2, 0.5)],
+            [(3, 0.6), (4, 0.4)],
+            [(3, 0.6), (4, 0.2)],
+        );
+        // (settings, lexical, semantic, whether the verbatim list votes;
+        // the lexical, semantic and verbatim weights)
+        type Row<'a> = (
+            Settings,
+            &'a [(u128, f64)],
+            &'a [(u128, f64)],
+            bool,
+            [f64; 3],
+        );
+        let table: &[Row] = &[
+            (given, &half, &half_cos, true, [1.0, 1.0, 1.0]),
+            // A single term never votes twice.
+            (given, &half, &half_cos, false, [1.0, 1.0, 0.0]),
+            // A weight below 0 is no vote.
+            (minus, &half, &half_cos, true, [1.0, 1.0, 0.0]),
+            // Per-query weighting: each times (0.05 + confidence).
+            (
+                Settings::for_static(),
+                &half,
+                &half_cos,
+                true,
+                [0.55, 1.1, 0.0],
+            ),
+            // Semantic trust: the semantic weight times (confidence / 0.5)^1.5.
+            (Settings::default(), &half, &half_cos, true, [1.0, 2.0, 0.0]),
+            (
+                Settings::default(),
+                &half,
+                &sure_cos,
+                true,
+                [1.0, 2.0 * 2f64.powf(1.5), 0.0],
+            ),
+        ];
+        for (settings, l, s, votes, want) in table {
+            let l: Vec<(u128, f64, bool)> = l.iter().map(|&(n, s)| (n, s, false)).collect();
+            let (l, s) = (lex(&l), sem(s));
+            let lists = Lists {
+                query: "x y",
+                lexical: &l,
+                semantic: &s,
+                lexical_reference: 0.0,
+                terms: 2,
+            };
+            let w = weigh(&lists, settings, *votes);
+            let got = [w.lexical, w.semantic, w.verbatim];
+            assert!(
+                close(&got, want),
+                "{settings:?} {votes}: {got:?}, want {want:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn scale_gives_each_lists_values_before_its_weight() {
+        let k61 = [1.0 / 61.0, 1.0 / 62.0, 1.0 / 63.0];
+        // (method, normalisation, list, lexical power, lexical reference,
+        // raw scores; values, absent value)
+        type Row<'a> = (
+            Method,
+            Normalization,
+            ListKind,
+            f64,
+            f64,
+            &'a [f64],
+            &'a [f64],
+            f64,
+        );
+        use ListKind::{Lexical, Semantic, Verbatim};
+        use Method::{Dbsf, Rrf, Score};
+        use Normalization::{Absolute, FixedFloor, ZScore};
+        let table: &[Row] = &[
+            // RRF: 1 / (k + rank), whatever the scores and the list.
+            (
+                Rrf,
+                Absolute,
+                Lexical,
+                2.0,
+                0.0,
+                &[9.0, 3.0, 1.0],
+                &k61,
+                0.0,
+            ),
+            (
+                Rrf,
+                Absolute,
+                Semantic,
+                1.0,
+                0.0,
+                &[0.1, 0.1],
+                &k61[..2],
+                0.0,
+            ),
+            (Rrf, Absolute, Verbatim, 1.0, 0.0, &[9.0], &k61[..1], 0.0),
+            // The verbatim list is a flag under score fusion and DBSF.
+            (
+                Score,
+                Absolute,
+                Verbatim,
+                2.0,
+                10.0,
+                &[9.0, 3.0],
+                &[1.0, 1.0],
+                0.0,
+            ),
+            (
+                Dbsf,
+                Absolute,
+                Verbatim,
+                1.0,
+                0.0,
+                &[9.0, 3.0],
+                &[1.0, 1.0],
+                0.0,
+            ),
+            // DBSF: mean − 3σ to mean + 3σ.
+            (
+                Dbsf,
+                Absolute,
+                Semantic,
+                1.0,
+                0.0,
+                &[3.0, 1.0],
+                &[2.0 / 3.0, 1.0 / 3.0],
+                0.0,
+            ),
+            // Absolute: the lexical reference, the list's top when 0; cosine
+            // from the floor (0.2) to 1; the power on the lexical list only.
+            (
+                Score,
+                Absolute,
+                Lexical,
+                2.0,
+                10.0,
+                &[10.0, 5.0],
+                &[1.0, 0.25],
+                0.0,
+            ),
+            (
+                Score,
+                Absolute,
+                Lexical,
+                1.0,
+                0.0,
+                &[8.0, 4.0],
+                &[1.0, 0.5],
+                0.0,
+            ),
+            (
+                Score,
+                Absolute,
+                Semantic,
+                2.0,
+                10.0,
+                &[0.6, 0.2],
+                &[0.5, 0.0],
+                0.0,
+            ),
+            // Fixed floor: the list's top whatever the reference.
+            (
+                Score,
+                FixedFloor,
+                Lexical,
+                1.0,
+                10.0,
+                &[8.0, 4.0],
+                &[1.0, 0.5],
+                0.0,
+            ),
+            // z-scores keep their sign under the power, the absent value too.
+            (
+                Score,
+                ZScore,
+                Lexical,
+                2.0,
+                0.0,
+                &[3.0, 1.0],
+                &[1.0, -1.0],
+                -1.0,
+            ),
+            (
+                Score,
+                ZScore,
+                Semantic,
+                3.0,
+                0.0,
+                &[3.0, 1.0],
+                &[1.0, -1.0],
+                -1.0,
+            ),
+            (Score, ZScore, Lexical, 2.0, 0.0, &[], &[], 0.0),
+        ];
+        for &(method, normalization, kind, lexical_power, reference, scores, want, absent) in table
+        {
+            let settings = Settings {
+                method,
+                normalization,
+                lexical_power,
+                rrf_k: 60.0,
+                semantic_floor: 0.2,
+                ..Settings::default()
+            };
+            let got = scale(kind, scores, &settings, reference);
+            let case = format!("{method:?} {normalization:?} {kind:?} {scores:?}");
+            assert!(close(&got.values, want), "{case}: {:?}", got.values);
+            assert_eq!(got.absent, absent, "{case}");
+        }
+    }
+
+    #[test]
+    fn scale_lists_puts_each_list_with_its_weight_and_values() {
+        let resolved = Resolved {
+            lexical: ids(&[(1, 8.0), (2, 4.0)]),
+            semantic: ids(&[(2, 0.6), (3, 0.4)]),
+            verbatim: ids(&[(2, 4.0)]),
+            votes: true,
+            tier: false,
+        };
+        let weights = Weights {
+            lexical: 1.0,
+            semantic: 2.0,
+            verbatim: 0.0,
+        };
+        let rrf = [1.0 / 61.0, 1.0 / 62.0];
+        // (method; the lexical, semantic and verbatim values)
+        type Row<'a> = (Method, [&'a [f64]; 3]);
+        let table: &[Row] = &[
+            (Method::Rrf, [&rrf, &rrf, &rrf[..1]]),
+            (Method::Score, [&[1.0, 0.5], &[1.0, 0.5], &[1.0]]),
+            (
+                Method::Dbsf,
+                [&[2.0 / 3.0, 1.0 / 3.0], &[2.0 / 3.0, 1.0 / 3.0], &[1.0]],
+            ),
+        ];
+        for (method, want) in table {
+            let settings = Settings {
+                method: *method,
+                normalization: Normalization::FixedFloor,
+                lexical_power: 1.0,
+                semantic_floor: 0.2,
+                ..Settings::default()
+            };
+            let got = scale_lists(&resolved, weights, &settings, 0.0);
+            let kinds: Vec<ListKind> = got.iter().map(|t| t.kind).collect();
+            assert_eq!(kinds, ListKind::ALL, "{method:?}");
+            let w: Vec<f64> = got.iter().map(|t| t.weight).collect();
+            assert_eq!(w, [1.0, 2.0, 0.0], "{method:?}");
+            for ((t, list), values) in got
+                .iter()
+                .zip([&resolved.lexical, &resolved.semantic, &resolved.verbatim])
+                .zip(want)
+            {
+                assert_eq!(t.list, &list[..], "{method:?} {:?}", t.kind);
+                assert!(
+                    close(&t.normalised.values, values),
+                    "{method:?} {:?}: {:?}",
+                    t.kind,
+                    t.normalised.values
+                );
+            }
+        }
+    }
+
+    /// A table of three lists: each (weight, entries (id, raw, value), absent).
+    type Spec<'a> = [(f64, &'a [(u128, f64, f64)], f64); 3];
+
+    fn table_of<'a>(spec: &Spec<'_>, lists: &'a [Vec<(Uuid, f64)>]) -> Vec<Scaled<'a>> {
+        ListKind::ALL
+            .iter()
+            .zip(spec)
+            .zip(lists)
+            .map(|((&kind, &(weight, entries, absent)), list)| Scaled {
+                kind,
+                weight,
+                list,
+                normalised: Normalised {
+                    values: entries.iter().map(|e| e.2).collect(),
+                    absent,
+                },
+            })
+            .collect()
+    }
+
+    fn lists_of(spec: &Spec<'_>) -> Vec<Vec<(Uuid, f64)>> {
+        spec.iter()
+            .map(|(_, entries, _)| entries.iter().map(|&(n, raw, _)| (id(n), raw)).collect())
+            .collect()
+    }
+
+    #[test]
+    fn explain_records_each_points_placings_and_tier() {
+        let spec: Spec = [
+            (1.0, &[(1, 8.0, 1.0), (2, 4.0, 0.5)], 0.0),
+            (2.0, &[(3, 0.9, 1.0), (2, 0.8, 0.75)], 0.0),
+            (0.0, &[(2, 4.0, 1.0)], 0.0),
+        ];
+        let (lex_at, sem_at, verb_at) = (ListKind::Lexical, ListKind::Semantic, ListKind::Verbatim);
+        let at = |rank, score, normalized| Placing {
+            rank,
+            score,
+            normalized,
+        };
+        // (the tier formed; each point (id, in the tier, placings) by id)
+        type Row = (bool, Vec<(u128, bool, Vec<(ListKind, Placing)>)>);
+        let table: Vec<Row> = vec![
+            (
+                true,
+                vec![
+                    (1, false, vec![(lex_at, at(1, 8.0, 1.0))]),
+                    (
+                        2,
+                        true,
+                        vec![
+                            (lex_at, at(2, 4.0, 0.5)),
+                            (sem_at, at(2, 0.8, 0.75)),
+                            (verb_at, at(1, 4.0, 1.0)),
+                        ],
+                    ),
+                    (3, false, vec![(sem_at, at(1, 0.9, 1.0))]),
+                ],
+            ),
+            (
+                false,
+                vec![
+                    (1, false, vec![(lex_at, at(1, 8.0, 1.0))]),
+                    (
+                        2,
+                        false,
+                        vec![
+                            (lex_at, at(2, 4.0, 0.5)),
+                            (sem_at, at(2, 0.8, 0.75)),
+                            (verb_at, at(1, 4.0, 1.0)),
+                        ],
+                    ),
+                    (3, false, vec![(sem_at, at(1, 0.9, 1.0))]),
+                ],
+            ),
+        ];
+        let lists = lists_of(&spec);
+        for (tier, want) in table {
+            let mut got = explain(&table_of(&spec, &lists), tier);
+            got.sort_by_key(|h| h.id);
+            let want: Vec<Fused> = want
+                .into_iter()
+                .map(|(n, tier, placings)| Fused {
+                    tier,
+                    placings,
+                    ..Fused::new(id(n))
+                })
+                .collect();
+            assert_eq!(got, want, "tier {tier}");
+        }
+        let none = lists_of(&[(1.0, &[], 0.0); 3]);
+        assert!(explain(&table_of(&[(1.0, &[], 0.0); 3], &none), true).is_empty());
+    }
+
+    #[test]
+    fn divisor_is_the_sum_of_the_voting_weights_under_score_fusion() {
+        let one: &[(u128, f64, f64)] = &[(1, 1.0, 1.0)];
+        // (method, each list's weight and whether it has an entry; divisor)
+        type Row = (Method, [(f64, bool); 3], f64);
+        let table: &[Row] = &[
+            (Method::Score, [(1.0, true), (2.0, true), (0.0, true)], 3.0),
+            (Method::Score, [(1.0, true), (2.0, true), (1.5, true)], 4.5),
+            // An empty list does not vote.
+            (Method::Score, [(1.0, true), (2.0, false), (1.0, true)], 2.0),
+            // No vote: 1.
+            (Method::Score, [(0.0, true), (0.0, true), (0.0, false)], 1.0),
+            (
+                Method::Score,
+                [(1.0, false), (2.0, false), (0.0, false)],
+                1.0,
+            ),
+            // RRF and DBSF add the weighted values as they are.
+            (Method::Rrf, [(1.0, true), (2.0, true), (1.0, true)], 1.0),
+            (Method::Dbsf, [(1.0, true), (2.0, true), (0.0, true)], 1.0),
+        ];
+        for (method, weights, want) in table {
+            let spec: Spec = weights.map(|(w, held)| (w, if held { one } else { &[] }, 0.0));
+            let lists = lists_of(&spec);
+            let got = divisor(&table_of(&spec, &lists), *method);
+            assert_eq!(got, *want, "{method:?} {weights:?}");
+        }
+    }
+
+    #[test]
+    fn combine_weighs_the_values_and_adds_the_absent_ones() {
+        // (method, the lists; each point's fused score, by id)
+        type Row<'a> = (Method, Spec<'a>, &'a [(u128, f64)]);
+        let table: &[Row] = &[
+            // Convex: (1 · 1 + 1 · 0) / 2 ...
+            (
+                Method::Score,
+                [
+                    (1.0, &[(1, 9.0, 1.0), (2, 3.0, 0.5)], 0.0),
+                    (1.0, &[(2, 0.8, 1.0), (3, 0.7, 0.9)], 0.0),
+                    (0.0, &[(2, 3.0, 1.0)], 0.0),
+                ],
+                &[(1, 0.5), (2, 0.75), (3, 0.45)],
+            ),
+            // Weighted: (2 · 1) / 3 and (1 · 1) / 3.
+            (
+                Method::Score,
+                [
+                    (1.0, &[(1, 9.0, 1.0)], 0.0),
+                    (2.0, &[(2, 0.8, 1.0)], 0.0),
+                    (0.0, &[], 0.0),
+                ],
+                &[(1, 1.0 / 3.0), (2, 2.0 / 3.0)],
+            ),
+            // z-scores: a point a voting list lacks gets its lowest.
+            (
+                Method::Score,
+                [
+                    (1.0, &[(1, 3.0, 1.0), (2, 1.0, -1.0)], -1.0),
+                    (1.0, &[(3, 0.9, 1.0), (1, 0.1, -1.0)], -1.0),
+                    (0.0, &[], 0.0),
+                ],
+                &[(1, 0.0), (2, -1.0), (3, 0.0)],
+            ),
+            // ... but not from a list without a vote.
+            (
+                Method::Score,
+                [
+                    (1.0, &[(1, 3.0, 1.0), (2, 1.0, -1.0)], -1.0),
+                    (0.0, &[(3, 0.9, 1.0)], -1.0),
+                    (0.0, &[], 0.0),
+                ],
+                &[(1, 1.0), (2, -1.0), (3, -1.0)],
+            ),
+            // RRF: the weighted terms summed, the verbatim list's vote too.
+            (
+                Method::Rrf,
+                [
+                    (1.0, &[(1, 9.0, 1.0 / 61.0), (2, 3.0, 1.0 / 62.0)], 0.0),
+                    (1.0, &[(1, 0.8, 1.0 / 61.0)], 0.0),
+                    (2.0, &[(2, 3.0, 1.0 / 61.0)], 0.0),
+                ],
+                &[(1, 2.0 / 61.0), (2, 1.0 / 62.0 + 2.0 / 61.0)],
+            ),
+        ];
+        for (method, spec, want) in table {
+            let lists = lists_of(spec);
+            let scaled = table_of(spec, &lists);
+            let mut hits = explain(&scaled, false);
+            combine(&mut hits, &scaled, *method);
+            hits.sort_by_key(|h| h.id);
+            let got: Vec<(u128, f64)> = hits.iter().map(|h| (h.id.as_u128(), h.score)).collect();
+            assert_eq!(got.len(), want.len(), "{method:?}: {got:?}");
+            for ((g_id, g), (w_id, w)) in got.iter().zip(*want) {
+                assert!(g_id == w_id && (g - w).abs() < 1e-12, "{method:?}: {got:?}");
+            }
+            assert!(hits.iter().all(|h| h.fused == h.score), "{method:?}");
+        }
+    }
+
+    #[test]
+    fn rank_puts_the_tier_first_then_the_score_then_the_id() {
+        // (hits: id, score, in the tier; limit; the ids in order)
+        type Row<'a> = (&'a [(u128, f64, bool)], usize, &'a [u128]);
+        let table: &[Row] = &[
+            (
+                &[(1, 0.5, false), (2, 0.9, false), (3, 0.1, true)],
+                10,
+                &[3, 2, 1],
+            ),
+            // Equal scores break by id.
+            (
+                &[(9, 0.5, false), (4, 0.5, false), (6, 0.5, true)],
+                10,
+                &[6, 4, 9],
+            ),
+            // The best `limit`, the tier first.
+            (
+                &[
+                    (1, -1.0, false),
+                    (2, 0.0, false),
+                    (3, 0.2, true),
+                    (4, 0.3, true),
+                ],
+                3,
+                &[4, 3, 2],
+            ),
+            (
+                &[(1, 0.1, false), (2, 0.3, false), (3, 0.2, false)],
+                1,
+                &[2],
+            ),
+            (&[(1, 0.1, false), (2, 0.3, false)], 2, &[2, 1]),
+            (&[(1, 0.1, false)], 0, &[]),
+            (&[], 5, &[]),
+        ];
+        for (hits, limit, want) in table {
+            let hits: Vec<Fused> = hits
+                .iter()
+                .map(|&(n, score, tier)| Fused {
+                    score,
+                    fused: score,
+                    tier,
+                    ..Fused::new(id(n))
+                })
+                .collect();
+            let got = rank(hits, *limit);
+            assert_eq!(order(&got), *want, "limit {limit}");
+        }
     }
 }
