@@ -11,7 +11,7 @@ use trine_core::Fold;
 use trine_core::sparse::encode_text;
 use trine_store::{Scan, Store, StoreError};
 
-use crate::{CmdResult, Config, open_store};
+use crate::{CmdResult, Config, collection_fold, open_store};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -54,15 +54,6 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         }
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// The fold of the collection's text index (trine's default without one).
-pub async fn collection_fold(store: &dyn Store) -> Result<Fold, StoreError> {
-    Ok(store
-        .info()
-        .await?
-        .and_then(|info| info.text_index)
-        .map_or(Fold::default(), |t| t.fold()))
 }
 
 /// One pass of sparse encoding over the points of `scope`.

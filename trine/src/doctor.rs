@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use serde::Serialize;
-use trine_core::model::CollectionInfo;
+use trine_core::model::{CollectionInfo, TextIndexInfo};
 use trine_lexical::Ready;
 
 use crate::{CmdResult, Config, open_store};
@@ -221,73 +221,7 @@ fn render(r: &Report) -> String {
         r.collection, r.backend, r.location
     );
     if let Some(info) = &r.info {
-        let embedder = info.embedder.as_ref().map_or("unknown".to_string(), |e| {
-            format!("{} ({} dims)", e.name, e.dim)
-        });
-        s += &format!(
-            "embedder    {embedder}; configured: {}\n",
-            r.configured_embedder
-        );
-        s += &format!(
-            "points      {} in {} segment(s)\n",
-            info.points, info.segments
-        );
-        s += &format!(
-            "layout      version {}; this trine writes {}\n",
-            info.schema,
-            trine_store::SCHEMA
-        );
-        let dense = info
-            .dense_dim
-            .map_or("missing".to_string(), |d| format!("{d} dims, cosine"));
-        s += &format!("dense       {dense}\n");
-        let sparse = match (info.sparse_idf, info.sparse_tf) {
-            (true, true) => {
-                "present, IDF modifier; sparse_tf present (sparse queries are \
-                             weighted from the document frequencies once built)"
-            }
-            (true, false) if info.backend == "edge" => {
-                "present, IDF modifier; no sparse_tf (the collection predates it): sparse \
-                 queries take Qdrant's IDF pass over the tenant; a collection ingested anew \
-                 has it"
-            }
-            (true, false) => "present, IDF modifier",
-            (false, _) => "missing",
-        };
-        s += &format!("sparse      {sparse}\n");
-        if let Some(t) = &info.text_index {
-            s += &format!(
-                "text index  tokenizer {}, lowercase {}, ascii folding {}, stemmer {}, phrase {}, \
-                 bm25 scoring {}\n",
-                t.tokenizer,
-                t.lowercase,
-                t.ascii_folding,
-                t.stemmer.map_or("none", |l| l.name()),
-                t.phrase_matching,
-                t.scoring
-            );
-            if info.backend == "edge" && t.scoring {
-                let stats = match info.one_tenant {
-                    true => {
-                        "one tenant ever written: bm25 reads the statistics from the \
-                         index's counts"
-                    }
-                    false => {
-                        "bm25 gathers the statistics over the tenant's points on each \
-                         query (more than one tenant written, or the collection predates \
-                         tenants.json)"
-                    }
-                };
-                s += &format!("tenants     {stats}\n");
-            }
-        }
-        s += &format!("engine      {}\n", info.engine.version);
-        let indexes: Vec<String> = info
-            .payload_indexes
-            .iter()
-            .map(|i| format!("{}:{}", i.field, i.kind))
-            .collect();
-        s += &format!("indexes     {}\n", indexes.join(", "));
+        s += &render_info(info, &r.configured_embedder);
     }
     for st in &r.strategies {
         let mark = if st.strategy == r.configured_strategy {
@@ -309,6 +243,87 @@ fn render(r: &Report) -> String {
         for p in &r.problems {
             s += &format!("problem     {p}\n");
         }
+    }
+    s
+}
+
+/// The report's lines on an existing collection: embedder, points, layout,
+/// vectors, text index, engine, payload indexes.
+fn render_info(info: &CollectionInfo, configured_embedder: &str) -> String {
+    let embedder = info.embedder.as_ref().map_or("unknown".to_string(), |e| {
+        format!("{} ({} dims)", e.name, e.dim)
+    });
+    let mut s = format!("embedder    {embedder}; configured: {configured_embedder}\n");
+    s += &format!(
+        "points      {} in {} segment(s)\n",
+        info.points, info.segments
+    );
+    s += &format!(
+        "layout      version {}; this trine writes {}\n",
+        info.schema,
+        trine_store::SCHEMA
+    );
+    let dense = info
+        .dense_dim
+        .map_or("missing".to_string(), |d| format!("{d} dims, cosine"));
+    s += &format!("dense       {dense}\n");
+    s += &format!("sparse      {}\n", sparse_text(info));
+    if let Some(t) = &info.text_index {
+        s += &render_text_index(info, t);
+    }
+    s += &format!("engine      {}\n", info.engine.version);
+    let indexes: Vec<String> = info
+        .payload_indexes
+        .iter()
+        .map(|i| format!("{}:{}", i.field, i.kind))
+        .collect();
+    s += &format!("indexes     {}\n", indexes.join(", "));
+    s
+}
+
+/// What the collection's sparse vectors are.
+fn sparse_text(info: &CollectionInfo) -> &'static str {
+    match (info.sparse_idf, info.sparse_tf) {
+        (true, true) => {
+            "present, IDF modifier; sparse_tf present (sparse queries are \
+             weighted from the document frequencies once built)"
+        }
+        (true, false) if info.backend == "edge" => {
+            "present, IDF modifier; no sparse_tf (the collection predates it): sparse \
+             queries take Qdrant's IDF pass over the tenant; a collection ingested anew \
+             has it"
+        }
+        (true, false) => "present, IDF modifier",
+        (false, _) => "missing",
+    }
+}
+
+/// The text index's line, and on the embedded engine where bm25 reads its
+/// statistics from.
+fn render_text_index(info: &CollectionInfo, t: &TextIndexInfo) -> String {
+    let mut s = format!(
+        "text index  tokenizer {}, lowercase {}, ascii folding {}, stemmer {}, phrase {}, \
+         bm25 scoring {}\n",
+        t.tokenizer,
+        t.lowercase,
+        t.ascii_folding,
+        t.stemmer.map_or("none", |l| l.name()),
+        t.phrase_matching,
+        t.scoring
+    );
+    if info.backend == "edge" && t.scoring {
+        let stats = match info.one_tenant {
+            true => {
+                "one tenant ever written: bm25 reads the statistics from the \
+                 index's counts"
+            }
+            false => {
+                "bm25 gathers the statistics over the tenant's points on each \
+                 query (more than one tenant written, or the collection predates \
+                 tenants.json)"
+            }
+        };
+        s += &format!("tenants     {stats}\n");
     }
     s
 }

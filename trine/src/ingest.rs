@@ -14,6 +14,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 use trine_core::model::{Memory, MemoryInput, Point};
 use trine_gateway::Writer;
+use trine_store::Store;
 
 use crate::progress::{self, Progress};
 use crate::{CmdResult, Config, EXIT_PARTIAL, load_embedder, open_store};
@@ -104,22 +105,62 @@ impl Sink {
 }
 
 pub async fn run(config: &Config, args: Args) -> CmdResult {
-    let stdin = args.file.as_os_str() == "-";
+    let (total, reader) = open_input(&args.file).await?;
+    let (sink, store) = open_sink(config, &args).await?;
+
+    let progress = Arc::new(Progress::new(total));
+    let started = Instant::now();
+    // Embedding the next batch overlaps storing this one: one batch waits.
+    let (tx, rx) = mpsc::channel::<Batch>(1);
+    let storing = tokio::spawn(store_batches(sink.clone(), rx, progress.clone()));
+    let read = read_batches(reader, &sink, usize::from(args.batch), &progress, tx).await?;
+    let stored = storing
+        .await
+        .map_err(|e| format!("the storing task failed: {e}"))?;
+    let stored = match (read.embedded, stored) {
+        (Ok(()), Ok(stored)) => stored,
+        (Err(why), Ok(stored)) | (Ok(()), Err((why, stored))) | (Err(_), Err((why, stored))) => {
+            progress.finish();
+            return Err(format!(
+                "{why}; the {} memories through line {} were stored, re-run to resume (ids make it idempotent)",
+                stored.memories, stored.through
+            )
+            .into());
+        }
+    };
+    progress.finish();
+    let failed = read.failed + stored.refused;
+    finish(store.as_deref(), &args, stored.memories, failed, started).await
+}
+
+/// The input's line count (none for standard input) and its reader.
+async fn open_input(
+    file: &PathBuf,
+) -> Result<(Option<u64>, Box<dyn AsyncBufRead + Unpin + Send>), String> {
+    let stdin = file.as_os_str() == "-";
     let total = if stdin {
         None
     } else {
-        Some(count_lines(&args.file).await?)
+        Some(count_lines(file).await?)
     };
     let reader: Box<dyn AsyncBufRead + Unpin + Send> = if stdin {
         Box::new(BufReader::new(tokio::io::stdin()))
     } else {
-        let file = tokio::fs::File::open(&args.file)
+        let opened = tokio::fs::File::open(file)
             .await
-            .map_err(|e| format!("cannot open {}: {e}", args.file.display()))?;
-        Box::new(BufReader::new(file))
+            .map_err(|e| format!("cannot open {}: {e}", file.display()))?;
+        Box::new(BufReader::new(opened))
     };
+    Ok((total, reader))
+}
 
-    let (sink, store) = match &args.endpoint {
+/// The sink of `--endpoint`'s gateway, or a writer on the configured store
+/// (returned too, for the index build).
+async fn open_sink(
+    config: &Config,
+    args: &Args,
+) -> Result<(Sink, Option<Arc<dyn Store>>), Box<dyn std::error::Error + Send + Sync>> {
+    Ok(match &args.endpoint {
         Some(endpoint) => {
             let channel = trine_mesh::channel_tls(endpoint, config.tls.client()?)?;
             let client = trine_mesh::gateway_client(channel, config.api_key.as_deref())?;
@@ -132,17 +173,30 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             writer.prepare().await?;
             (Sink::Store(writer), Some(store))
         }
-    };
+    })
+}
 
-    let progress = Arc::new(Progress::new(total));
-    let started = Instant::now();
-    // Embedding the next batch overlaps storing this one: one batch waits.
-    let (tx, rx) = mpsc::channel::<Batch>(1);
-    let storing = tokio::spawn(store_batches(sink.clone(), rx, progress.clone()));
+/// What reading the input did: the lines that failed, and whether every
+/// batch was prepared (else why not).
+struct Read {
+    failed: usize,
+    embedded: Result<(), String>,
+}
+
+/// Reads the input line by line, prepares each full batch (and the last)
+/// for the sink and sends it to the storing task; stops at the end, at a
+/// batch that cannot be prepared, or when storing has failed.
+async fn read_batches(
+    reader: Box<dyn AsyncBufRead + Unpin + Send>,
+    sink: &Sink,
+    size: usize,
+    progress: &Progress,
+    tx: mpsc::Sender<Batch>,
+) -> Result<Read, String> {
     let mut lines = Lines::new(reader);
     let mut line_no = 0usize;
-    let mut batch: Vec<Memory> = Vec::with_capacity(usize::from(args.batch));
-    let mut batch_lines: Vec<usize> = Vec::with_capacity(usize::from(args.batch));
+    let mut batch: Vec<Memory> = Vec::with_capacity(size);
+    let mut batch_lines: Vec<usize> = Vec::with_capacity(size);
     let mut failed = 0usize;
     let mut embedded = Ok(());
     loop {
@@ -166,7 +220,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
                 }
             }
         }
-        if batch.len() >= usize::from(args.batch) || (end && !batch.is_empty()) {
+        if batch.len() >= size || (end && !batch.is_empty()) {
             match sink.prepare(std::mem::take(&mut batch)).await {
                 Ok(points) => {
                     progress.embedded_through(line_no);
@@ -193,32 +247,25 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             break;
         }
     }
-    drop(tx);
-    let stored = storing
-        .await
-        .map_err(|e| format!("the storing task failed: {e}"))?;
-    let stored = match (embedded, stored) {
-        (Ok(()), Ok(stored)) => stored,
-        (Err(why), Ok(stored)) | (Ok(()), Err((why, stored))) | (Err(_), Err((why, stored))) => {
-            progress.finish();
-            return Err(format!(
-                "{why}; the {} memories through line {} were stored, re-run to resume (ids make it idempotent)",
-                stored.memories, stored.through
-            )
-            .into());
-        }
-    };
-    progress.finish();
-    failed += stored.refused;
-    let stored = stored.memories;
+    Ok(Read { failed, embedded })
+}
 
+/// After the writes: builds the store's indexes (unless `--no-optimize`),
+/// prints what was stored and says how the run ended.
+async fn finish(
+    store: Option<&dyn Store>,
+    args: &Args,
+    stored: usize,
+    failed: usize,
+    started: Instant,
+) -> CmdResult {
     let wrote = started.elapsed().as_secs_f64();
     eprintln!(
         "wrote {stored} memories in {wrote:.1} s ({:.0}/s)",
         stored as f64 / wrote.max(1e-9)
     );
     let secs = |started: Instant| started.elapsed().as_secs_f64();
-    match (&store, &args.endpoint) {
+    match (store, &args.endpoint) {
         (Some(store), _) => {
             if !args.no_optimize && stored > 0 {
                 let building = Instant::now();

@@ -1,36 +1,33 @@
 //! The `trine` command line: each subcommand is a small function over the
-//! library crates. `main.rs` only parses and calls [`main`].
+//! library crates. `main.rs` only parses and calls [`main`]. The
+//! configuration and what opens it are `trine-config`'s (re-exported here:
+//! [`Config`], [`config`]); `eval`, `bench` and `refusals` are
+//! `trine-eval`'s.
 #![forbid(unsafe_code)]
 
 mod backfill;
 mod backup;
-mod bench;
-pub mod config;
 mod doctor;
-mod eval;
 mod ingest;
 mod keys;
 mod mcp;
 mod memory;
 mod model;
 mod progress;
-mod queries;
-mod refusals;
 pub mod search;
 mod serve;
 mod text_index;
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
-use trine_embed::Embedder;
-use trine_store::{EdgeStore, ServerStore, Store};
+use trine_eval::{bench, eval, refusals};
 
-pub use config::{Config, Overrides};
-
-/// Exit code of a run that did its work but skipped some input.
-pub const EXIT_PARTIAL: u8 = 3;
+pub use trine_config::config;
+pub use trine_config::{
+    CmdResult, Config, EXIT_PARTIAL, Overrides, connect_server, load_embedder, open_store,
+};
+use trine_config::{collection_fold, local_mesh};
 
 /// Hybrid search for agent memory, stored in Qdrant.
 #[derive(Debug, Parser)]
@@ -190,110 +187,6 @@ fn service_name(command: &Command) -> &'static str {
 fn fail(e: &dyn std::fmt::Display) -> ExitCode {
     eprintln!("error: {e}");
     ExitCode::FAILURE
-}
-
-/// A command's error: anything printable.
-pub type CmdResult = Result<ExitCode, Box<dyn std::error::Error + Send + Sync>>;
-
-/// Prints a report: its JSON with `--json`, else `table`; with `--save FILE`
-/// also writes the JSON there.
-fn print_report(
-    report: &impl serde::Serialize,
-    json: bool,
-    save: Option<&std::path::Path>,
-    table: impl FnOnce() -> String,
-) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let text = serde_json::to_string_pretty(report)?;
-    if let Some(path) = save {
-        std::fs::write(path, format!("{text}\n"))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
-    if json {
-        println!("{text}");
-    } else {
-        print!("{}", table());
-    }
-    Ok(())
-}
-
-/// The configured Qdrant server's store (`qdrant` set), as configured.
-pub async fn connect_server(config: &Config) -> Result<ServerStore, trine_store::StoreError> {
-    let url = config.qdrant.as_deref().ok_or_else(|| {
-        trine_store::StoreError::invalid("qdrant url", "none is configured: pass --qdrant URL")
-    })?;
-    let layout = trine_store::Layout {
-        shards: config.shards,
-        replication_factor: config.replication_factor,
-        write_consistency_factor: config.write_consistency_factor,
-    };
-    ServerStore::connect_with_key(url, &config.collection, config.qdrant_api_key.clone())
-        .await?
-        .with_layout(layout)
-        .with_read_consistency(config.read_consistency)
-        .with_batch_reads(config.batch_reads)
-        .with_schema(config.payload.clone())
-}
-
-/// Opens the configured store: a Qdrant server when `qdrant` is set, else the
-/// embedded engine on the data directory.
-pub async fn open_store(config: &Config) -> Result<Arc<dyn Store>, trine_store::StoreError> {
-    let schema = config.payload.clone();
-    Ok(match &config.qdrant {
-        Some(_) => {
-            // The document frequencies are kept (by a lexical-svc that asks
-            // for them) where the text index is trine's own.
-            let trines_layout = schema == trine_store::PayloadSchema::default();
-            let server: Arc<dyn Store> = Arc::new(connect_server(config).await?);
-            if trines_layout {
-                Arc::new(trine_store::Tracked::new(server))
-            } else {
-                server
-            }
-        }
-        None => {
-            let data = config.data.clone();
-            let collection = config.collection.clone();
-            let store = tokio::task::spawn_blocking(move || {
-                EdgeStore::open_with(&data, &collection, schema)
-            })
-            .await
-            .map_err(|e| trine_store::StoreError::Backend(e.to_string()))??;
-            Arc::new(store)
-        }
-    })
-}
-
-/// Loads the configured embedder (the model files for `minilm`/`static`).
-pub async fn load_embedder(config: &Config) -> Result<Arc<dyn Embedder>, trine_embed::EmbedError> {
-    let kind = config.embedder;
-    let models = config.models.clone();
-    tokio::task::spawn_blocking(move || trine_embed::load(kind, &models))
-        .await
-        .map_err(|e| trine_embed::EmbedError::Inference(e.to_string()))?
-}
-
-/// The four services in-process, each on a loopback port, over the
-/// configured store and embedder (commands run without `--endpoint`), with
-/// the store and embedder for the commands that also read them directly.
-struct LocalMesh {
-    mesh: trine_mesh::Mesh,
-    store: Arc<dyn Store>,
-    embedder: Arc<dyn Embedder>,
-}
-
-async fn local_mesh(
-    config: &Config,
-) -> Result<LocalMesh, Box<dyn std::error::Error + Send + Sync>> {
-    let store = open_store(config).await?;
-    let embedder = load_embedder(config).await?;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let mesh =
-        trine_mesh::Mesh::start(listener, store.clone(), embedder.clone(), config.mesh()).await?;
-    Ok(LocalMesh {
-        mesh,
-        store,
-        embedder,
-    })
 }
 
 async fn health(config: &Config, args: HealthArgs) -> CmdResult {

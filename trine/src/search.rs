@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use serde_json::Value;
 use trine_api::timestamp;
 use trine_api::v1::{self, Filters, SearchRequest};
+pub use trine_config::parse_mode;
 use trine_core::model::parse_time;
 
 use crate::{CmdResult, Config, local_mesh};
@@ -79,18 +80,6 @@ pub struct Args {
     /// A running gateway (e.g. http://127.0.0.1:50051) instead of in-process
     #[arg(long)]
     pub endpoint: Option<String>,
-}
-
-/// Parses `hybrid`, `semantic` or `lexical`.
-pub fn parse_mode(raw: &str) -> Result<v1::Mode, String> {
-    match raw {
-        "hybrid" => Ok(v1::Mode::Hybrid),
-        "semantic" => Ok(v1::Mode::Semantic),
-        "lexical" => Ok(v1::Mode::Lexical),
-        other => Err(format!(
-            "unknown mode {other:?}: use hybrid, semantic or lexical"
-        )),
-    }
 }
 
 /// The search's fusion options from the flags; `None` when none is given.

@@ -194,6 +194,25 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let addr = listener.local_addr()?;
+    let mesh_config = mesh_config(config, &args, addr)?;
+    let role = args.role;
+    let launch = launch(config, role).await?;
+    let running = trine_mesh::spawn(launch, listener, mesh_config).await?;
+    let ready = ready_at(&running, role, addr);
+    ready.announce(args.ready_json)?;
+    signal().await;
+    eprintln!("stopping: draining in-flight calls");
+    running.stop().await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The mesh's settings from the configuration and the flags: metrics, the
+/// HTTP surface, the keys and backups of a public role, TLS (said at start).
+fn mesh_config(
+    config: &Config,
+    args: &Args,
+    addr: SocketAddr,
+) -> Result<MeshConfig, Box<dyn std::error::Error + Send + Sync>> {
     let metrics = metrics_addr(&args.metrics)?;
     let public = matches!(args.role, Role::All | Role::Gateway);
     let http = if public {
@@ -243,9 +262,15 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         };
         eprintln!("tls: on{mtls}");
     }
-    let role = args.role;
-    // Each role is given exactly what it runs on.
-    let launch = match role {
+    Ok(mesh_config)
+}
+
+/// What `role` runs on: each role is given exactly that.
+async fn launch(
+    config: &Config,
+    role: Role,
+) -> Result<Launch, Box<dyn std::error::Error + Send + Sync>> {
+    Ok(match role {
         Role::All => Launch::All {
             store: open_store(config).await?,
             embedder: load_embedder(config).await?,
@@ -271,9 +296,13 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             embedder: load_embedder(config).await?,
         }),
         Role::Fusion => Launch::One(One::Fusion),
-    };
-    let running = trine_mesh::spawn(launch, listener, mesh_config).await?;
-    let ready = match &running {
+    })
+}
+
+/// Says on standard error where the started role serves, and returns it
+/// for `--ready-json`.
+fn ready_at(running: &Running, role: Role, addr: SocketAddr) -> Ready {
+    match running {
         Running::All(mesh) => {
             eprintln!(
                 "trine serving on {addr} (lexical {}, semantic {}, fusion {}); Ctrl-C stops",
@@ -314,12 +343,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
                 ..Ready::default()
             }
         }
-    };
-    ready.announce(args.ready_json)?;
-    signal().await;
-    eprintln!("stopping: draining in-flight calls");
-    running.stop().await?;
-    Ok(ExitCode::SUCCESS)
+    }
 }
 
 #[cfg(test)]

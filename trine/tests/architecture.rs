@@ -439,3 +439,41 @@ fn no_file_cites_a_design_outside_the_repository() {
          `docs/design.md §N` instead: {citing:#?}"
     );
 }
+
+/// ARCHITECTURE.md keeps a crate's paragraph (a paragraph whose first line
+/// starts with a bold path, "**`") to at most eight lines as wrapped in the
+/// file: what the crate is, where to start reading, its invariants and its
+/// Details link; the rest belongs in its docs/internals-*.md page.
+#[test]
+fn architecture_paragraphs_are_at_most_eight_lines() {
+    const MAX_LINES: usize = 8;
+    let path = trine_testkit::workspace_dir().join("ARCHITECTURE.md");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let mut paragraphs: Vec<Vec<&str>> = Vec::new();
+    let mut current: Vec<&str> = Vec::new();
+    for line in text.lines() {
+        if line.trim().is_empty() {
+            if !current.is_empty() {
+                paragraphs.push(std::mem::take(&mut current));
+            }
+        } else {
+            current.push(line);
+        }
+    }
+    if !current.is_empty() {
+        paragraphs.push(current);
+    }
+    let long: Vec<String> = paragraphs
+        .iter()
+        .filter(|p| p[0].starts_with("**`") && p.len() > MAX_LINES)
+        .map(|p| format!("{} lines: {}", p.len(), p[0]))
+        .collect();
+    assert!(
+        long.is_empty(),
+        "crate paragraphs of ARCHITECTURE.md over {MAX_LINES} lines (say what the crate is, \
+         where to start reading and its invariants; move the rest to its \
+         docs/internals-*.md page):\n{}",
+        long.join("\n")
+    );
+}

@@ -157,7 +157,21 @@ pub fn render(report: &Report, ranks: bool) -> String {
         "trine eval: {} queries, k = {k}, nDCG@{NDCG_AT}, ranks read to {}\n\n",
         report.queries, report.depth
     );
-    out += &format!(
+    out += &render_figures(report);
+    if !report.against_better.is_empty() {
+        out += &render_against_better(report);
+    }
+    out += &render_misses(report);
+    if ranks {
+        out += &render_ranks(report);
+    }
+    out
+}
+
+/// Each configuration's figures, a row per kind of query.
+fn render_figures(report: &Report) -> String {
+    let k = report.k;
+    let mut out = format!(
         "{:<34} {:<12} {:>4} {:>6} {:>6} {:>6} {:>8} {:>6} {:>8}\n",
         "configuration",
         "kind",
@@ -187,36 +201,47 @@ pub fn render(report: &Report, ranks: bool) -> String {
             );
         }
     }
-    if !report.against_better.is_empty() {
+    out
+}
+
+/// Each hybrid configuration against the better single channel, with the
+/// verdict.
+fn render_against_better(report: &Report) -> String {
+    let k = report.k;
+    let mut out = format!(
+        "\nagainst the better single channel (hybrid minus it; paired bootstrap, {RESAMPLES} resamples, 95 % interval):\n"
+    );
+    out += &format!(
+        "{:<34} {:<12} {:<22} {:>26} {:>26}  verdict\n",
+        "configuration",
+        "kind",
+        "better channel",
+        "ΔMRR [interval]",
+        format!("Δs@{k} [interval]")
+    );
+    let show = |d: &Difference| format!("{:+.3} [{:+.3}, {:+.3}]", d.mean, d.low, d.high);
+    for c in &report.against_better {
+        let verdict = if c.mrr.not_worse() && c.success_at_k.not_worse() {
+            "not worse"
+        } else {
+            "WORSE"
+        };
         out += &format!(
-            "\nagainst the better single channel (hybrid minus it; paired bootstrap, {RESAMPLES} resamples, 95 % interval):\n"
+            "{:<34} {:<12} {:<22} {:>26} {:>26}  {verdict}\n",
+            c.configuration,
+            c.kind,
+            c.better,
+            show(&c.mrr),
+            show(&c.success_at_k)
         );
-        out += &format!(
-            "{:<34} {:<12} {:<22} {:>26} {:>26}  verdict\n",
-            "configuration",
-            "kind",
-            "better channel",
-            "ΔMRR [interval]",
-            format!("Δs@{k} [interval]")
-        );
-        let show = |d: &Difference| format!("{:+.3} [{:+.3}, {:+.3}]", d.mean, d.low, d.high);
-        for c in &report.against_better {
-            let verdict = if c.mrr.not_worse() && c.success_at_k.not_worse() {
-                "not worse"
-            } else {
-                "WORSE"
-            };
-            out += &format!(
-                "{:<34} {:<12} {:<22} {:>26} {:>26}  {verdict}\n",
-                c.configuration,
-                c.kind,
-                c.better,
-                show(&c.mrr),
-                show(&c.success_at_k)
-            );
-        }
     }
-    out += &format!("\ngold ids outside the top {k}:\n");
+    out
+}
+
+/// The gold ids each configuration that ran left outside the top k.
+fn render_misses(report: &Report) -> String {
+    let k = report.k;
+    let mut out = format!("\ngold ids outside the top {k}:\n");
     for c in report.configurations.iter().filter(|c| c.error.is_none()) {
         let missed: Vec<String> = c
             .queries
@@ -235,38 +260,42 @@ pub fn render(report: &Report, ranks: bool) -> String {
         };
         out += &format!("  {}: {missed}\n", c.name);
     }
-    if ranks {
-        out += "\nrank of each query's first gold id:\n";
-        let ran: Vec<&ConfigReport> = report
-            .configurations
-            .iter()
-            .filter(|c| c.error.is_none())
-            .collect();
-        out += &format!("{:<8}", "qid");
+    out
+}
+
+/// The rank of each query's first gold id under every configuration that
+/// ran (`--ranks`).
+fn render_ranks(report: &Report) -> String {
+    let mut out = "\nrank of each query's first gold id:\n".to_string();
+    let ran: Vec<&ConfigReport> = report
+        .configurations
+        .iter()
+        .filter(|c| c.error.is_none())
+        .collect();
+    out += &format!("{:<8}", "qid");
+    for c in &ran {
+        out += &format!(" {:>w$}", c.name, w = c.name.len().max(5));
+    }
+    out += "\n";
+    for (i, q) in ran
+        .first()
+        .map_or(&[][..], |c| &c.queries[..])
+        .iter()
+        .enumerate()
+    {
+        out += &format!("{:<8}", q.qid);
         for c in &ran {
-            out += &format!(" {:>w$}", c.name, w = c.name.len().max(5));
+            let rank = c
+                .queries
+                .get(i)
+                .and_then(|q| q.ranks.first().copied().flatten());
+            out += &format!(
+                " {:>w$}",
+                rank_text(rank, report.depth),
+                w = c.name.len().max(5)
+            );
         }
         out += "\n";
-        for (i, q) in ran
-            .first()
-            .map_or(&[][..], |c| &c.queries[..])
-            .iter()
-            .enumerate()
-        {
-            out += &format!("{:<8}", q.qid);
-            for c in &ran {
-                let rank = c
-                    .queries
-                    .get(i)
-                    .and_then(|q| q.ranks.first().copied().flatten());
-                out += &format!(
-                    " {:>w$}",
-                    rank_text(rank, report.depth),
-                    w = c.name.len().max(5)
-                );
-            }
-            out += "\n";
-        }
     }
     out
 }

@@ -19,10 +19,13 @@ use trine_embed::Embedder;
 use trine_store::{Counted, Filter, Store};
 use trine_telemetry::metrics::COUNTS_BUDGET;
 
+use trine_config::{
+    CmdResult, Config, collection_fold, load_embedder, local_mesh, open_store, parse_mode,
+    print_report,
+};
+
 use crate::eval::native_search;
 use crate::queries::{self, Query};
-use crate::search::parse_mode;
-use crate::{CmdResult, Config, load_embedder, local_mesh, open_store, print_report};
 
 mod report;
 
@@ -377,21 +380,7 @@ async fn frequencies_built(store: &dyn Store, requests: &[SearchRequest]) {
 pub async fn run(config: &Config, args: Args) -> CmdResult {
     let queries = queries::load(&args.queries)?;
     let mode = parse_mode(&args.mode)? as i32;
-    if let Some(rate) = args.rate
-        && !(rate.is_finite() && rate > 0.0)
-    {
-        return Err(
-            format!("--rate {rate}: must be a positive number of requests a second").into(),
-        );
-    }
-    if let Some(kind) = &args.native
-        && !matches!(kind.as_str(), "bm25" | "sparse")
-    {
-        return Err(format!("--native {kind:?}: use bm25 or sparse").into());
-    }
-    if args.native.is_some() && args.endpoint.is_some() && config.qdrant.is_none() {
-        return Err("--native reads the collection itself: run without --endpoint (embedded), or give --qdrant".into());
-    }
+    check(config, &args)?;
     let requests = distinct(
         queries.iter().map(|q| request(q, &args, mode)).collect(),
         args.no_repeat,
@@ -400,51 +389,17 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         return Err(format!("{}: no queries", args.queries.display()).into());
     }
     let requests: Arc<Vec<SearchRequest>> = Arc::new(requests);
-    let out_of_queries = || {
-        format!(
-            "--no-repeat: the {} distinct queries of {} ran out before the warm-up and \
-             --duration were over: give more queries or a shorter --duration",
-            requests.len(),
-            args.queries.display()
-        )
-    };
     let (trine, opened) = if args.native_only {
         (None, None)
     } else {
         let (report, opened, ran_out) = run_trine(config, &args, requests.clone()).await?;
         if ran_out {
-            return Err(out_of_queries().into());
+            return Err(out_of_queries(&requests, &args).into());
         }
         (Some(report), opened)
     };
     let native = match &args.native {
-        Some(lexical) => {
-            let (store, embedder) = match opened {
-                Some(opened) => opened,
-                None => (open_store(config).await?, load_embedder(config).await?),
-            };
-            let target = Target::Native {
-                fold: crate::backfill::collection_fold(store.as_ref()).await?,
-                store,
-                embedder,
-                lexical: lexical.clone(),
-                limit: usize::try_from(args.limit).unwrap_or(usize::MAX),
-            };
-            let (samples, shed, ran_out) = load(target, requests.clone(), &args).await;
-            if ran_out {
-                return Err(out_of_queries().into());
-            }
-            Some(Report {
-                target: "Qdrant's one-call hybrid on the same collection".to_string(),
-                mode: "native".to_string(),
-                strategy: lexical.clone(),
-                concurrency: args.concurrency,
-                rate: args.rate,
-                shed,
-                peak_rss_mib: own_peak_rss_mib(),
-                ..Report::of(&samples, args.duration.as_secs_f64())
-            })
-        }
+        Some(lexical) => Some(run_native(config, &args, lexical, opened, requests.clone()).await?),
         None => None,
     };
     let report = match (trine, native) {
@@ -464,6 +419,73 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
             ExitCode::SUCCESS
         },
     )
+}
+
+/// The flags that cannot go together, or a `--rate` or `--native` that
+/// cannot run.
+fn check(config: &Config, args: &Args) -> Result<(), String> {
+    if let Some(rate) = args.rate
+        && !(rate.is_finite() && rate > 0.0)
+    {
+        return Err(format!(
+            "--rate {rate}: must be a positive number of requests a second"
+        ));
+    }
+    if let Some(kind) = &args.native
+        && !matches!(kind.as_str(), "bm25" | "sparse")
+    {
+        return Err(format!("--native {kind:?}: use bm25 or sparse"));
+    }
+    if args.native.is_some() && args.endpoint.is_some() && config.qdrant.is_none() {
+        return Err("--native reads the collection itself: run without --endpoint (embedded), or give --qdrant".into());
+    }
+    Ok(())
+}
+
+/// Why a `--no-repeat` run failed: its distinct queries ran out.
+fn out_of_queries(requests: &[SearchRequest], args: &Args) -> String {
+    format!(
+        "--no-repeat: the {} distinct queries of {} ran out before the warm-up and \
+         --duration were over: give more queries or a shorter --duration",
+        requests.len(),
+        args.queries.display()
+    )
+}
+
+/// Qdrant's one-call hybrid under the same load, over the in-process run's
+/// store and embedder when there was one, else the configured ones.
+async fn run_native(
+    config: &Config,
+    args: &Args,
+    lexical: &str,
+    opened: Option<Opened>,
+    requests: Arc<Vec<SearchRequest>>,
+) -> Result<Report, Box<dyn std::error::Error + Send + Sync>> {
+    let (store, embedder) = match opened {
+        Some(opened) => opened,
+        None => (open_store(config).await?, load_embedder(config).await?),
+    };
+    let target = Target::Native {
+        fold: collection_fold(store.as_ref()).await?,
+        store,
+        embedder,
+        lexical: lexical.to_string(),
+        limit: usize::try_from(args.limit).unwrap_or(usize::MAX),
+    };
+    let (samples, shed, ran_out) = load(target, requests.clone(), args).await;
+    if ran_out {
+        return Err(out_of_queries(&requests, args).into());
+    }
+    Ok(Report {
+        target: "Qdrant's one-call hybrid on the same collection".to_string(),
+        mode: "native".to_string(),
+        strategy: lexical.to_string(),
+        concurrency: args.concurrency,
+        rate: args.rate,
+        shed,
+        peak_rss_mib: own_peak_rss_mib(),
+        ..Report::of(&samples, args.duration.as_secs_f64())
+    })
 }
 
 #[cfg(test)]

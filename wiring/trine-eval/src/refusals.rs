@@ -26,7 +26,8 @@ use trine_gateway::{MemoryService, Writer};
 use trine_mesh::{MeshConfig, PeerAddrs};
 use trine_store::{EdgeStore, Store};
 
-use crate::CmdResult;
+use trine_config::CmdResult;
+
 use crate::bench::Summary;
 
 #[derive(Debug, clap::Args)]

@@ -44,59 +44,7 @@ pub(super) fn parse_fusion(
         let (key, value) = part
             .split_once('=')
             .ok_or_else(|| bad(format!("{part:?} is not KEY=VALUE")))?;
-        let number = || {
-            value
-                .parse::<f64>()
-                .map_err(|_| bad(format!("{key}={value:?} is not a number")))
-        };
-        match key {
-            "k" => {
-                options.rrf_k = number()?;
-                if !(options.rrf_k.is_finite() && options.rrf_k > 0.0) {
-                    return Err(bad(format!("k={value}: RRF's k must be > 0")));
-                }
-            }
-            "norm" => options.normalization = value.to_string(),
-            "tier" => {
-                options.tier = Some(match value {
-                    "on" => true,
-                    "off" => false,
-                    _ => return Err(bad(format!("tier={value:?}: use on or off"))),
-                })
-            }
-            "tier_max" => {
-                options.tier_max = Some(
-                    value
-                        .parse()
-                        .map_err(|_| bad(format!("tier_max={value:?} is not a count")))?,
-                )
-            }
-            "adaptive" => options.adaptive = Some(number()?),
-            "floor" => options.semantic_floor = Some(number()?),
-            "power" => options.lexical_power = Some(number()?),
-            "confidence" => options.semantic_confidence = Some(number()?),
-            "questions" => options.question_confidence = Some(number()?),
-            "w" => {
-                let parts: Vec<f64> = value
-                    .split(':')
-                    .map(|p| p.parse::<f64>())
-                    .collect::<Result<_, _>>()
-                    .map_err(|_| bad(format!("w={value:?}: give LEXICAL:SEMANTIC:VERBATIM")))?;
-                let [lexical, semantic, verbatim] = parts[..] else {
-                    return Err(bad(format!("w={value:?}: give LEXICAL:SEMANTIC:VERBATIM")));
-                };
-                weights = Some(v1::ListWeights {
-                    lexical,
-                    semantic,
-                    verbatim,
-                });
-            }
-            other => {
-                return Err(bad(format!(
-                    "unknown key {other:?}: use k, norm, tier, tier_max, adaptive, floor, power, confidence or w"
-                )));
-            }
-        }
+        set_option(key, value, &mut options, &mut weights).map_err(bad)?;
     }
     trine_api::fusion_from_wire(
         &trine_fusion::Settings::default(),
@@ -105,6 +53,70 @@ pub(super) fn parse_fusion(
     )
     .map_err(bad)?;
     Ok((weights, Some(options)))
+}
+
+/// Sets one KEY=VALUE of a `--fusion` spec; the error says what is wrong
+/// with it.
+fn set_option(
+    key: &str,
+    value: &str,
+    options: &mut v1::FusionOptions,
+    weights: &mut Option<v1::ListWeights>,
+) -> Result<(), String> {
+    let number = || {
+        value
+            .parse::<f64>()
+            .map_err(|_| format!("{key}={value:?} is not a number"))
+    };
+    match key {
+        "k" => {
+            options.rrf_k = number()?;
+            if !(options.rrf_k.is_finite() && options.rrf_k > 0.0) {
+                return Err(format!("k={value}: RRF's k must be > 0"));
+            }
+        }
+        "norm" => options.normalization = value.to_string(),
+        "tier" => {
+            options.tier = Some(match value {
+                "on" => true,
+                "off" => false,
+                _ => return Err(format!("tier={value:?}: use on or off")),
+            })
+        }
+        "tier_max" => {
+            options.tier_max = Some(
+                value
+                    .parse()
+                    .map_err(|_| format!("tier_max={value:?} is not a count"))?,
+            )
+        }
+        "adaptive" => options.adaptive = Some(number()?),
+        "floor" => options.semantic_floor = Some(number()?),
+        "power" => options.lexical_power = Some(number()?),
+        "confidence" => options.semantic_confidence = Some(number()?),
+        "questions" => options.question_confidence = Some(number()?),
+        "w" => {
+            let parts: Vec<f64> = value
+                .split(':')
+                .map(|p| p.parse::<f64>())
+                .collect::<Result<_, _>>()
+                .map_err(|_| format!("w={value:?}: give LEXICAL:SEMANTIC:VERBATIM"))?;
+            let [lexical, semantic, verbatim] = parts[..] else {
+                return Err(format!("w={value:?}: give LEXICAL:SEMANTIC:VERBATIM"));
+            };
+            *weights = Some(v1::ListWeights {
+                lexical,
+                semantic,
+                verbatim,
+            });
+        }
+        other => {
+            return Err(format!(
+                "unknown key {other:?}: use k, norm, tier, tier_max, adaptive, floor, power, confidence or w"
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -23,10 +23,13 @@ use trine_core::model::{Filter, PayloadRead};
 use trine_embed::Embedder;
 use trine_store::{NativeLexical, Store};
 
-use crate::queries::{self, Query};
-use crate::search::parse_mode;
-use crate::{CmdResult, Config, LocalMesh, local_mesh, print_report};
+use trine_config::{
+    CmdResult, Config, EXIT_PARTIAL, LocalMesh, collection_fold, local_mesh, parse_mode,
+    print_report,
+};
 use trine_mesh::channel;
+
+use crate::queries::{self, Query};
 
 mod report;
 mod spec;
@@ -161,24 +164,7 @@ fn configurations(args: &Args) -> Result<Vec<Configuration>, String> {
             _ => {
                 for strategy in &args.strategies {
                     for verbatim in &args.verbatim {
-                        let (suffix, no_verbatim, weight) = match verbatim.as_str() {
-                            "on" => (String::new(), false, None),
-                            "off" => ("/no-verbatim".to_string(), true, None),
-                            other => match other.parse::<f64>() {
-                                Ok(w) if w.is_finite() && w > 0.0 => {
-                                    let weights = v1::ListWeights {
-                                        verbatim: w,
-                                        ..v1::ListWeights::default()
-                                    };
-                                    (format!("/verbatim-x{other}"), false, Some(weights))
-                                }
-                                _ => {
-                                    return Err(format!(
-                                        "--verbatim {other:?}: use on, off or a weight (e.g. on,off,1)"
-                                    ));
-                                }
-                            },
-                        };
+                        let (suffix, no_verbatim, weight) = verbatim_run(verbatim)?;
                         out.push(Configuration {
                             name: format!("hybrid/{strategy}{suffix}"),
                             runner: trine(strategy, no_verbatim, weight),
@@ -219,6 +205,29 @@ fn configurations(args: &Args) -> Result<Vec<Configuration>, String> {
         return Err("no configuration to run: give --modes or --native".into());
     }
     Ok(out)
+}
+
+/// A `--verbatim` value as a hybrid run: the name's suffix, whether the
+/// verbatim list is left out, and the weights that set its weight.
+fn verbatim_run(verbatim: &str) -> Result<(String, bool, Option<v1::ListWeights>), String> {
+    Ok(match verbatim {
+        "on" => (String::new(), false, None),
+        "off" => ("/no-verbatim".to_string(), true, None),
+        other => match other.parse::<f64>() {
+            Ok(w) if w.is_finite() && w > 0.0 => {
+                let weights = v1::ListWeights {
+                    verbatim: w,
+                    ..v1::ListWeights::default()
+                };
+                (format!("/verbatim-x{other}"), false, Some(weights))
+            }
+            _ => {
+                return Err(format!(
+                    "--verbatim {other:?}: use on, off or a weight (e.g. on,off,1)"
+                ));
+            }
+        },
+    })
 }
 
 struct Targets {
@@ -348,61 +357,21 @@ async fn answer(
                 max_chars: 0,
                 min_score: 0.0,
             };
-            let response = targets
-                .client
-                .search(request)
-                .await
-                .map_err(|s| format!("{:?}: {}", s.code(), s.message()))?
-                .into_inner();
-            if response.degraded {
-                return Err(format!(
-                    "degraded answer: {}",
-                    response.degraded_reasons.join("; ")
-                ));
-            }
-            Ok(response.hits.into_iter().map(|h| h.id).collect())
+            searched(targets, request).await
         }
         Runner::Fused {
             strategy,
             weights,
             fusion,
         } => {
-            let ((mut lexical, mut lexical_reference, terms, asked), semantic) =
-                targets.lists(query, strategy).await?;
-            // As the gateway: a question, under a fusion that names neither
-            // a method nor weights, is fused from the question strategy's
-            // list as a question where its dense list is flat, and has that
-            // list's one-call picks spread in where it stands out.
-            let mut base = targets.fusion;
-            let settings = trine_api::fusion_from_wire(&base, weights.as_ref(), fusion.as_ref())?;
-            let cosines: Vec<f64> = semantic.iter().map(|n| n.score).collect();
-            let mut spread = None;
-            if let Some((_, list)) = asked
-                && weights.is_none()
-                && fusion.as_ref().is_none_or(|f| f.method.is_empty())
-            {
-                if trine_core::fusion::as_question(&cosines, &settings) {
-                    lexical = list;
-                    lexical_reference = 0.0;
-                    base = base.for_questions();
-                } else {
-                    spread = Some(list);
-                }
-            }
-            let request = v1::FuseRequest {
-                query: query.query.trim().to_string(),
-                lexical,
-                semantic,
-                limit: u32::try_from(args.depth).unwrap_or(u32::MAX),
-                weights: *weights,
-                fusion: fusion.clone(),
-                lexical_reference,
-                terms,
-                question: spread.is_some(),
-                question_lexical: spread.unwrap_or_default(),
-            };
-            let hits = trine_fusion::fuse_request(&request, &base, args.depth)?;
-            Ok(hits.into_iter().map(|h| h.id).collect())
+            fused(
+                targets,
+                query,
+                strategy,
+                (*weights, fusion.as_ref()),
+                args.depth,
+            )
+            .await
         }
         Runner::Native(kind) => {
             let found = native_search(
@@ -418,6 +387,71 @@ async fn answer(
             Ok(found.ids.into_iter().map(|id| id.to_string()).collect())
         }
     }
+}
+
+/// The hits' ids of a search through the gateway; a degraded answer is an
+/// error.
+async fn searched(targets: &mut Targets, request: SearchRequest) -> Result<Vec<String>, String> {
+    let response = targets
+        .client
+        .search(request)
+        .await
+        .map_err(|s| format!("{:?}: {}", s.code(), s.message()))?
+        .into_inner();
+    if response.degraded {
+        return Err(format!(
+            "degraded answer: {}",
+            response.degraded_reasons.join("; ")
+        ));
+    }
+    Ok(response.hits.into_iter().map(|h| h.id).collect())
+}
+
+/// The hits' ids of a hybrid answer fused here from the query's channel
+/// lists under `strategy`, with these weights and fusion options.
+async fn fused(
+    targets: &mut Targets,
+    query: &Query,
+    strategy: &str,
+    (weights, fusion): (Option<v1::ListWeights>, Option<&v1::FusionOptions>),
+    depth: usize,
+) -> Result<Vec<String>, String> {
+    let ((mut lexical, mut lexical_reference, terms, asked), semantic) =
+        targets.lists(query, strategy).await?;
+    // As the gateway: a question, under a fusion that names neither
+    // a method nor weights, is fused from the question strategy's
+    // list as a question where its dense list is flat, and has that
+    // list's one-call picks spread in where it stands out.
+    let mut base = targets.fusion;
+    let settings = trine_api::fusion_from_wire(&base, weights.as_ref(), fusion)?;
+    let cosines: Vec<f64> = semantic.iter().map(|n| n.score).collect();
+    let mut spread = None;
+    if let Some((_, list)) = asked
+        && weights.is_none()
+        && fusion.is_none_or(|f| f.method.is_empty())
+    {
+        if trine_core::fusion::as_question(&cosines, &settings) {
+            lexical = list;
+            lexical_reference = 0.0;
+            base = base.for_questions();
+        } else {
+            spread = Some(list);
+        }
+    }
+    let request = v1::FuseRequest {
+        query: query.query.trim().to_string(),
+        lexical,
+        semantic,
+        limit: u32::try_from(depth).unwrap_or(u32::MAX),
+        weights,
+        fusion: fusion.cloned(),
+        lexical_reference,
+        terms,
+        question: spread.is_some(),
+        question_lexical: spread.unwrap_or_default(),
+    };
+    let hits = trine_fusion::fuse_request(&request, &base, depth)?;
+    Ok(hits.into_iter().map(|h| h.id).collect())
 }
 
 /// What Qdrant's one-call hybrid answered, and how long its parts took.
@@ -531,7 +565,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         store,
         embedder,
     } = local_mesh(config).await?;
-    let fold = crate::backfill::collection_fold(store.as_ref()).await?;
+    let fold = collection_fold(store.as_ref()).await?;
     let mut targets = Targets {
         client: MemoryClient::new(channel(&mesh.gateway.to_string())?),
         lexical: LexicalClient::new(channel(&mesh.lexical.to_string())?),
@@ -563,7 +597,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         render(&report, args.ranks)
     })?;
     Ok(if report.configurations.iter().any(|c| c.error.is_some()) {
-        ExitCode::from(crate::EXIT_PARTIAL)
+        ExitCode::from(EXIT_PARTIAL)
     } else {
         ExitCode::SUCCESS
     })
