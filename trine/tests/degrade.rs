@@ -7,9 +7,7 @@ use std::sync::Arc;
 
 use tokio::net::TcpListener;
 use tonic::Code;
-use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
-use tonic_health::pb::health_client::HealthClient;
 use trine_api::server::Serving;
 use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{Filters, Record, SearchRequest, UpsertRequest};
@@ -123,7 +121,8 @@ async fn a_channel_down_degrades_and_none_is_unavailable() {
 
 /// Each server reports SERVING; the gateway once its first readiness check
 /// has found every channel serving (it starts NOT_SERVING:
-/// docs/operations.md, "The budget"), which is waited for as a condition.
+/// docs/operations.md, "The budget"), which is waited for on the health
+/// service's Watch stream.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_server_reports_serving() {
     let dir = tempfile::tempdir().unwrap();
@@ -137,31 +136,18 @@ async fn every_server_reports_serving() {
         (mesh.fusion, "trine.v1.Fusion"),
     ];
     for (addr, service) in servers {
-        let mut health = HealthClient::new(channel(&addr.to_string()).unwrap());
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        loop {
-            let status = health
-                .check(HealthCheckRequest {
-                    service: service.to_string(),
-                })
-                .await
-                .unwrap()
-                .into_inner()
-                .status;
-            if status == ServingStatus::Serving as i32 {
-                break;
-            }
-            assert_eq!(
-                status,
-                ServingStatus::NotServing as i32,
-                "{service} at {addr}"
-            );
-            assert!(
-                std::time::Instant::now() < deadline,
-                "{service} at {addr} never reported SERVING"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
+        // Its health's Watch stream: the status now, then each change.
+        let before = trine_testkit::until_health(
+            addr,
+            service,
+            ServingStatus::Serving,
+            std::time::Duration::from_secs(30),
+        )
+        .await;
+        assert!(
+            before.iter().all(|s| *s == ServingStatus::NotServing),
+            "{service} at {addr}: {before:?} before SERVING"
+        );
     }
     mesh.stop().await.unwrap();
 }

@@ -81,18 +81,30 @@ async fn search(client: &mut MemoryClient<tonic::transport::Channel>) -> SearchR
     answer
 }
 
-/// Searches until the answer is whole again (a restarted peer reconnected),
-/// at most `tries` searches; the last answer.
-async fn until_whole(
+/// Once `service` at `addr` says SERVING (its health's Watch stream: a
+/// restarted peer listening, lexical-svc's document frequencies built),
+/// searches until the answer is whole again — each search after the last
+/// answered degraded (the gateway's channel reconnects on the call after
+/// the one that found the old connection gone), at most `tries` searches;
+/// the last answer.
+async fn whole_once_serving(
     client: &mut MemoryClient<tonic::transport::Channel>,
+    addr: &str,
+    service: &str,
     tries: usize,
 ) -> SearchResponse {
+    trine_testkit::until_health(
+        addr.parse().unwrap(),
+        service,
+        trine_testkit::ServingStatus::Serving,
+        std::time::Duration::from_secs(60),
+    )
+    .await;
     let mut last = search(client).await;
     for _ in 0..tries {
         if !last.degraded {
             break;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         last = search(client).await;
     }
     last
@@ -174,7 +186,8 @@ async fn four_processes_answer_degrade_and_recover() {
         .into_inner();
     assert_eq!(got.records.len(), 3);
 
-    let whole = until_whole(&mut client, 50).await;
+    // The gateway SERVING: every peer answers, lexical-svc's counts are cheap.
+    let whole = whole_once_serving(&mut client, &gateway.addr, "trine.v1.Memory", 5).await;
     assert!(!whole.degraded, "{:?}", whole.degraded_reasons);
     assert_eq!(whole.hits[0].id, MEETING, "{whole:?}");
     assert!(whole.hits[0].matched_by.contains(&"verbatim".to_string()));
@@ -189,9 +202,11 @@ async fn four_processes_answer_degrade_and_recover() {
     );
     assert_eq!(answer.hits[0].id, MEETING);
     semantic = roles.start("semantic", &s, None);
+    let back = whole_once_serving(&mut client, &semantic.addr, "trine.v1.Semantic", 5).await;
     assert!(
-        !until_whole(&mut client, 50).await.degraded,
-        "semantic-svc back"
+        !back.degraded,
+        "semantic-svc back: {:?}",
+        back.degraded_reasons
     );
 
     // lexical-svc down: the semantic list answers alone.
@@ -208,9 +223,11 @@ async fn four_processes_answer_degrade_and_recover() {
         "{answer:?}"
     );
     lexical = roles.start("lexical", &l, None);
+    let back = whole_once_serving(&mut client, &lexical.addr, "trine.v1.Lexical", 5).await;
     assert!(
-        !until_whole(&mut client, 50).await.degraded,
-        "lexical-svc back"
+        !back.degraded,
+        "lexical-svc back: {:?}",
+        back.degraded_reasons
     );
 
     // fusion-svc down: the gateway fuses with the same code, and says so.
@@ -225,7 +242,7 @@ async fn four_processes_answer_degrade_and_recover() {
     );
     assert_eq!(answer.hits[0].id, MEETING);
     fusion = roles.start("fusion", &f, None);
-    let back = until_whole(&mut client, 50).await;
+    let back = whole_once_serving(&mut client, &fusion.addr, "trine.v1.Fusion", 5).await;
     assert!(!back.degraded, "{:?}", back.degraded_reasons);
     assert_eq!(back.hits[0].id, MEETING);
     drop((lexical, semantic, fusion, gateway));

@@ -542,16 +542,14 @@ async fn stopping_cuts_off_a_call_still_running_after_the_grace() {
 
     gated.hook().stall();
     let search = tokio::spawn(async move { client.search(search(TITLE, "acme")).await });
-    // In flight: semantic-svc's query waits on the store.
-    let waited = std::time::Instant::now();
-    while gated.hook().waiting() == 0 {
-        assert!(
-            waited.elapsed() < std::time::Duration::from_secs(10),
-            "the search reached the store"
-        );
-        tokio::task::yield_now().await;
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    // In flight: semantic-svc's query waits on the store (the gate says so
+    // as the query begins to wait).
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        gated.hook().until_waiting(1),
+    )
+    .await
+    .expect("the search reached the store");
     let stopping = std::time::Instant::now();
     let stopped = mesh.stop().await;
     let took = stopping.elapsed();

@@ -8,7 +8,7 @@
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tonic::Code;
 use tonic_health::pb::HealthCheckRequest;
@@ -30,17 +30,10 @@ async fn health(addr: std::net::SocketAddr, service: &str) -> ServingStatus {
     client.check(asked).await.unwrap().get_ref().status()
 }
 
-/// Waits (without sleeping through a fixed time) until `service` at `addr`
-/// reports `status`, at most a minute.
+/// Waits until `service` at `addr` reports `status`, at most a minute:
+/// its health's Watch stream, each change as it happens.
 async fn until_health(addr: std::net::SocketAddr, service: &str, status: ServingStatus) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while health(addr, service).await != status {
-        assert!(
-            Instant::now() < deadline,
-            "{service} never reported {status:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    trine_testkit::until_health(addr, service, status, Duration::from_secs(60)).await;
 }
 
 fn title_search(timeout: Duration) -> tonic::Request<SearchRequest> {

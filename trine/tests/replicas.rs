@@ -18,7 +18,7 @@ use trine_api::v1::{GetRequest, Record, UpsertRequest};
 use trine_embed::{Embedder, HashEmbedder};
 use trine_gateway::quota::{Limits, Quotas};
 use trine_mesh::{MeshConfig, One, PeerAddrs, Service};
-use trine_store::{ServerStore, Store};
+use trine_store::{Op, ServerStore, Store};
 
 const RATE: f64 = 2.0;
 const BURST: f64 = 10.0;
@@ -108,29 +108,34 @@ async fn two_gateway_replicas_share_a_tenants_quotas() {
         tls: None,
     };
     let mut gateways = Vec::new();
+    let mut heartbeats = Vec::new();
     for _ in 0..2 {
         let config = MeshConfig {
             quotas: Some(quotas()),
             metrics: Some("127.0.0.1:0".parse().unwrap()),
             ..MeshConfig::default()
         };
+        // The replica's store, telling the test as each heartbeat ends.
+        let noted = trine_testkit::noted(store.clone(), Op::Gateways);
+        heartbeats.push(noted.hook().ended());
         let one = One::Gateway {
-            store: store.clone(),
+            store: noted,
             peers: peers.clone(),
         };
         gateways.push(start(one, &config).await);
     }
-    // Each replica has heard of the other.
-    let started = Instant::now();
-    for gateway in &gateways {
-        while gauge(gateway.metrics.unwrap(), "trine_quota_gateways").await != Some(2.0) {
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "the replicas never heard of each other"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
+    // Each replica has heard of the other: its gauge read again after each
+    // of its heartbeats (which set it), at most 20 s in all.
+    let heard = async {
+        for (gateway, beats) in gateways.iter().zip(&mut heartbeats) {
+            while gauge(gateway.metrics.unwrap(), "trine_quota_gateways").await != Some(2.0) {
+                beats.changed().await.expect("the replica's store lives");
+            }
         }
-    }
+    };
+    tokio::time::timeout(Duration::from_secs(20), heard)
+        .await
+        .expect("the replicas never heard of each other");
     let mut clients = Vec::new();
     for gateway in &gateways {
         clients.push(

@@ -15,24 +15,45 @@ use trine_mesh::{Mesh, MeshConfig};
 use trine_store::{EdgeStore, Store};
 use trine_telemetry::opentelemetry::Value;
 use trine_telemetry::opentelemetry::trace::{SpanId, SpanKind, TraceId};
-use trine_telemetry::opentelemetry_sdk::trace::SpanData;
+use trine_telemetry::opentelemetry_sdk::error::OTelSdkResult;
+use trine_telemetry::opentelemetry_sdk::trace::{SpanData, SpanExporter};
 use trine_telemetry::{Settings, SpanCollector, Telemetry};
 
 /// One subscriber for the whole test binary, exporting into memory.
-fn collector() -> SpanCollector {
-    static INSTALLED: OnceLock<(Telemetry, SpanCollector)> = OnceLock::new();
+fn collector() -> Collected {
+    static INSTALLED: OnceLock<(Telemetry, Collected)> = OnceLock::new();
     INSTALLED
         .get_or_init(|| {
-            let collector = SpanCollector::default();
+            let collected = Collected {
+                spans: SpanCollector::default(),
+                exported: Arc::new(tokio::sync::watch::Sender::new(0)),
+            };
             let telemetry = trine_telemetry::init_with_exporter(
                 &Settings::new("trine-test"),
-                collector.clone(),
+                collected.clone(),
             );
             assert!(telemetry.exporting(), "no other subscriber is installed");
-            (telemetry, collector)
+            (telemetry, collected)
         })
         .1
         .clone()
+}
+
+/// The spans exported so far, and the count of exports, which changes as
+/// each span ends (the subscriber exports every span as it ends): what a
+/// test waits on for a span to arrive.
+#[derive(Debug, Clone)]
+struct Collected {
+    spans: SpanCollector,
+    exported: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+impl SpanExporter for Collected {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        let kept = self.spans.export(batch).await;
+        self.exported.send_modify(|n| *n += 1);
+        kept
+    }
 }
 
 struct Fixture {
@@ -107,29 +128,44 @@ fn attr(span: &SpanData, key: &str) -> Option<Value> {
 }
 
 /// The spans of the trace whose `gateway.search` has `tenant`, once the
-/// gateway's server span (the root, the last to end) has been exported.
-async fn trace_of(collector: &SpanCollector, tenant: &str) -> Vec<SpanData> {
-    for _ in 0..250 {
-        let spans = collector.spans();
-        let search = spans.iter().find(|s| {
-            s.name == "gateway.search" && attr(s, "tenant") == Some(Value::from(tenant.to_string()))
-        });
-        if let Some(search) = search {
-            let trace: TraceId = search.span_context.trace_id();
-            let spans: Vec<SpanData> = spans
-                .into_iter()
-                .filter(|s| s.span_context.trace_id() == trace)
-                .collect();
-            if spans
-                .iter()
-                .any(|s| s.name == "trine.v1.Memory/Search" && s.span_kind == SpanKind::Server)
-            {
-                return spans;
+/// gateway's server span (the root, the last to end) has been exported:
+/// looked for again as each span is exported, at most 5 s.
+async fn trace_of(collected: &Collected, tenant: &str) -> Vec<SpanData> {
+    let mut exported = collected.exported.subscribe();
+    let whole = async {
+        loop {
+            // Seen before the spans are read: an export after the read
+            // wakes the wait below.
+            exported.borrow_and_update();
+            if let Some(trace) = whole_trace(collected.spans.spans(), tenant) {
+                return trace;
             }
+            exported
+                .changed()
+                .await
+                .expect("the exporter lives as long as the test binary");
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("no complete trace of the search of {tenant}");
+    };
+    tokio::time::timeout(Duration::from_secs(5), whole)
+        .await
+        .unwrap_or_else(|_| panic!("no complete trace of the search of {tenant}"))
+}
+
+/// Among `spans`, the trace whose `gateway.search` has `tenant`, if its
+/// gateway's server span is among them.
+fn whole_trace(spans: Vec<SpanData>, tenant: &str) -> Option<Vec<SpanData>> {
+    let search = spans.iter().find(|s| {
+        s.name == "gateway.search" && attr(s, "tenant") == Some(Value::from(tenant.to_string()))
+    })?;
+    let trace: TraceId = search.span_context.trace_id();
+    let spans: Vec<SpanData> = spans
+        .into_iter()
+        .filter(|s| s.span_context.trace_id() == trace)
+        .collect();
+    spans
+        .iter()
+        .any(|s| s.name == "trine.v1.Memory/Search" && s.span_kind == SpanKind::Server)
+        .then_some(spans)
 }
 
 struct Trace(Vec<SpanData>);

@@ -25,13 +25,142 @@ const DIM: usize = 8;
 
 // ---------------------------------------------------------------- the runs
 
-#[tokio::test]
-async fn contract_on_edge() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = EdgeStore::open(dir.path(), "contract").expect("open edge store");
-    let started = Instant::now();
-    run_contract(Arc::new(store), &PayloadSchema::default()).await;
-    eprintln!("contract suite on edge: {:?}", started.elapsed());
+/// The contract's checks, in the order the whole suite once ran them. Each
+/// is its own test on each backend (the modules [`edge`], [`edge_layout`],
+/// [`server`], [`server_layout`]), on a collection of its own, so
+/// `cargo test -p trine-store --test contract tenant_is_a_boundary` runs one
+/// check everywhere. A line names the state the check starts from, then
+/// the call (`store`, `layout`: the test's own; a literal as written):
+/// `absent`, before the collection exists; `ready`, after
+/// `ensure_collection`; `probed`, after the checks whose tenants [`probe`]
+/// reads have written them. A new check is one line here.
+macro_rules! each_check {
+    ($tests:ident) => {
+        $tests! {
+            absent missing_collection_reads_as_absent(store);
+            absent ensure_is_idempotent_and_refuses_another_embedder(store, layout);
+            ready text_index_reports_phrase_and_scoring(store);
+            ready every_field_round_trips(store);
+            ready spans_read_stretches_of_threads_within_the_tenant(store);
+            ready get_keeps_the_order_asked_and_leaves_out_missing(store);
+            ready upserting_an_id_again_replaces_the_point(store);
+            ready delete_removes_points_and_ignores_unknown_ids(store);
+            ready wrong_dimension_is_refused(store);
+            ready exact_counts_with_each_filter_kind(store);
+            ready tenant_is_a_boundary(store);
+            ready validity_view_has_open_sides_and_half_open_bounds(store);
+            ready source_prefix_matches_the_start_only(store);
+            ready created_range_is_half_open(store);
+            ready scroll_pages_in_ascending_id_order(store);
+            ready term_scroll_reads_the_sparse_encoding_and_source_only(store);
+            ready dense_query_ranks_by_cosine(store);
+            ready bm25_ranks_the_rare_term_first_with_idf_within_the_tenant(store);
+            ready native_hybrid_fuses_dense_and_lexical_with_qdrant_rrf(store);
+            ready sparse_query_ranks_with_idf_within_the_tenant(store);
+            ready missing_sparse_pages_every_tenant_in_id_order(store);
+            ready set_sparse_fills_only_the_sparse_vector(store);
+            ready set_sparse_skips_unknown_ids_and_is_repeatable(store);
+            ready upserting_without_sparse_makes_a_point_missing_again(store);
+            ready term_gate_and_phrase_filters(store);
+            ready a_batch_reads_as_its_scrolls_do(store, "batch");
+            ready an_empty_gate_is_refused(store);
+            ready bad_queries_are_refused_alike(store);
+            ready stemmed_terms_meet_their_inflections(store);
+            probed optimize_keeps_every_answer(store);
+        }
+    };
+}
+
+/// One `#[tokio::test]` per line of [`each_check!`], each on the store the
+/// enclosing module's `open` gives it (`None`: skipped).
+macro_rules! contract_tests {
+    ($($state:ident $check:ident($($arg:tt),*);)*) => {$(
+        #[tokio::test]
+        async fn $check() {
+            let Some(contract) = open(stringify!($check)).await else {
+                return;
+            };
+            let contract = contract.$state().await;
+            super::$check($(check_arg!(contract, $arg)),*).await;
+        }
+    )*};
+}
+
+/// An argument of a check's call in [`each_check!`].
+macro_rules! check_arg {
+    ($contract:ident, store) => {
+        $contract.store.as_ref()
+    };
+    ($contract:ident, layout) => {
+        &$contract.layout
+    };
+    ($contract:ident, $literal:literal) => {
+        $literal
+    };
+}
+
+/// One test's store, on a collection no other test uses, and the payload
+/// layout it writes.
+struct Contract {
+    store: Arc<dyn Store>,
+    layout: PayloadSchema,
+    /// The edge store's directory, removed when the test ends.
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Contract {
+    fn edge(layout: PayloadSchema) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store =
+            EdgeStore::open_with(dir.path(), "contract", layout.clone()).expect("open edge store");
+        Self {
+            store: Arc::new(store),
+            layout,
+            _dir: Some(dir),
+        }
+    }
+
+    /// A store on a new collection of the Qdrant server at
+    /// `TRINE_QDRANT_URL`, named after `check`; `None`, saying so, without one.
+    async fn server(check: &str, layout: PayloadSchema) -> Option<(Self, String, String)> {
+        let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {
+            eprintln!("skipped: {check} on a Qdrant server (set TRINE_QDRANT_URL to run it)");
+            return None;
+        };
+        let collection = format!("trine_contract_{check}_{}", Uuid::new_v4().simple());
+        let store = trine_store::ServerStore::connect(&url, &collection)
+            .await
+            .expect("connect to the qdrant server")
+            .with_schema(layout.clone())
+            .expect("a valid layout");
+        let contract = Self {
+            store: Arc::new(store),
+            layout,
+            _dir: None,
+        };
+        Some((contract, url, collection))
+    }
+
+    /// Before the collection exists.
+    async fn absent(self) -> Self {
+        self
+    }
+
+    /// The collection created, empty.
+    async fn ready(self) -> Self {
+        self.store
+            .ensure_collection(&spec())
+            .await
+            .expect("ensure the collection");
+        self
+    }
+
+    /// The collection holding what the checks [`probe`] reads write.
+    async fn probed(self) -> Self {
+        let contract = self.ready().await;
+        write_the_probed_tenants(contract.store.as_ref()).await;
+        contract
+    }
 }
 
 /// The layout of a collection another tool wrote: its own keys, times as
@@ -54,85 +183,82 @@ fn another_tools_layout() -> PayloadSchema {
     }
 }
 
-#[tokio::test]
-async fn contract_on_edge_with_another_tools_layout() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = EdgeStore::open_with(dir.path(), "contract", another_tools_layout())
-        .expect("open edge store");
-    run_contract(Arc::new(store), &another_tools_layout()).await;
+/// The contract on Qdrant Edge.
+mod edge {
+    use super::*;
+
+    async fn open(_check: &str) -> Option<Contract> {
+        Some(Contract::edge(PayloadSchema::default()))
+    }
+
+    each_check!(contract_tests);
 }
 
-#[tokio::test]
-async fn contract_on_server() {
-    let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {
-        eprintln!("skipped: contract suite on a Qdrant server (set TRINE_QDRANT_URL to run it)");
-        return;
-    };
-    let collection = format!("trine_contract_{}", Uuid::new_v4().simple());
-    let store = trine_store::ServerStore::connect(&url, &collection)
-        .await
-        .expect("connect to the qdrant server");
-    eprintln!("contract suite on {url}, collection {collection}");
-    run_contract(Arc::new(store), &PayloadSchema::default()).await;
-    // Reads batched into one call find what they find side by side.
-    let batching = trine_store::ServerStore::connect(&url, &collection)
-        .await
-        .expect("connect to the qdrant server")
-        .with_batch_reads(true);
-    a_batch_reads_as_its_scrolls_do(&batching, "batch-in-one-call").await;
+/// The contract on Qdrant Edge, over another tool's payload layout.
+mod edge_layout {
+    use super::*;
+
+    async fn open(_check: &str) -> Option<Contract> {
+        Some(Contract::edge(another_tools_layout()))
+    }
+
+    each_check!(contract_tests);
 }
 
-#[tokio::test]
-async fn contract_on_server_with_another_tools_layout() {
-    let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {
-        eprintln!(
-            "skipped: contract suite on a Qdrant server with another tool's layout (set TRINE_QDRANT_URL to run it)"
-        );
-        return;
-    };
-    let collection = format!("trine_contract_layout_{}", Uuid::new_v4().simple());
-    let store = trine_store::ServerStore::connect(&url, &collection)
-        .await
-        .expect("connect to the qdrant server")
-        .with_schema(another_tools_layout())
-        .expect("a valid layout");
-    run_contract(Arc::new(store), &another_tools_layout()).await;
+/// The contract on a Qdrant server (`TRINE_QDRANT_URL`).
+mod server {
+    use super::*;
+
+    async fn open(check: &str) -> Option<Contract> {
+        let (contract, ..) = Contract::server(check, PayloadSchema::default()).await?;
+        Some(contract)
+    }
+
+    each_check!(contract_tests);
+
+    /// Reads batched into one call find what they find side by side.
+    #[tokio::test]
+    async fn a_batch_reads_as_its_scrolls_do_in_one_call() {
+        let Some((contract, url, collection)) =
+            Contract::server("a_batch_in_one_call", PayloadSchema::default()).await
+        else {
+            return;
+        };
+        let _contract = contract.ready().await;
+        let batching = trine_store::ServerStore::connect(&url, &collection)
+            .await
+            .expect("connect to the qdrant server")
+            .with_batch_reads(true);
+        super::a_batch_reads_as_its_scrolls_do(&batching, "batch-in-one-call").await;
+    }
 }
 
-/// The whole contract, in order: the collection does not exist, is created,
-/// then each check works in its own tenant; last, optimize keeps answers.
-async fn run_contract(store: Arc<dyn Store>, layout: &PayloadSchema) {
-    let store = store.as_ref();
-    missing_collection_reads_as_absent(store).await;
-    ensure_is_idempotent_and_refuses_another_embedder(store, layout).await;
-    text_index_reports_phrase_and_scoring(store).await;
-    every_field_round_trips(store).await;
-    spans_read_stretches_of_threads_within_the_tenant(store).await;
-    get_keeps_the_order_asked_and_leaves_out_missing(store).await;
-    upserting_an_id_again_replaces_the_point(store).await;
-    delete_removes_points_and_ignores_unknown_ids(store).await;
-    wrong_dimension_is_refused(store).await;
+/// The contract on a Qdrant server, over another tool's payload layout.
+mod server_layout {
+    use super::*;
+
+    async fn open(check: &str) -> Option<Contract> {
+        let (contract, ..) = Contract::server(check, another_tools_layout()).await?;
+        Some(contract)
+    }
+
+    each_check!(contract_tests);
+}
+
+/// The checks whose tenants [`probe`] reads, so that optimize has their
+/// points to keep (the whole suite once ran them all before it).
+async fn write_the_probed_tenants(store: &dyn Store) {
     exact_counts_with_each_filter_kind(store).await;
-    tenant_is_a_boundary(store).await;
     validity_view_has_open_sides_and_half_open_bounds(store).await;
     source_prefix_matches_the_start_only(store).await;
     created_range_is_half_open(store).await;
     scroll_pages_in_ascending_id_order(store).await;
-    term_scroll_reads_the_sparse_encoding_and_source_only(store).await;
     dense_query_ranks_by_cosine(store).await;
     bm25_ranks_the_rare_term_first_with_idf_within_the_tenant(store).await;
-    native_hybrid_fuses_dense_and_lexical_with_qdrant_rrf(store).await;
     sparse_query_ranks_with_idf_within_the_tenant(store).await;
     missing_sparse_pages_every_tenant_in_id_order(store).await;
     set_sparse_fills_only_the_sparse_vector(store).await;
-    set_sparse_skips_unknown_ids_and_is_repeatable(store).await;
-    upserting_without_sparse_makes_a_point_missing_again(store).await;
     term_gate_and_phrase_filters(store).await;
-    a_batch_reads_as_its_scrolls_do(store, "batch").await;
-    an_empty_gate_is_refused(store).await;
-    bad_queries_are_refused_alike(store).await;
-    stemmed_terms_meet_their_inflections(store).await;
-    optimize_keeps_every_answer(store).await;
 }
 
 // ---------------------------------------------------------------- helpers

@@ -73,6 +73,8 @@ async fn ready(store: &dyn Store) {
     let deadline = Instant::now() + Duration::from_secs(60);
     while store.counted(&Filter::tenant("acme")).exact().is_none() {
         assert!(Instant::now() < deadline, "the statistics were never built");
+        // Polled: the store builds its statistics on a thread of its own and
+        // signals the end by nothing a test can wait on (only `counted`).
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }

@@ -70,6 +70,8 @@ async fn writes_past_the_threshold_optimize_in_the_background() {
             store.upsert(points(written, 10)).await.unwrap();
             written += 10;
         }
+        // Polled: the optimization runs on a thread of its own and signals
+        // its end only by the `optimizing` flag.
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(store.unoptimized() < 100, "{}", store.unoptimized());

@@ -8,11 +8,13 @@
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use async_trait::async_trait;
+use tokio::sync::watch;
 use trine_store::{
-    CollectionSpec, Counted, EmbedderId, Filter, Fold, Keeping, Memory, Point, ServerStore, Store,
-    Tracked,
+    Around, Call, CollectionSpec, Counted, EmbedderId, Filter, Fold, Keeping, Memory, Op, Point,
+    Result, Run, ServerStore, Store, Tracked, Wrapped,
 };
 use uuid::Uuid;
 
@@ -59,30 +61,64 @@ fn filters(tenants: &[&str]) -> Vec<Filter> {
     out
 }
 
-/// Waits (a condition, at most a minute) until every filter's kept count
-/// is the server's own count.
-async fn until_counts_agree(kept: &Tracked, writer: &dyn Store, filters: &[Filter]) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let mut wrong = Vec::new();
-        for f in filters {
-            let counted = writer.count(f).await.unwrap();
-            let held = kept.counted(f);
-            if held != Counted::Exact(counted) {
-                wrong.push(format!(
-                    "{} {:?}: kept {held:?}, server {counted}",
-                    f.tenant, f.all_terms
-                ));
+/// A store that counts the keeper's reads of the change journal as they
+/// end: after each, what the keeper holds may have changed, so a test
+/// looks again then (the keeper reads on its own schedule; no timer here).
+struct JournalReads(watch::Sender<u64>);
+
+#[async_trait]
+impl Around for JournalReads {
+    async fn around<'a, T: Send + 'a>(&'a self, call: Call, run: &'a Run<'a, T>) -> Result<T> {
+        let result = run().await;
+        if call.op == Op::Changes {
+            self.0.send_modify(|n| *n += 1);
+        }
+        result
+    }
+}
+
+/// `inner`, its reads of the change journal counted, and their count.
+fn journal_reads(inner: Arc<dyn Store>) -> (Arc<dyn Store>, watch::Receiver<u64>) {
+    let reads = watch::Sender::new(0);
+    let seen = reads.subscribe();
+    (Arc::new(Wrapped::with(inner, JournalReads(reads))), seen)
+}
+
+/// Waits (at most a minute) until every filter's kept count is the
+/// server's own count, looking again after each read of the journal.
+async fn until_counts_agree(
+    kept: &Tracked,
+    writer: &dyn Store,
+    filters: &[Filter],
+    reads: &mut watch::Receiver<u64>,
+) {
+    let mut wrong = Vec::new();
+    let agreed = async {
+        loop {
+            // Seen before looking: a read that ends meanwhile wakes the wait.
+            reads.borrow_and_update();
+            wrong.clear();
+            for f in filters {
+                let counted = writer.count(f).await.unwrap();
+                let held = kept.counted(f);
+                if held != Counted::Exact(counted) {
+                    wrong.push(format!(
+                        "{} {:?}: kept {held:?}, server {counted}",
+                        f.tenant, f.all_terms
+                    ));
+                }
             }
+            if wrong.is_empty() {
+                return;
+            }
+            reads.changed().await.expect("the keeper's store lives");
         }
-        if wrong.is_empty() {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "kept counts never agreed: {wrong:#?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    if tokio::time::timeout(Duration::from_secs(60), agreed)
+        .await
+        .is_err()
+    {
+        panic!("kept counts never agreed: {wrong:#?}");
     }
 }
 
@@ -107,20 +143,28 @@ async fn kept_counts_follow_another_processs_writes() {
         .await
         .unwrap();
 
-    let kept = Tracked::new(Arc::new(
+    let (inner, mut reads) = journal_reads(Arc::new(
         ServerStore::connect(&url, &collection).await.unwrap(),
     ));
+    let kept = Tracked::new(inner);
     assert_eq!(kept.keeping(), Keeping::Not, "nothing kept until asked");
     kept.keep_counts();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while kept.keeping() != Keeping::Ready {
-        assert!(Instant::now() < deadline, "never built");
-        assert_eq!(kept.keeping(), Keeping::Building);
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let built = async {
+        loop {
+            reads.borrow_and_update();
+            if kept.keeping() == Keeping::Ready {
+                return;
+            }
+            assert_eq!(kept.keeping(), Keeping::Building);
+            reads.changed().await.expect("the keeper's store lives");
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), built)
+        .await
+        .expect("never built");
     assert!(kept.kept_bytes() > 0);
     let all = filters(&["acme", "globex", "initech"]);
-    until_counts_agree(&kept, &writer, &all).await;
+    until_counts_agree(&kept, &writer, &all, &mut reads).await;
     // Each tenant its own: `shared` is in every text of both.
     assert_eq!(kept.counted(&filters(&["acme"])[5]), Counted::Exact(24));
     assert_eq!(kept.counted(&filters(&["globex"])[5]), Counted::Exact(7));
@@ -139,7 +183,7 @@ async fn kept_counts_follow_another_processs_writes() {
         .map(|i| point(Memory::new(Uuid::new_v4(), "initech", text(i + 2))))
         .collect();
     writer.upsert(initech).await.unwrap();
-    until_counts_agree(&kept, &writer, &all).await;
+    until_counts_agree(&kept, &writer, &all, &mut reads).await;
 
     // A filter the statistics do not decide goes to the store.
     let by_kind = Filter {

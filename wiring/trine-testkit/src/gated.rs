@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use async_trait::async_trait;
+use tokio::sync::watch;
 use trine_core::model::Filter;
 use trine_store::{Around, Call, Counted, Keeping, KeptSize, Op, Result, Run, Store, Wrapped};
 
@@ -22,8 +23,8 @@ pub fn gated(inner: Arc<dyn Store>) -> Arc<Gated> {
         Gate {
             held: AtomicBool::new(true),
             reads: AtomicU64::new(0),
-            stalled: tokio::sync::watch::Sender::new(false),
-            waiting: AtomicU64::new(0),
+            stalled: watch::Sender::new(false),
+            waiting: watch::Sender::new(0),
         },
     ))
 }
@@ -33,9 +34,9 @@ pub struct Gate {
     held: AtomicBool,
     reads: AtomicU64,
     /// True: every `query` waits until it turns false.
-    stalled: tokio::sync::watch::Sender<bool>,
-    /// The queries waiting now.
-    waiting: AtomicU64,
+    stalled: watch::Sender<bool>,
+    /// The queries waiting now; a test waits on its changes.
+    waiting: watch::Sender<u64>,
 }
 
 impl Gate {
@@ -51,7 +52,15 @@ impl Gate {
 
     /// How many queries wait now.
     pub fn waiting(&self) -> u64 {
-        self.waiting.load(Ordering::SeqCst)
+        *self.waiting.borrow()
+    }
+
+    /// Returns once at least `n` queries wait (at once, when the query
+    /// that makes them `n` begins to wait: no polling).
+    pub async fn until_waiting(&self, n: u64) {
+        let mut waiting = self.waiting.subscribe();
+        // An error: the sender is gone, which `&self` rules out.
+        let _ = waiting.wait_for(|w| *w >= n).await;
     }
 
     /// The statistics are what the store says from now on.
@@ -80,10 +89,10 @@ impl Around for Gate {
             Op::Query => {
                 let mut stalled = self.stalled.subscribe();
                 if *stalled.borrow() {
-                    self.waiting.fetch_add(1, Ordering::SeqCst);
+                    self.waiting.send_modify(|w| *w += 1);
                     // An error: the sender is gone with the store; answer then.
                     let _ = stalled.wait_for(|s| !*s).await;
-                    self.waiting.fetch_sub(1, Ordering::SeqCst);
+                    self.waiting.send_modify(|w| *w -= 1);
                 }
             }
             _ => {}

@@ -2,9 +2,13 @@
 #![forbid(unsafe_code)]
 
 mod gated;
+mod noted;
 pub mod relay;
 pub use gated::{Gate, Gated, gated};
+pub use noted::{Noted, Noting, noted};
 pub use relay::{Fault, Relay};
+/// A health status, as [`until_health`] waits for one.
+pub use tonic_health::pb::health_check_response::ServingStatus;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -223,33 +227,60 @@ pub async fn starting_mesh(
         .expect("the mesh starts")
 }
 
-/// Waits until `service`'s health at `addr` says SERVING.
+/// Waits until `service`'s health at `addr` says SERVING ([`until_health`]).
 ///
 /// # Panics
-/// When it does not within `within`.
+/// When it does not within `within`, or its health cannot be watched.
 pub async fn serving(addr: std::net::SocketAddr, service: &str, within: std::time::Duration) {
-    use tonic_health::pb::health_check_response::ServingStatus;
+    until_health(addr, service, ServingStatus::Serving, within).await;
+}
+
+/// Watches `service`'s health at `addr` until it says `status`: the
+/// health service's Watch stream, which sends the status of the moment and
+/// then each change as it happens (no polling). Returns the statuses it
+/// said before, in order. `addr` must be listening (bound) already.
+///
+/// # Panics
+/// When it does not say `status` within `within`, the service is not
+/// registered there, or the stream ends first.
+pub async fn until_health(
+    addr: std::net::SocketAddr,
+    service: &str,
+    status: ServingStatus,
+    within: std::time::Duration,
+) -> Vec<ServingStatus> {
     use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
-    let deadline = tokio::time::Instant::now() + within;
-    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-        .expect("a loopback address")
-        .connect_lazy();
-    let mut client = HealthClient::new(channel);
-    loop {
+    let watched = async {
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+            .expect("a loopback address")
+            .connect_lazy();
         let asked = HealthCheckRequest {
             service: service.to_string(),
         };
-        if let Ok(answer) = client.check(asked).await
-            && answer.into_inner().status() == ServingStatus::Serving
-        {
-            return;
+        let mut changes = HealthClient::new(channel)
+            .watch(asked)
+            .await
+            .unwrap_or_else(|e| panic!("watching the health of {service} at {addr}: {e}"))
+            .into_inner();
+        let mut before = Vec::new();
+        loop {
+            let said = changes
+                .message()
+                .await
+                .unwrap_or_else(|e| panic!("the health of {service} at {addr}: {e}"))
+                .unwrap_or_else(|| {
+                    panic!("the health of {service} at {addr} ended before {status:?}: {before:?}")
+                })
+                .status();
+            if said == status {
+                return before;
+            }
+            before.push(said);
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{service} at {addr} not SERVING within {within:?}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    };
+    tokio::time::timeout(within, watched)
+        .await
+        .unwrap_or_else(|_| panic!("{service} at {addr} not {status:?} within {within:?}"))
 }
 
 /// Stores `records` through the gateway `client` talks to, asserting none

@@ -129,6 +129,7 @@ async fn pass(mut from: OwnedReadHalf, mut to: OwnedWriteHalf, mut fault: watch:
         let now = *fault.borrow();
         match now {
             Fault::None => {}
+            // The sleep is the fault: a slow network holds each chunk this long.
             Fault::Delay(by) => tokio::time::sleep(by).await,
             Fault::Drop => continue,
             Fault::Reset => {
