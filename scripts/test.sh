@@ -18,6 +18,11 @@ scripts/fuzz.sh --check
 cargo test --workspace --no-run
 
 log=$(mktemp)
+# A test that cannot run what it is about here (no server, no tool) says
+# so through trine_testkit::skipped, a line in this file: the closing line
+# counts them by reason.
+TRINE_SKIPPED=$(mktemp)
+export TRINE_SKIPPED
 # The server half of the tests (the store's contract suite, the strategies,
 # tenancy and doctor on a server) runs against TRINE_QDRANT_URL: the caller's
 # server if set, else a Qdrant started here from ../shared/qdrant (the
@@ -25,7 +30,7 @@ log=$(mktemp)
 started=""
 cluster=""
 cleanup() {
-    rm -f "$log"
+    rm -f "$log" "$TRINE_SKIPPED"
     if [ -n "$started" ]; then ../shared/qdrant/stop-qdrant >/dev/null 2>&1 || true; fi
     if [ -n "$cluster" ]; then
         # The cluster test restarts a node: its pids file names the new one.
@@ -58,5 +63,10 @@ cargo test --workspace --no-fail-fast 2>&1 | tee "$log" || status=$?
 if [ -n "$cluster" ] && [ -f "$TRINE_QDRANT_CLUSTER_DIR/summary" ]; then
     cat "$TRINE_QDRANT_CLUSTER_DIR/summary"
 fi
-awk '/^test result:/ { p += $4; f += $6 } END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
+skipped=$(wc -l <"$TRINE_SKIPPED")
+awk -v skipped="$skipped" '/^test result:/ { p += $4; f += $6 }
+    END { printf "tests: %d passed, %d failed; %d skipped (cargo counts them as passed), why:\n", p, f, skipped }' "$log"
+if [ "$skipped" -gt 0 ]; then
+    cut -f1 "$TRINE_SKIPPED" | sort | uniq -c | sort -rn | sed 's/^ *\([0-9]*\) /  \1 × /'
+fi
 exit "$status"

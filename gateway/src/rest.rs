@@ -146,11 +146,7 @@ async fn explain(
     )
 }
 
-async fn search(
-    State(http): State<Http>,
-    headers: HeaderMap,
-    Body(body): Body,
-) -> Answer {
+async fn search(State(http): State<Http>, headers: HeaderMap, Body(body): Body) -> Answer {
     let (service, headers) = (&http.service, &headers);
     let message = match search_request_from_json(&body) {
         Ok(m) => m,
@@ -165,11 +161,7 @@ async fn search(
     }
 }
 
-async fn upsert(
-    State(http): State<Http>,
-    headers: HeaderMap,
-    Body(body): Body,
-) -> Answer {
+async fn upsert(State(http): State<Http>, headers: HeaderMap, Body(body): Body) -> Answer {
     let (service, headers) = (&http.service, &headers);
     let (valid, mut failed) = match records_from_json(&body) {
         Ok(parsed) => parsed,
@@ -197,11 +189,7 @@ async fn upsert(
 
 /// MCP's streamable HTTP transport, answered as JSON: a request gets its
 /// response, a notification 202 Accepted.
-async fn mcp(
-    State(http): State<Http>,
-    headers: HeaderMap,
-    Body(body): Body,
-) -> Answer {
+async fn mcp(State(http): State<Http>, headers: HeaderMap, Body(body): Body) -> Answer {
     let backend = crate::mcp::Local {
         service: &http.service,
         metadata: MetadataMap::from_headers(headers),
@@ -311,10 +299,7 @@ impl FromRequest<Http> for Body {
                 StatusCode::PAYLOAD_TOO_LARGE,
                 &error_to_json(
                     tonic::Code::InvalidArgument,
-                    &format!(
-                        "the body is over {} bytes, or was cut off",
-                        http.body_bytes
-                    ),
+                    &format!("the body is over {} bytes, or was cut off", http.body_bytes),
                 ),
             )),
         }

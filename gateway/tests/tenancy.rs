@@ -75,7 +75,10 @@ fn edge(dir: &std::path::Path) -> Arc<dyn Store> {
 /// A fresh collection on the Qdrant server of `TRINE_QDRANT_URL`, if set.
 async fn server() -> Option<Arc<dyn Store>> {
     let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {
-        eprintln!("skipped: the tenancy test on a Qdrant server (set TRINE_QDRANT_URL to run it)");
+        trine_testkit::skipped(
+            "the tenancy test on a Qdrant server",
+            trine_testkit::NO_QDRANT,
+        );
         return None;
     };
     let collection = format!("trine_tenancy_{}", uuid::Uuid::new_v4().simple());

@@ -411,15 +411,21 @@ fn no_file_cites_a_design_outside_the_repository() {
     {
         Ok(out) if out.status.success() => out.stdout,
         Ok(out) => {
-            eprintln!(
-                "skipped: {} is not a git checkout ({})",
-                root.display(),
-                String::from_utf8_lossy(&out.stderr).trim()
+            trine_testkit::skipped(
+                "the check of citations",
+                &format!(
+                    "{} is not a git checkout ({})",
+                    root.display(),
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ),
             );
             return;
         }
         Err(e) => {
-            eprintln!("skipped: git is not available ({e})");
+            trine_testkit::skipped(
+                "the check of citations",
+                &format!("git is not available ({e})"),
+            );
             return;
         }
     };

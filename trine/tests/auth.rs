@@ -172,8 +172,9 @@ fn the_qdrant_api_key_is_never_printed() {
     let mut urls = vec!["http://127.0.0.1:9".to_string()];
     match std::env::var("TRINE_QDRANT_URL") {
         Ok(url) => urls.push(url.split(',').next().unwrap().trim().to_string()),
-        Err(_) => eprintln!(
-            "the Qdrant key against a live server: skipped (set TRINE_QDRANT_URL to run it)"
+        Err(_) => trine_testkit::skipped(
+            "the Qdrant key against a live server",
+            trine_testkit::NO_QDRANT,
         ),
     }
     for url in urls {

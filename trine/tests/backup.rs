@@ -230,8 +230,9 @@ fn an_embedded_backup_taken_while_serving_restores_exactly() {
 #[test]
 fn a_server_backup_restores_exactly() {
     let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {
-        eprintln!(
-            "skipped: backup and restore on a Qdrant server (set TRINE_QDRANT_URL to run it)"
+        trine_testkit::skipped(
+            "backup and restore on a Qdrant server",
+            trine_testkit::NO_QDRANT,
         );
         return;
     };
@@ -243,8 +244,9 @@ fn a_server_backup_restores_exactly() {
 #[test]
 fn a_cluster_backup_restores_exactly() {
     let Ok(urls) = std::env::var("TRINE_QDRANT_CLUSTER_URLS") else {
-        eprintln!(
-            "skipped: backup and restore on a Qdrant cluster (set TRINE_QDRANT_CLUSTER_URLS to run it)"
+        trine_testkit::skipped(
+            "backup and restore on a Qdrant cluster",
+            "set TRINE_QDRANT_CLUSTER_URLS to run it",
         );
         return;
     };

@@ -157,8 +157,9 @@ async fn searches(client: &mut Client, n: u64, failed: &Mutex<BTreeMap<String, u
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cluster_survives_its_first_node_killed_and_restarted() {
     let Some(mut cluster) = cluster() else {
-        eprintln!(
-            "skipped: the 3-node cluster test (the test command starts one from ../shared/qdrant)"
+        trine_testkit::skipped(
+            "the 3-node cluster test",
+            "the test command starts one from ../shared/qdrant",
         );
         return;
     };

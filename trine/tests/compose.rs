@@ -165,7 +165,7 @@ fn docker_compose_accepts_the_file() {
         .output()
         .is_ok_and(|out| out.status.success());
     if !available {
-        eprintln!("skipped: `docker compose config` (docker compose is not installed)");
+        trine_testkit::skipped("`docker compose config`", "docker compose is not installed");
         return;
     }
     let out = std::process::Command::new("docker")

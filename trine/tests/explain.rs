@@ -124,7 +124,7 @@ fn rgb(hex: &str) -> [u8; 3] {
 #[test]
 fn the_explain_page_shows_the_title_with_its_three_lists() {
     let Some(browser) = chromium() else {
-        eprintln!("skipped: the explain page in a browser (apt-get install chromium)");
+        trine_testkit::skipped("the explain page in a browser", "apt-get install chromium");
         return;
     };
     let dir = tempfile::tempdir().unwrap();

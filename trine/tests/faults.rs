@@ -236,8 +236,9 @@ async fn metrics_texts(mesh: &trine_mesh::Mesh) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn faults_between_the_services_and_qdrant_are_retried_within_a_budget() {
     let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {
-        eprintln!(
-            "skipped: faults between the services and a Qdrant server (set TRINE_QDRANT_URL to run it)"
+        trine_testkit::skipped(
+            "faults between the services and a Qdrant server",
+            trine_testkit::NO_QDRANT,
         );
         return;
     };

@@ -117,7 +117,7 @@ fn port(addr: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_processes_answer_degrade_and_recover() {
     let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {
-        eprintln!("skipped: the four-process mesh (set TRINE_QDRANT_URL to run it)");
+        trine_testkit::skipped("the four-process mesh", trine_testkit::NO_QDRANT);
         return;
     };
     let roles = Roles {

@@ -367,7 +367,7 @@ async fn threads_are_written_read_back_and_searched_one_at_a_time() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readyz_turns_unready_when_the_store_stops() {
     let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {
-        eprintln!("skipped: /readyz with the store stopped (set TRINE_QDRANT_URL)");
+        trine_testkit::skipped("/readyz with the store stopped", trine_testkit::NO_QDRANT);
         return;
     };
     let upstream = url.trim_start_matches("http://").to_string();

@@ -377,7 +377,7 @@ fn ingest_skips_invalid_utf8_and_over_long_lines_by_number() {
 #[test]
 fn doctor_on_a_server_names_what_its_version_lacks() {
     let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {
-        eprintln!("skipped: doctor on a Qdrant server (set TRINE_QDRANT_URL to run it)");
+        trine_testkit::skipped("doctor on a Qdrant server", trine_testkit::NO_QDRANT);
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -619,8 +619,9 @@ fn validate(tools: &SchemaTools, yaml: &str, name: &str) -> (bool, String) {
 #[test]
 fn every_kustomization_renders_and_passes_kubernetes_schemas() {
     let Some(tools) = schema_tools() else {
-        eprintln!(
-            "skipped: the manifests against Kubernetes' schemas (run scripts/fetch-k8s-tools.sh)"
+        trine_testkit::skipped(
+            "the manifests against Kubernetes' schemas",
+            "run scripts/fetch-k8s-tools.sh",
         );
         return;
     };
@@ -646,7 +647,7 @@ fn every_kustomization_renders_and_passes_kubernetes_schemas() {
 #[test]
 fn a_wrong_field_name_or_type_fails_the_schemas() {
     let Some(tools) = schema_tools() else {
-        eprintln!("skipped: the schemas' refusals (run scripts/fetch-k8s-tools.sh)");
+        trine_testkit::skipped("the schemas' refusals", "run scripts/fetch-k8s-tools.sh");
         return;
     };
     let yaml = render(&tools, &k8s().join("overlays/production"));
@@ -681,7 +682,10 @@ fn a_wrong_field_name_or_type_fails_the_schemas() {
 #[test]
 fn the_tls_overlay_mounts_the_secret_and_probes_over_tls() {
     let Some(tools) = schema_tools() else {
-        eprintln!("skipped: the TLS overlay as rendered (run scripts/fetch-k8s-tools.sh)");
+        trine_testkit::skipped(
+            "the TLS overlay as rendered",
+            "run scripts/fetch-k8s-tools.sh",
+        );
         return;
     };
     let yaml = render(&tools, &k8s().join("overlays/tls"));

@@ -95,7 +95,10 @@ fn check(seen: &Value) {
 #[test]
 fn an_mcp_client_uses_trine_over_stdio() {
     let Some(sdk) = sdk() else {
-        eprintln!("skipped: the MCP SDK client (pip install --target ~/.cache/trine/pylib mcp)");
+        trine_testkit::skipped(
+            "the MCP SDK client",
+            "pip install --target ~/.cache/trine/pylib mcp",
+        );
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -116,7 +119,10 @@ fn an_mcp_client_uses_trine_over_stdio() {
 #[test]
 fn an_mcp_client_uses_trine_over_streamable_http() {
     let Some(sdk) = sdk() else {
-        eprintln!("skipped: the MCP SDK client (pip install --target ~/.cache/trine/pylib mcp)");
+        trine_testkit::skipped(
+            "the MCP SDK client",
+            "pip install --target ~/.cache/trine/pylib mcp",
+        );
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -76,7 +76,7 @@ async fn admitted(client: &mut MemoryClient<Channel>) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_gateway_replicas_share_a_tenants_quotas() {
     let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {
-        eprintln!("skipped: quotas across gateway replicas (set TRINE_QDRANT_URL to run it)");
+        trine_testkit::skipped("quotas across gateway replicas", trine_testkit::NO_QDRANT);
         return;
     };
     let url = url.split(',').next().unwrap().trim().to_string();

@@ -79,7 +79,7 @@ async fn the_title_comes_first_under_every_strategy_in_another_layout() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_title_comes_first_under_every_strategy_on_a_server() {
     let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {
-        eprintln!("skipped: strategies on a Qdrant server (set TRINE_QDRANT_URL to run it)");
+        trine_testkit::skipped("strategies on a Qdrant server", trine_testkit::NO_QDRANT);
         return;
     };
     let collection = format!("trine_strategies_{}", uuid::Uuid::new_v4().simple());

@@ -669,7 +669,10 @@ fn promtool_accepts_the_alert_rules_and_the_configuration() {
         .map(|dir| dir.join("promtool"))
         .filter(|p| p.is_file());
     let Some(promtool) = promtool else {
-        eprintln!("skipped: promtool's check of the alert rules (run scripts/fetch-promtool.sh)");
+        trine_testkit::skipped(
+            "promtool's check of the alert rules",
+            "run scripts/fetch-promtool.sh",
+        );
         return;
     };
     let deploy = trine_testkit::workspace_dir().join("deploy");

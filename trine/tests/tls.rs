@@ -72,7 +72,10 @@ fn pki(dir: &Path, name: &str) {
 /// The certificates of a test, or `None` (said) when openssl is missing.
 fn certificates() -> Option<tempfile::TempDir> {
     if Command::new("openssl").arg("version").output().is_err() {
-        eprintln!("skipped: no openssl to generate the test's certificates (apt install openssl)");
+        trine_testkit::skipped(
+            "no openssl to generate the test's certificates",
+            "apt install openssl",
+        );
         return None;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -412,9 +415,9 @@ fn qdrant_binary() -> Option<PathBuf> {
     match path {
         Some(path) if path.is_file() => Some(path),
         _ => {
-            eprintln!(
-                "skipped: Qdrant over https:// needs the Qdrant binary \
-                 (QDRANT_BIN, or ../shared/qdrant/start-qdrant once to unpack it)"
+            trine_testkit::skipped(
+                "Qdrant over https://",
+                "no Qdrant binary: set QDRANT_BIN, or run ../shared/qdrant/start-qdrant once",
             );
             None
         }

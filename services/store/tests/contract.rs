@@ -124,7 +124,10 @@ impl Contract {
     /// `TRINE_QDRANT_URL`, named after `check`; `None`, saying so, without one.
     async fn server(check: &str, layout: PayloadSchema) -> Option<(Self, String, String)> {
         let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {
-            eprintln!("skipped: {check} on a Qdrant server (set TRINE_QDRANT_URL to run it)");
+            trine_testkit::skipped(
+                &format!("{check} on a Qdrant server"),
+                trine_testkit::NO_QDRANT,
+            );
             return None;
         };
         let collection = format!("trine_contract_{check}_{}", Uuid::new_v4().simple());

@@ -125,7 +125,7 @@ async fn until_counts_agree(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kept_counts_follow_another_processs_writes() {
     let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {
-        eprintln!("skipped: kept counts over a Qdrant server (set TRINE_QDRANT_URL to run it)");
+        trine_testkit::skipped("kept counts over a Qdrant server", trine_testkit::NO_QDRANT);
         return;
     };
     let collection = format!("trine_tracked_{}", Uuid::new_v4().simple());

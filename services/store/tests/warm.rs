@@ -59,7 +59,10 @@ fn connections_to(port: u16) -> BTreeSet<u64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_channel_is_connected_before_the_first_call() {
     let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {
-        eprintln!("skipped: warm connections to a Qdrant server (set TRINE_QDRANT_URL to run it)");
+        trine_testkit::skipped(
+            "warm connections to a Qdrant server",
+            trine_testkit::NO_QDRANT,
+        );
         return;
     };
     let url = url.split(',').next().unwrap().trim().to_string();

@@ -4,9 +4,11 @@
 mod gated;
 mod noted;
 pub mod relay;
+mod skip;
 pub use gated::{Gate, Gated, gated};
 pub use noted::{Noted, Noting, noted};
 pub use relay::{Fault, Relay};
+pub use skip::{NO_QDRANT, SKIPPED_ENV, skipped};
 /// A health status, as [`until_health`] waits for one.
 pub use tonic_health::pb::health_check_response::ServingStatus;
 
@@ -453,7 +455,7 @@ pub fn curl_or_skip(test: &str) -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !there {
-        eprintln!("skipped: {test} (no curl: apt-get install curl)");
+        crate::skipped(test, "no curl: apt-get install curl");
     }
     there
 }
