@@ -598,8 +598,9 @@ def embedded_section(work: Path) -> list[str]:
         "(the stages below): the dense search (`semantic.query`, as in native's call), the "
         "lexical read's phrase reads, the payload of the hits, the messages encoded and "
         "decoded at each of the four calls, and fusion. On this 2-core VM the same build's "
-        "ratios move by about ±5 % from one run to the next (1.00× to 1.06× p50 at concurrency "
-        "1 and 40,000 over five runs).",
+        "ratios move from one run to the next: an earlier build's five runs at concurrency 1 and "
+        "40,000 gave 1.00× to 1.06× p50 (±3 % around their mean); one run's ratio is not a "
+        "measurement of another build's.",
         "",
     ]
     for d in dirs:
