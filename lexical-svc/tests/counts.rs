@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use trine_core::model::{CollectionSpec, EmbedderId, Filter, Memory, Point};
 use trine_lexical::{CountCacheConfig, Counter};
-use trine_store::{Counted, EdgeStore, Store};
+use trine_store::{Counted, EdgeStore, Keeping, Store};
 use uuid::Uuid;
 
 // Of one kind, counted with a kind condition: a filter the store's document
@@ -34,8 +34,8 @@ fn term(tenant: &str, term: &str) -> Filter {
 }
 
 /// An embedded collection in `dir`.
-async fn collection(dir: &std::path::Path) -> Arc<dyn Store> {
-    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir, "counts").unwrap());
+async fn collection(dir: &std::path::Path) -> Arc<EdgeStore> {
+    let store = Arc::new(EdgeStore::open(dir, "counts").unwrap());
     let spec = CollectionSpec {
         embedder: EmbedderId {
             name: "counts-test".into(),
@@ -152,18 +152,21 @@ async fn counts_come_from_the_stores_statistics_unless_turned_off() {
     assert_eq!((c.value, c.kept), (1, false));
     assert_eq!(store.counted(&plain), Counted::Later);
 
-    // On (the default): once built, read from them.
+    // On (the default): once built, read from them. The first count asks
+    // for them; the store says when they are built.
     let on = Counter::new(store.clone(), CountCacheConfig::OFF);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
+    let mut keeping = store.keeping_changes().expect("the collection exists");
+    let c = on.count(&plain).await.unwrap();
+    assert_eq!(c.value, 1);
+    if !c.kept {
+        tokio::time::timeout(
+            Duration::from_secs(60),
+            keeping.wait_for(|k| *k == Keeping::Ready),
+        )
+        .await
+        .expect("the statistics were built within a minute")
+        .expect("the store lives");
         let c = on.count(&plain).await.unwrap();
-        assert_eq!(c.value, 1);
-        if c.kept {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the statistics were never built");
-        // Polled: the store builds its statistics on a thread of its own and
-        // signals the end by nothing a test can wait on (only `counted`).
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        assert_eq!((c.value, c.kept), (1, true));
     }
 }

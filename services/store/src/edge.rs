@@ -100,8 +100,9 @@ struct Open {
     maintenance: Mutex<()>,
     /// Points written since the shard was last optimized.
     unoptimized: std::sync::atomic::AtomicU64,
-    /// An optimization started by writes is running.
-    optimizing: AtomicBool,
+    /// An optimization started by writes is running (a watch: what a
+    /// caller waits on).
+    optimizing: tokio::sync::watch::Sender<bool>,
 }
 
 /// Points written, by default, after which a write starts an optimization
@@ -132,7 +133,21 @@ impl EdgeStore {
     pub fn optimizing(&self) -> bool {
         self.inner
             .opened()
-            .is_ok_and(|open| open.optimizing.load(Ordering::Acquire))
+            .is_ok_and(|open| *open.optimizing.borrow())
+    }
+
+    /// [`EdgeStore::optimizing`] now and as it changes; `None` before the
+    /// collection exists.
+    pub fn optimizing_changes(&self) -> Option<tokio::sync::watch::Receiver<bool>> {
+        let open = self.inner.opened().ok()?;
+        Some(open.optimizing.subscribe())
+    }
+
+    /// [`Store::keeping`] now and as it changes (the document frequencies
+    /// built, being built, dropped); `None` before the collection exists.
+    pub fn keeping_changes(&self) -> Option<tokio::sync::watch::Receiver<Keeping>> {
+        let open = self.inner.opened().ok()?;
+        Some(open.kept.keeping_changes())
     }
 
     /// `n` points were written: past the threshold, an optimization starts
@@ -146,7 +161,7 @@ impl EdgeStore {
             return;
         };
         let total = open.unoptimized.fetch_add(n, Ordering::AcqRel) + n;
-        if after == 0 || total < after || open.optimizing.swap(true, Ordering::AcqRel) {
+        if after == 0 || total < after || open.optimizing.send_replace(true) {
             return;
         }
         let held = self
@@ -178,13 +193,13 @@ impl EdgeStore {
                     ),
                     Err(e) => tracing::warn!(collection = %name, error = %e, "a background optimization failed; the next writes start another"),
                 }
-                open.optimizing.store(false, Ordering::Release);
+                open.optimizing.send_replace(false);
                 drop(held);
             });
         if let Err(e) = started {
             tracing::warn!(error = %e, "cannot start the background optimization");
             if let Ok(open) = self.inner.opened() {
-                open.optimizing.store(false, Ordering::Release);
+                open.optimizing.send_replace(false);
             }
         }
     }

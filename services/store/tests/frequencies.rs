@@ -9,11 +9,11 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use trine_store::{
-    CollectionSpec, Counted, EdgeStore, EmbedderId, Filter, Fold, Memory, Point, Store,
+    CollectionSpec, Counted, EdgeStore, EmbedderId, Filter, Fold, Keeping, Memory, Point, Store,
 };
 use uuid::Uuid;
 
@@ -62,21 +62,26 @@ const TERMS: &[&str] = &[
     "meeting", "2026", "11", "09", "58", "notes", "release", "sedinta", "lucru", "absent",
 ];
 
-async fn open(dir: &Path) -> Arc<dyn Store> {
-    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir, "frequencies").unwrap());
+async fn open(dir: &Path) -> Arc<EdgeStore> {
+    let store = Arc::new(EdgeStore::open(dir, "frequencies").unwrap());
     store.ensure_collection(&spec()).await.unwrap();
     store
 }
 
-/// Asks until the statistics answer (the first ask starts their build).
-async fn ready(store: &dyn Store) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while store.counted(&Filter::tenant("acme")).exact().is_none() {
-        assert!(Instant::now() < deadline, "the statistics were never built");
-        // Polled: the store builds its statistics on a thread of its own and
-        // signals the end by nothing a test can wait on (only `counted`).
-        tokio::time::sleep(Duration::from_millis(5)).await;
+/// Waits until the statistics answer: the first ask starts their build, and
+/// the store says when it ends.
+async fn ready(store: &EdgeStore) {
+    let mut keeping = store.keeping_changes().expect("the collection exists");
+    if store.counted(&Filter::tenant("acme")).exact().is_none() {
+        tokio::time::timeout(
+            Duration::from_secs(60),
+            keeping.wait_for(|k| *k == Keeping::Ready),
+        )
+        .await
+        .expect("the statistics were built within a minute")
+        .expect("the store lives");
     }
+    assert!(store.counted(&Filter::tenant("acme")).exact().is_some());
 }
 
 /// Every filter of the table: the statistics answer what the store counts,
@@ -155,7 +160,7 @@ async fn kept_counts_are_the_stores_counts_through_every_write() {
     .await;
     // Not built until a count asks; then built from the shard.
     assert_eq!(store.counted(&Filter::tenant("acme")), Counted::Later);
-    ready(store.as_ref()).await;
+    ready(&store).await;
     agree(store.as_ref(), "built").await;
 
     put(
@@ -201,14 +206,14 @@ async fn kept_counts_are_the_stores_counts_through_every_write() {
     // Reopened: built again from the shard.
     drop(store);
     let store = open(dir.path()).await;
-    ready(store.as_ref()).await;
+    ready(&store).await;
     agree(store.as_ref(), "reopened").await;
 
     // The text index folded otherwise: the old statistics are dropped, and
     // the new ones fold as the new index does.
     assert!(store.create_text_index(Fold::CASE).await.unwrap());
     assert_eq!(store.counted(&term("acme", "sedinta")), Counted::Later);
-    ready(store.as_ref()).await;
+    ready(&store).await;
     assert_eq!(store.counted(&term("acme", "ședință")), Counted::Exact(1));
     assert_eq!(store.counted(&term("acme", "sedinta")), Counted::Exact(0));
     agree(store.as_ref(), "folded otherwise").await;

@@ -4,7 +4,7 @@
 //! and the count of points written since drops back.
 #![allow(clippy::unwrap_used)] // test helpers fail loudly
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use trine_store::{CollectionSpec, EdgeStore, EmbedderId, Filter, Fold, Memory, Point, Store};
 use uuid::Uuid;
@@ -58,22 +58,21 @@ async fn writes_past_the_threshold_optimize_in_the_background() {
         tenant: "acme".into(),
         ..Filter::default()
     };
-    let started = Instant::now();
+    let mut optimizing = store.optimizing_changes().expect("the collection exists");
     let mut written = 120;
-    while store.optimizing() || store.unoptimized() >= 100 {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no optimization ended within a minute"
-        );
+    // Reads and writes while it runs, each answered whole.
+    while *optimizing.borrow() && written < 160 {
         assert_eq!(store.count(&filter).await.unwrap(), u64::from(written));
-        if written < 160 {
-            store.upsert(points(written, 10)).await.unwrap();
-            written += 10;
-        }
-        // Polled: the optimization runs on a thread of its own and signals
-        // its end only by the `optimizing` flag.
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        store.upsert(points(written, 10)).await.unwrap();
+        written += 10;
     }
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        optimizing.wait_for(|running| !*running),
+    )
+    .await
+    .expect("the optimization ended within a minute")
+    .expect("the store lives");
     assert!(store.unoptimized() < 100, "{}", store.unoptimized());
     assert_eq!(store.count(&filter).await.unwrap(), u64::from(written));
     let got = store.get(&[Uuid::from_u128(1)]).await.unwrap();

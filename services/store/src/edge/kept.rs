@@ -42,6 +42,47 @@ const PAGE: usize = if cfg!(test) { 8 } else { 4_096 };
 pub(super) struct Kept {
     state: Mutex<State>,
     writes: Mutex<()>,
+    /// [`Kept::keeping`] as it changes, told as each change is made (the
+    /// state's guard tells it when dropped): what a caller waits on.
+    keeping: tokio::sync::watch::Sender<Keeping>,
+}
+
+/// The state, locked; tells what it became when dropped.
+struct Locked<'a> {
+    state: MutexGuard<'a, State>,
+    keeping: &'a tokio::sync::watch::Sender<Keeping>,
+}
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.state
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.state
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        let now = keeping_of(&self.state.status);
+        self.keeping.send_if_modified(|was| {
+            let changed = *was != now;
+            *was = now;
+            changed
+        });
+    }
+}
+
+fn keeping_of(status: &Status) -> Keeping {
+    match status {
+        Status::Ready(_) => Keeping::Ready,
+        Status::Building(_) => Keeping::Building,
+        Status::Unkept { .. } | Status::Off => Keeping::Not,
+    }
 }
 
 struct State {
@@ -94,13 +135,22 @@ impl Default for Kept {
                 builds: 0,
             }),
             writes: Mutex::new(()),
+            keeping: tokio::sync::watch::Sender::new(Keeping::Not),
         }
     }
 }
 
 impl Kept {
-    fn state(&self) -> MutexGuard<'_, State> {
-        locked(&self.state)
+    fn state(&self) -> Locked<'_> {
+        Locked {
+            state: locked(&self.state),
+            keeping: &self.keeping,
+        }
+    }
+
+    /// [`Kept::keeping`] now and as it changes.
+    pub(super) fn keeping_changes(&self) -> tokio::sync::watch::Receiver<Keeping> {
+        self.keeping.subscribe()
     }
 
     fn order(&self) -> MutexGuard<'_, ()> {
@@ -171,11 +221,7 @@ impl Kept {
 
     /// Whether the statistics are built, being built, or neither.
     pub(super) fn keeping(&self) -> Keeping {
-        match self.state().status {
-            Status::Ready(_) => Keeping::Ready,
-            Status::Building(_) => Keeping::Building,
-            Status::Unkept { .. } | Status::Off => Keeping::Not,
-        }
+        keeping_of(&self.state().status)
     }
 
     /// Whether a build has begun or ended with statistics.

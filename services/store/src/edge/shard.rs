@@ -32,7 +32,7 @@ impl Open {
             tenants,
             maintenance: Mutex::new(()),
             unoptimized: std::sync::atomic::AtomicU64::new(0),
-            optimizing: AtomicBool::new(false),
+            optimizing: tokio::sync::watch::Sender::new(false),
         })
     }
 
