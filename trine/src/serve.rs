@@ -9,30 +9,30 @@ use tokio::net::TcpListener;
 use trine_gateway::auth::Keys;
 use trine_mesh::{Launch, MeshConfig, One, PeerAddrs, Role, Running};
 
+use crate::config::{AuthMode, ServeSection};
 use crate::{CmdResult, Config, load_embedder, open_store};
 
+/// `trine serve`'s flags. Those that are also `[serve]` keys override
+/// the file (and their `TRINE_*` variables do too).
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Address of this process's public service (the gateway's with --role all)
-    #[arg(long, default_value = "127.0.0.1:50051", env = "TRINE_LISTEN")]
-    pub listen: String,
+    /// Address of this process's public service (the gateway's with --role
+    /// all) [default: [serve] listen, 127.0.0.1:50051]
+    #[arg(long, env = "TRINE_LISTEN")]
+    pub listen: Option<String>,
     /// Which service to run: all, gateway, lexical, semantic or fusion
     #[arg(long, default_value = "all", value_parser = Role::parse)]
     pub role: Role,
     /// Serve Prometheus metrics on http://ADDR/metrics, or `off`. With --role
     /// all the gateway uses ADDR and lexical-svc, semantic-svc, fusion-svc the
-    /// next three ports (port 0: a free port each)
-    #[arg(
-        long,
-        default_value = "127.0.0.1:9464",
-        env = "TRINE_METRICS",
-        value_name = "ADDR"
-    )]
-    pub metrics: String,
+    /// next three ports (port 0: a free port each) [default: [serve]
+    /// metrics, 127.0.0.1:9464]
+    #[arg(long, env = "TRINE_METRICS", value_name = "ADDR")]
+    pub metrics: Option<String>,
     /// API keys on the public service (`trine keys`): auto — on when
-    /// --listen is beyond loopback —, on, or off
-    #[arg(long, value_enum, default_value_t = AuthMode::Auto, env = "TRINE_AUTH")]
-    pub auth: AuthMode,
+    /// --listen is beyond loopback —, on, or off [default: [serve] auth, auto]
+    #[arg(long, value_enum, env = "TRINE_AUTH")]
+    pub auth: Option<AuthMode>,
     /// Once every listener is bound, print one JSON line to standard output
     /// saying where each serves: `{"role", "addr", "http", "lexical",
     /// "semantic", "fusion", "metrics"}` (null where they do not apply)
@@ -41,14 +41,27 @@ pub struct Args {
     /// Serve the gateway's HTTP/JSON surface (`POST /v1/search`,
     /// `/v1/memories`, `/healthz`, `/readyz`, `/v1/openapi.json`) on ADDR, or
     /// `off`; its keys are the gRPC ones, required when either address is
-    /// beyond loopback
-    #[arg(long, default_value = "off", env = "TRINE_HTTP", value_name = "ADDR")]
-    pub http: String,
+    /// beyond loopback [default: [serve] http, off]
+    #[arg(long, env = "TRINE_HTTP", value_name = "ADDR")]
+    pub http: Option<String>,
     /// Where the gateway writes the backups it is asked for while it serves
     /// (`trine backup create NAME --endpoint ...`: DIR/NAME), or `off`
-    /// [default: DATA/backups]
+    /// [default: [serve] backup_dir, DATA/backups]
     #[arg(long, env = "TRINE_BACKUP_DIR", value_name = "DIR")]
     pub backup_dir: Option<String>,
+}
+
+impl Args {
+    /// The `[serve]` section with these flags over it.
+    fn over(&self, file: &ServeSection) -> ServeSection {
+        ServeSection {
+            listen: self.listen.clone().unwrap_or_else(|| file.listen.clone()),
+            http: self.http.clone().unwrap_or_else(|| file.http.clone()),
+            metrics: self.metrics.clone().unwrap_or_else(|| file.metrics.clone()),
+            auth: self.auth.unwrap_or(file.auth),
+            backup_dir: self.backup_dir.clone().or_else(|| file.backup_dir.clone()),
+        }
+    }
 }
 
 /// Where a started role serves, as `--ready-json` prints it.
@@ -77,14 +90,6 @@ impl Ready {
             .and_then(|()| out.flush())
             .map_err(|e| format!("cannot write the ready line: {e}"))
     }
-}
-
-/// Whether the public service requires API keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum AuthMode {
-    Auto,
-    On,
-    Off,
 }
 
 /// The public address keys are decided by: the HTTP surface's when it is
@@ -190,11 +195,12 @@ fn peer(name: &str, addr: Option<&String>) -> Result<String, String> {
 }
 
 pub async fn run(config: &Config, args: Args) -> CmdResult {
-    let listener = TcpListener::bind(&args.listen)
+    let serve = args.over(&config.serve);
+    let listener = TcpListener::bind(&serve.listen)
         .await
-        .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+        .map_err(|e| format!("cannot listen on {}: {e}", serve.listen))?;
     let addr = listener.local_addr()?;
-    let mesh_config = mesh_config(config, &args, addr)?;
+    let mesh_config = mesh_config(config, &serve, args.role, addr)?;
     let role = args.role;
     let launch = launch(config, role).await?;
     let running = trine_mesh::spawn(launch, listener, mesh_config).await?;
@@ -210,13 +216,14 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
 /// HTTP surface, the keys and backups of a public role, TLS (said at start).
 fn mesh_config(
     config: &Config,
-    args: &Args,
+    serve: &ServeSection,
+    role: Role,
     addr: SocketAddr,
 ) -> Result<MeshConfig, Box<dyn std::error::Error + Send + Sync>> {
-    let metrics = metrics_addr(&args.metrics)?;
-    let public = matches!(args.role, Role::All | Role::Gateway);
+    let metrics = metrics_addr(&serve.metrics)?;
+    let public = matches!(role, Role::All | Role::Gateway);
     let http = if public {
-        optional_addr("--http", &args.http, "127.0.0.1:8080")?
+        optional_addr("--http", &serve.http, "127.0.0.1:8080")?
     } else {
         None
     };
@@ -231,13 +238,13 @@ fn mesh_config(
     }
     let keys = if public {
         let exposed = most_exposed(addr, http);
-        let (keys, said) = keys_for(args.auth, exposed, &config.keys_path())?;
+        let (keys, said) = keys_for(serve.auth, exposed, &config.keys_path())?;
         eprintln!("{said}");
         keys
     } else {
         None
     };
-    let backups = match args.backup_dir.as_deref() {
+    let backups = match serve.backup_dir.as_deref() {
         Some("off") => None,
         _ if !public => None,
         dir => Some(trine_gateway::backups::Backups {
@@ -349,6 +356,48 @@ fn ready_at(running: &Running, role: Role, addr: SocketAddr) -> Ready {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_serve_section_takes_its_flags_over_it() {
+        let file: ServeSection = toml::from_str(
+            "listen = \"0.0.0.0:7000\"\nhttp = \"127.0.0.1:8080\"\nauth = \"on\"\nbackup_dir = \"off\"\n",
+        )
+        .unwrap();
+        let none = Args {
+            listen: None,
+            role: Role::All,
+            metrics: None,
+            auth: None,
+            ready_json: false,
+            http: None,
+            backup_dir: None,
+        };
+        let kept = none.over(&file);
+        assert_eq!(
+            kept,
+            ServeSection {
+                metrics: "127.0.0.1:9464".into(),
+                ..file.clone()
+            }
+        );
+        let flags = Args {
+            listen: Some("127.0.0.1:0".into()),
+            auth: Some(AuthMode::Off),
+            backup_dir: Some("/b".into()),
+            ..none
+        };
+        let over = flags.over(&file);
+        assert_eq!(
+            (
+                over.listen.as_str(),
+                over.http.as_str(),
+                over.auth,
+                over.backup_dir.as_deref()
+            ),
+            ("127.0.0.1:0", "127.0.0.1:8080", AuthMode::Off, Some("/b"))
+        );
+        assert_eq!(ServeSection::default().listen, "127.0.0.1:50051");
+    }
 
     #[test]
     fn keys_are_required_beyond_loopback_unless_turned_off() {

@@ -176,3 +176,30 @@ fn serve_then_search_finds_the_meeting_first() {
     assert!(status.success(), "serve exited with {status}");
     assert!(!health(&[]).status.success(), "nothing serves any more");
 }
+
+/// `[serve]` in the config file says where `trine serve` listens, each key
+/// under its flag: the file's HTTP surface and metrics are served, and
+/// `--metrics off` wins over the file.
+#[test]
+fn the_serve_section_of_the_file_is_served_under_the_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("trine.toml");
+    std::fs::write(
+        &file,
+        "[serve]\nlisten = \"127.0.0.1:0\"\nhttp = \"127.0.0.1:0\"\nmetrics = \"127.0.0.1:0\"\nauth = \"off\"\n",
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let from_file = |extra: &[&str]| {
+        let mut cmd = trine(&data);
+        cmd.arg("--config").arg(&file).arg("serve").args(extra);
+        trine_testkit::Served::start(cmd)
+    };
+    let served = from_file(&[]);
+    assert!(served.ready["http"].is_string(), "{}", served.ready);
+    assert!(served.ready["metrics"].is_string(), "{}", served.ready);
+    drop(served);
+    let served = from_file(&["--metrics", "off"]);
+    assert!(served.ready["http"].is_string(), "{}", served.ready);
+    assert!(served.ready["metrics"].is_null(), "{}", served.ready);
+}

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 mod sections;
 
-pub use sections::{QuotasSection, ServerSection, TenantQuota, TlsSection};
+pub use sections::{AuthMode, QuotasSection, ServeSection, ServerSection, TenantQuota, TlsSection};
 
 use serde::{Deserialize, Deserializer};
 use trine_core::Strategy;
@@ -120,6 +120,8 @@ pub struct Config {
     pub batch_reads: bool,
     /// What each server takes on at once.
     pub server: ServerSection,
+    /// Where `trine serve` listens, its keys and backups.
+    pub serve: ServeSection,
     /// TLS of this process's server and of its calls to peers.
     pub tls: TlsSection,
     /// Each tenant's request rate and memories held.
@@ -319,6 +321,7 @@ impl Default for Config {
             read_consistency: None,
             batch_reads: false,
             server: ServerSection::default(),
+            serve: ServeSection::default(),
             tls: TlsSection::default(),
             quotas: QuotasSection::default(),
         }
@@ -903,6 +906,8 @@ mod tests {
             ("[payload]\ntime_format = \"epoch\"\n", "unix_seconds"),
             ("[payload]\ntext = \"tenant\"\n", "given to two fields"),
             ("[payload]\ncolour = \"x\"\n", "unknown field"),
+            ("[serve]\nauth = \"maybe\"\n", "unknown variant"),
+            ("[serve]\nport = 1\n", "unknown field"),
             ("replication_factor = 0\n", "at least 1"),
         ];
         for (toml, want) in table {

@@ -1,4 +1,4 @@
-//! The config file's `[quotas]`, `[tls]` and `[server]` sections.
+//! The config file's `[quotas]`, `[tls]`, `[server]` and `[serve]` sections.
 
 use std::path::{Path, PathBuf};
 
@@ -169,6 +169,48 @@ impl Default for ServerSection {
         Self {
             max_in_flight: serving.max_in_flight,
             max_message_bytes: serving.max_message_bytes,
+        }
+    }
+}
+
+/// Whether the public service requires API keys: `auto` — on when it
+/// listens beyond loopback —, `on`, or `off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthMode {
+    #[default]
+    Auto,
+    On,
+    Off,
+}
+
+/// `[serve]`: where `trine serve` listens, and its keys and backups; its
+/// flags and their `TRINE_*` variables override each.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServeSection {
+    /// The public gRPC address (the gateway's with `--role all`).
+    pub listen: String,
+    /// The HTTP/JSON surface's address, or `off`.
+    pub http: String,
+    /// The `/metrics` address (with `--role all`, the gateway's; the three
+    /// internal services take the next ports), or `off`.
+    pub metrics: String,
+    /// API keys on the public service.
+    pub auth: AuthMode,
+    /// Where the gateway writes the backups it is asked for, or `off`;
+    /// unset: `backups` in the data directory.
+    pub backup_dir: Option<String>,
+}
+
+impl Default for ServeSection {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:50051".to_string(),
+            http: "off".to_string(),
+            metrics: "127.0.0.1:9464".to_string(),
+            auth: AuthMode::Auto,
+            backup_dir: None,
         }
     }
 }
