@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+mod layers;
 mod sections;
 
 pub use sections::{AuthMode, QuotasSection, ServeSection, ServerSection, TenantQuota, TlsSection};
@@ -427,75 +428,11 @@ pub enum ConfigError {
 }
 
 impl Config {
-    /// Defaults, then the file, then the overrides; validated.
+    /// Defaults, then the file, then the `TRINE_SECTION__KEY` variables,
+    /// then the flags (and the variables clap reads for them); validated
+    /// (`layers.rs`, the one layering).
     pub fn load(overrides: &Overrides) -> Result<Self, ConfigError> {
-        let mut config = match &overrides.config {
-            Some(path) => Self::from_file(path)?,
-            None => Self::default(),
-        };
-        let o = overrides.clone();
-        if let Some(v) = o.data {
-            config.data = v;
-        }
-        if let Some(v) = o.qdrant {
-            config.qdrant = Some(v).filter(|url| !url.is_empty());
-        }
-        if let Some(v) = o.qdrant_api_key {
-            config.qdrant_api_key = Some(v).filter(|k| !k.trim().is_empty());
-        }
-        if let Some(v) = o.keys_file {
-            config.keys_file = Some(v);
-        }
-        config.api_key = o.api_key.filter(|k| !k.trim().is_empty());
-        if let Some(v) = o.collection {
-            config.collection = v;
-        }
-        if let Some(v) = o.embedder {
-            config.embedder = EmbedderKind::parse(&v)
-                .map_err(|e| ConfigError::Invalid(format!("--embedder / TRINE_EMBEDDER: {e}")))?;
-        }
-        if let Some(v) = o.models {
-            config.models = v;
-        }
-        if let Some(v) = o.log {
-            config.log = v;
-        }
-        if let Some(v) = o.otlp_endpoint {
-            config.otlp_endpoint = Some(v).filter(|url| !url.is_empty());
-        }
-        if let Some(v) = o.lexical_addr {
-            config.peers.lexical = Some(v);
-        }
-        if let Some(v) = o.semantic_addr {
-            config.peers.semantic = Some(v);
-        }
-        if let Some(v) = o.fusion_addr {
-            config.peers.fusion = Some(v);
-        }
-        if let Some(v) = o.lexical_strategy {
-            config.lexical.strategy = Strategy::parse(&v).map_err(|e| {
-                ConfigError::Invalid(format!("--lexical-strategy / TRINE_LEXICAL_STRATEGY: {e}"))
-            })?;
-        }
-        if let Some(v) = o.max_in_flight {
-            config.server.max_in_flight = v;
-        }
-        if let Some(dir) = o.tls_dir {
-            config.tls = TlsSection::from_secret(&dir);
-        }
-        config.validate()?;
-        Ok(config)
-    }
-
-    fn from_file(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Self::parse(&text).map_err(|message| ConfigError::Parse {
-            path: path.to_path_buf(),
-            message,
-        })
+        layers::load(overrides, std::env::vars())
     }
 
     /// A config file's text, before the flags and the checks.
