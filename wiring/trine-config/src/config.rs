@@ -209,18 +209,20 @@ impl ContextSection {
     }
 }
 
+/// The lexical service's own defaults (`trine_lexical::LexicalConfig`),
+/// written once there.
 impl Default for LexicalSection {
     fn default() -> Self {
-        let cache = trine_lexical::CountCacheConfig::default();
+        let lexical = trine_lexical::LexicalConfig::default();
         Self {
-            strategy: Strategy::Candidates,
-            question_strategy: Some(Strategy::Sparse),
-            cap: 256,
-            count_cache_secs: cache.ttl.as_secs(),
-            count_cache_min: cache.min_count,
-            count_statistics: true,
+            strategy: lexical.strategy,
+            question_strategy: lexical.question_strategy,
+            cap: lexical.cap,
+            count_cache_secs: lexical.count_cache.ttl.as_secs(),
+            count_cache_min: lexical.count_cache.min_count,
+            count_statistics: lexical.count_statistics,
             stemmer: None,
-            common_words: trine_core::CommonWords::None,
+            common_words: lexical.common_words,
         }
     }
 }
