@@ -284,6 +284,13 @@ pub fn symmetric_eigen(mut a: Vec<f64>, n: usize) -> (Vec<f64>, Vec<Vec<f64>>) {
             }
         }
     }
+    sorted_eigenpairs(&a, &vt, n)
+}
+
+/// The eigenpairs of [`symmetric_eigen`] once the rotations are done: the
+/// diagonal of `a` in decreasing order, with the matching rows of `vt`, each
+/// signed so that its largest-magnitude entry is positive.
+fn sorted_eigenpairs(a: &[f64], vt: &[f64], n: usize) -> (Vec<f64>, Vec<Vec<f64>>) {
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&i, &j| a[j * n + j].total_cmp(&a[i * n + i]));
     let values = order.iter().map(|&i| a[i * n + i]).collect();

@@ -157,129 +157,143 @@ impl std::fmt::Debug for Metrics {
 impl Metrics {
     /// Empty metrics of `service` (`gateway`, `lexical-svc`, ...).
     pub fn new(service: &str) -> Arc<Self> {
-        let mut registry = Registry::with_prefix("trine");
-        let requests = Family::<CallLabels, Counter>::default();
-        registry.register(
-            "rpc_requests",
-            "grpc calls served, by method and code",
-            requests.clone(),
-        );
-        let errors = Family::<CallLabels, Counter>::default();
-        registry.register(
-            "rpc_errors",
-            "grpc calls that ended with a code other than ok",
-            errors.clone(),
-        );
-        let rpc_seconds = Histograms::<MethodLabels>::new_with_constructor(seconds);
-        registry.register(
-            "rpc_duration_seconds",
-            "time to answer a grpc call, by method",
-            rpc_seconds.clone(),
-        );
-        let stage_seconds = Histograms::<StageLabels>::new_with_constructor(seconds);
-        registry.register(
-            "stage_duration_seconds",
-            "time of each search stage",
-            stage_seconds.clone(),
-        );
-        let counts_share = Histogram::new([0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0]);
-        registry.register(
-            "counts_share",
-            "the lexical counts' time over the search's time; the budget is 0.1",
-            counts_share.clone(),
-        );
-        let store_seconds = Histograms::<OpLabels>::new_with_constructor(seconds);
-        registry.register(
-            "store_duration_seconds",
-            "time of each store call, by operation",
-            store_seconds.clone(),
-        );
-        let in_flight = Family::<MethodLabels, Gauge>::default();
-        registry.register(
-            "rpc_in_flight",
-            "grpc calls being answered now, by method",
-            in_flight.clone(),
-        );
-        let shed = Family::<MethodLabels, Counter>::default();
-        registry.register(
-            "rpc_shed",
-            "grpc calls refused at the server's in-flight limit, by method",
-            shed.clone(),
-        );
+        let mut metrics = Self {
+            service: service.to_string(),
+            registry: Registry::with_prefix("trine"),
+            requests: Family::<CallLabels, Counter>::default(),
+            errors: Family::<CallLabels, Counter>::default(),
+            rpc_seconds: Histograms::<MethodLabels>::new_with_constructor(seconds),
+            stage_seconds: Histograms::<StageLabels>::new_with_constructor(seconds),
+            counts_share: Histogram::new([0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0]),
+            store_seconds: Histograms::<OpLabels>::new_with_constructor(seconds),
+            in_flight: Family::<MethodLabels, Gauge>::default(),
+            shed: Family::<MethodLabels, Counter>::default(),
+            retries: Family::<RetryLabels, Counter>::default(),
+            quota_refused: Family::<QuotaLabels, Counter>::default(),
+            quota_gateways: Gauge::default(),
+            frequencies_state: Family::<StateLabels, Gauge>::default(),
+            frequencies_size: Default::default(),
+            refresh: std::sync::Mutex::new(Vec::new()),
+        };
         let build = Family::<BuildLabels, Gauge>::default();
-        registry.register(
-            "build_info",
-            "what runs: the service and trine's version",
-            build.clone(),
-        );
-        let retries = Family::<RetryLabels, Counter>::default();
-        registry.register(
-            "store_retries",
-            "store calls made again after the store could not be reached, by operation and outcome",
-            retries.clone(),
-        );
-        let quota_refused = Family::<QuotaLabels, Counter>::default();
-        registry.register(
-            "quota_refused",
-            "requests (rate) and new memories (memories) refused by a tenant's quota",
-            quota_refused.clone(),
-        );
-        let quota_gateways = Gauge::default();
-        registry.register(
-            "quota_gateways",
-            "gateways sharing the tenants' request rates, this one included (0: no rate is set)",
-            quota_gateways.clone(),
-        );
-        let frequencies_state = Family::<StateLabels, Gauge>::default();
-        registry.register(
-            "frequencies_state",
-            "1 on the state the document frequencies are in (ready, building, not_kept)",
-            frequencies_state.clone(),
-        );
-        let frequencies_size: [Gauge; 3] = Default::default();
-        for (name, help, gauge) in [
-            (
-                "frequencies_tenants",
-                "tenants the document frequencies hold",
-                &frequencies_size[0],
-            ),
-            (
-                "frequencies_entries",
-                "(tenant, term) and (tenant, dimension) pairs the document frequencies hold, and (term, point) pairs of their postings",
-                &frequencies_size[1],
-            ),
-            (
-                "frequencies_points",
-                "points the document frequencies count",
-                &frequencies_size[2],
-            ),
-        ] {
-            registry.register(name, help, gauge.clone());
-        }
+        metrics.register_calls();
+        metrics.register_stages();
+        metrics.register_serving(&build);
+        metrics.register_quota();
+        metrics.register_frequencies();
         build
             .get_or_create(&BuildLabels {
                 service: service.to_string(),
                 version: env!("CARGO_PKG_VERSION").to_string(),
             })
             .set(1);
-        Arc::new(Self {
-            service: service.to_string(),
-            registry,
-            requests,
-            errors,
-            rpc_seconds,
-            stage_seconds,
-            counts_share,
-            store_seconds,
-            in_flight,
-            shed,
-            retries,
-            quota_refused,
-            quota_gateways,
-            frequencies_state,
-            frequencies_size,
-            refresh: std::sync::Mutex::new(Vec::new()),
-        })
+        Arc::new(metrics)
+    }
+
+    /// Registers the grpc calls' families: their counts, errors and time.
+    fn register_calls(&mut self) {
+        self.registry.register(
+            "rpc_requests",
+            "grpc calls served, by method and code",
+            self.requests.clone(),
+        );
+        self.registry.register(
+            "rpc_errors",
+            "grpc calls that ended with a code other than ok",
+            self.errors.clone(),
+        );
+        self.registry.register(
+            "rpc_duration_seconds",
+            "time to answer a grpc call, by method",
+            self.rpc_seconds.clone(),
+        );
+    }
+
+    /// Registers the search stages' and the store calls' times.
+    fn register_stages(&mut self) {
+        self.registry.register(
+            "stage_duration_seconds",
+            "time of each search stage",
+            self.stage_seconds.clone(),
+        );
+        self.registry.register(
+            "counts_share",
+            "the lexical counts' time over the search's time; the budget is 0.1",
+            self.counts_share.clone(),
+        );
+        self.registry.register(
+            "store_duration_seconds",
+            "time of each store call, by operation",
+            self.store_seconds.clone(),
+        );
+    }
+
+    /// Registers the calls in flight and shed, `build` (what runs) and the
+    /// store's retries.
+    fn register_serving(&mut self, build: &Family<BuildLabels, Gauge>) {
+        self.registry.register(
+            "rpc_in_flight",
+            "grpc calls being answered now, by method",
+            self.in_flight.clone(),
+        );
+        self.registry.register(
+            "rpc_shed",
+            "grpc calls refused at the server's in-flight limit, by method",
+            self.shed.clone(),
+        );
+        self.registry.register(
+            "build_info",
+            "what runs: the service and trine's version",
+            build.clone(),
+        );
+        self.registry.register(
+            "store_retries",
+            "store calls made again after the store could not be reached, by operation and outcome",
+            self.retries.clone(),
+        );
+    }
+
+    /// Registers the tenants' quotas: what they refused, and the gateways
+    /// sharing the rates.
+    fn register_quota(&mut self) {
+        self.registry.register(
+            "quota_refused",
+            "requests (rate) and new memories (memories) refused by a tenant's quota",
+            self.quota_refused.clone(),
+        );
+        self.registry.register(
+            "quota_gateways",
+            "gateways sharing the tenants' request rates, this one included (0: no rate is set)",
+            self.quota_gateways.clone(),
+        );
+    }
+
+    /// Registers the document frequencies' state and size.
+    fn register_frequencies(&mut self) {
+        self.registry.register(
+            "frequencies_state",
+            "1 on the state the document frequencies are in (ready, building, not_kept)",
+            self.frequencies_state.clone(),
+        );
+        for (name, help, gauge) in [
+            (
+                "frequencies_tenants",
+                "tenants the document frequencies hold",
+                &self.frequencies_size[0],
+            ),
+            (
+                "frequencies_entries",
+                "(tenant, term) and (tenant, dimension) pairs the document frequencies hold, and (term, point) pairs of their postings",
+                &self.frequencies_size[1],
+            ),
+            (
+                "frequencies_points",
+                "points the document frequencies count",
+                &self.frequencies_size[2],
+            ),
+        ] {
+            self.registry.register(name, help, gauge.clone());
+        }
     }
 
     /// Runs `refresh` each time the metrics are encoded, before: how a

@@ -240,6 +240,32 @@ async fn start_part(
     Ok(registry)
 }
 
+/// Makes the collection ready: created when missing, with the configured
+/// stemmer.
+async fn prepare_collection(
+    store: &Arc<dyn Store>,
+    embedder: &Arc<dyn Embedder>,
+    config: &MeshConfig,
+) -> Result<(), MeshError> {
+    trine_gateway::Writer::new(store.clone(), embedder.clone())
+        .with_stemmer(config.stemmer)
+        .prepare()
+        .await
+        .map_err(|e| MeshError::Collection(e.to_string()))?;
+    Ok(())
+}
+
+/// Binds the loopback ports of the lexical, semantic and fusion services,
+/// in that order.
+async fn bind_internal() -> Result<(TcpListener, TcpListener, TcpListener), MeshError> {
+    let bind = || TcpListener::bind("127.0.0.1:0");
+    Ok((
+        bind().await.map_err(io)?,
+        bind().await.map_err(io)?,
+        bind().await.map_err(io)?,
+    ))
+}
+
 /// Serves each registry's `/metrics` (the gateway's first) on `base` and
 /// the next ports: where each listens.
 async fn serve_metrics(
@@ -292,17 +318,8 @@ impl Mesh {
         embedder: Arc<dyn Embedder>,
         config: MeshConfig,
     ) -> Result<Self, MeshError> {
-        trine_gateway::Writer::new(store.clone(), embedder.clone())
-            .with_stemmer(config.stemmer)
-            .prepare()
-            .await
-            .map_err(|e| MeshError::Collection(e.to_string()))?;
-        let bind = || TcpListener::bind("127.0.0.1:0");
-        let (lexical_l, semantic_l, fusion_l) = (
-            bind().await.map_err(io)?,
-            bind().await.map_err(io)?,
-            bind().await.map_err(io)?,
-        );
+        prepare_collection(&store, &embedder, &config).await?;
+        let (lexical_l, semantic_l, fusion_l) = bind_internal().await?;
         let addr = |l: &TcpListener| l.local_addr().map_err(io);
         let (lexical, semantic, fusion, gateway_addr) = (
             addr(&lexical_l)?,
