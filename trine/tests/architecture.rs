@@ -483,3 +483,79 @@ fn architecture_paragraphs_are_at_most_eight_lines() {
         long.join("\n")
     );
 }
+
+/// The production code of a Rust file: its lines before its test module.
+fn production(text: &str) -> Vec<&str> {
+    text.lines()
+        .take_while(|line| !line.starts_with("#[cfg(test)]"))
+        .collect()
+}
+
+/// Each function of `lines` (a `fn` line with a body) and its length, from
+/// its `fn` line to the closing brace at the same indentation.
+fn functions<'a>(lines: &[&'a str]) -> Vec<(usize, &'a str, usize)> {
+    let mut found = Vec::new();
+    for (at, line) in lines.iter().enumerate() {
+        let trimmed = line.trim_start();
+        let indent = &line[..line.len() - trimmed.len()];
+        let words: Vec<&str> = trimmed.split_whitespace().collect();
+        let Some(fn_at) = words.iter().position(|w| *w == "fn") else {
+            continue;
+        };
+        let qualifiers = ["pub", "async", "const", "unsafe", "extern"];
+        let is_item = words[..fn_at]
+            .iter()
+            .all(|w| qualifiers.contains(w) || w.starts_with("pub("));
+        if !is_item || trimmed.ends_with(';') {
+            continue;
+        }
+        let close = format!("{indent}}}");
+        if let Some(end) = lines[at + 1..].iter().position(|l| l.trim_end() == close) {
+            found.push((at + 1, *line, end + 2));
+        }
+    }
+    found
+}
+
+/// No production file of the workspace over 600 lines, and no production
+/// function over 80, the binary's included (tests, fuzz targets and
+/// generated code aside).
+#[test]
+fn no_production_file_or_function_is_too_long() {
+    const MAX_FILE: usize = 600;
+    const MAX_FN: usize = 80;
+    let root = trine_testkit::workspace_dir();
+    let listed = match std::process::Command::new("git")
+        .args(["ls-files", "-z", "*.rs"])
+        .current_dir(&root)
+        .output()
+    {
+        Ok(out) if out.status.success() => out.stdout,
+        _ => {
+            trine_testkit::skipped("the lengths of files and functions", "no git checkout here");
+            return;
+        }
+    };
+    let mut long = Vec::new();
+    for path in listed.split(|b| *b == 0).filter(|p| !p.is_empty()) {
+        let path = String::from_utf8_lossy(path).into_owned();
+        if path.contains("/tests/") || path.starts_with("fuzz/") || path.contains("/benches/") {
+            continue;
+        }
+        let text = std::fs::read_to_string(root.join(&path)).unwrap();
+        let lines = production(&text);
+        if lines.len() > MAX_FILE {
+            long.push(format!("{path}: {} production lines", lines.len()));
+        }
+        for (line, head, length) in functions(&lines) {
+            if length > MAX_FN {
+                long.push(format!("{path}:{line}: {length} lines: {}", head.trim()));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "over {MAX_FILE} lines a file or {MAX_FN} a function (split it into named stages):\n{}",
+        long.join("\n")
+    );
+}

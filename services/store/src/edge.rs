@@ -18,6 +18,7 @@ pub use backup::Restored;
 mod convert;
 mod filter;
 mod kept;
+mod optimize;
 mod rank;
 mod schema;
 mod shard;
@@ -115,93 +116,11 @@ struct Open {
 pub const OPTIMIZE_AFTER: u64 = 10_000;
 
 impl EdgeStore {
-    /// Starts an optimization in the background once `points` have been
-    /// written since the last ([`OPTIMIZE_AFTER`] by default; 0: never).
-    pub fn with_optimize_after(self, points: u64) -> Self {
-        self.inner.optimize_after.store(points, Ordering::Relaxed);
-        self
-    }
-
-    /// Points written since the shard was last optimized.
-    pub fn unoptimized(&self) -> u64 {
-        self.inner
-            .opened()
-            .map_or(0, |open| open.unoptimized.load(Ordering::Acquire))
-    }
-
-    /// Whether an optimization started by writes is running.
-    pub fn optimizing(&self) -> bool {
-        self.inner
-            .opened()
-            .is_ok_and(|open| *open.optimizing.borrow())
-    }
-
-    /// [`EdgeStore::optimizing`] now and as it changes; `None` before the
-    /// collection exists.
-    pub fn optimizing_changes(&self) -> Option<tokio::sync::watch::Receiver<bool>> {
-        let open = self.inner.opened().ok()?;
-        Some(open.optimizing.subscribe())
-    }
-
     /// [`Store::keeping`] now and as it changes (the document frequencies
     /// built, being built, dropped); `None` before the collection exists.
     pub fn keeping_changes(&self) -> Option<tokio::sync::watch::Receiver<Keeping>> {
         let open = self.inner.opened().ok()?;
         Some(open.kept.keeping_changes())
-    }
-
-    /// `n` points were written: past the threshold, an optimization starts
-    /// on a thread of its own at the search threads' lower priority, holding
-    /// the maintenance lock and a duplicate of the collection's lock (so no
-    /// other process opens the shard before it ends, even if this store is
-    /// dropped meanwhile). Searches and writes go on.
-    fn written(&self, n: u64) {
-        let after = self.inner.optimize_after.load(Ordering::Relaxed);
-        let Ok(open) = self.inner.opened() else {
-            return;
-        };
-        let total = open.unoptimized.fetch_add(n, Ordering::AcqRel) + n;
-        if after == 0 || total < after || open.optimizing.send_replace(true) {
-            return;
-        }
-        let held = self
-            .inner
-            .state()
-            .lock
-            .as_ref()
-            .and_then(|lock| lock.try_clone().ok());
-        let name = self.inner.name.clone();
-        let started = std::thread::Builder::new()
-            .name("edge-optimize".to_string())
-            .spawn(move || {
-                schema::below_services_here("the background optimization");
-                let began = std::time::Instant::now();
-                let optimized = {
-                    let _maintenance = locked(&open.maintenance);
-                    open.unoptimized.store(0, Ordering::Release);
-                    open.shard
-                        .optimize()
-                        .and_then(|_| open.shard.flush())
-                        .map_err(backend)
-                };
-                match optimized {
-                    Ok(()) => tracing::info!(
-                        collection = %name,
-                        points = total,
-                        seconds = began.elapsed().as_secs_f64(),
-                        "the shard was optimized after the points written since the last time"
-                    ),
-                    Err(e) => tracing::warn!(collection = %name, error = %e, "a background optimization failed; the next writes start another"),
-                }
-                open.optimizing.send_replace(false);
-                drop(held);
-            });
-        if let Err(e) = started {
-            tracing::warn!(error = %e, "cannot start the background optimization");
-            if let Ok(open) = self.inner.opened() {
-                open.optimizing.send_replace(false);
-            }
-        }
     }
 
     /// Opens the collection `collection` under `data_dir`, taking its lock.
@@ -360,93 +279,15 @@ impl Store for EdgeStore {
 
     async fn upsert(&self, points: Vec<Point>) -> Result<()> {
         let n = points.len() as u64;
-        self.with_shard(move |open, inner| {
-            if points.is_empty() {
-                return Ok(());
-            }
-            let want = open.dense_dim().unwrap_or(0);
-            let writing = open.kept.writing();
-            // Where the statistics are kept: what this write replaces and
-            // what it writes.
-            let mut written = Vec::new();
-            let mut batch = Vec::with_capacity(points.len());
-            let mut tenants: HashSet<String> = HashSet::new();
-            for point in points {
-                point.memory.validate().map_err(|why| {
-                    StoreError::invalid("memory", format!("{}: {why}", point.memory.id))
-                })?;
-                if point.dense.len() != want {
-                    return Err(StoreError::DimensionMismatch {
-                        collection: inner.name.clone(),
-                        got: point.dense.len(),
-                        want,
-                    });
-                }
-                if !tenants.contains(&point.memory.tenant) {
-                    tenants.insert(point.memory.tenant.clone());
-                }
-                if writing.reads {
-                    written.push(Document {
-                        memory: point.memory.clone(),
-                        sparse: point.sparse.clone(),
-                    });
-                }
-                batch.push(convert::to_point(point, &open.schema, open.sparse_tf)?);
-            }
-            let replaced = if writing.reads {
-                // A point written twice in one batch keeps its last version.
-                let mut last = HashSet::new();
-                written.reverse();
-                written.retain(|d| last.insert(d.memory.id));
-                let ids: Vec<Uuid> = written.iter().map(|d| d.memory.id).collect();
-                Some(open.documents(&ids)?)
-            } else {
-                None
-            };
-            // The record first: no query may take a statistic of a tenant
-            // it does not know is there.
-            open.tenants
-                .admit(&inner.dir, &writing, tenants.iter().map(String::as_str))?;
-            let result = open.write(qe::UpdateOperation::PointOperation(
-                qe::PointOperations::UpsertPoints(qe::PointInsertOperations::PointsList(batch)),
-            ));
-            let outcome = match &result {
-                Ok(()) => Ok((replaced.as_deref(), written.as_slice())),
-                Err(_) => Err(()),
-            };
-            open.kept.written(&writing, outcome);
-            result
-        })
-        .await?;
+        self.with_shard(move |open, inner| open.upsert(inner, points))
+            .await?;
         self.written(n);
         Ok(())
     }
 
     async fn delete(&self, ids: &[Uuid]) -> Result<()> {
         let ids = ids.to_vec();
-        self.with_shard(move |open, _| {
-            if ids.is_empty() {
-                return Ok(());
-            }
-            let writing = open.kept.writing();
-            let replaced = if writing.reads {
-                Some(open.documents(&ids)?)
-            } else {
-                None
-            };
-            let result = open.write(qe::UpdateOperation::PointOperation(
-                qe::PointOperations::DeletePoints {
-                    ids: ids.iter().copied().map(qe::PointId::Uuid).collect(),
-                },
-            ));
-            let outcome = match &result {
-                Ok(()) => Ok((replaced.as_deref(), &[][..])),
-                Err(_) => Err(()),
-            };
-            open.kept.written(&writing, outcome);
-            result
-        })
-        .await
+        self.with_shard(move |open, _| open.delete(&ids)).await
     }
 
     async fn get(&self, ids: &[Uuid]) -> Result<Vec<Memory>> {

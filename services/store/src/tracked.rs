@@ -153,14 +153,8 @@ async fn keep(inner: Weak<dyn Store>, shared: Weak<Shared>) {
 /// nothing to keep (no text index, no journal) or the `Tracked` is gone.
 async fn follow(store: &dyn Store, shared: &Arc<Shared>) -> std::result::Result<(), String> {
     let started = Instant::now();
-    let info = store.info().await.map_err(|e| e.to_string())?;
-    let fold = match info.and_then(|i| i.text_index) {
-        Some(index) if index.tokenizer == "word" && index.lowercase => index.fold(),
-        _ => {
-            tracing::info!("no text index trine counts as the index does: counts go to the store");
-            *locked(&shared.state) = State::Off;
-            return Ok(());
-        }
+    let Some(fold) = text_fold(store, shared).await? else {
+        return Ok(());
     };
     let overlap = micros(OVERLAP);
     let mut cursor = now_micros() - overlap;
@@ -173,21 +167,7 @@ async fn follow(store: &dyn Store, shared: &Arc<Shared>) -> std::result::Result<
         *locked(&shared.state) = State::Off;
         return Ok(());
     }
-    let mut book = Book::new(fold);
-    let mut offset = None;
-    loop {
-        let page = store
-            .scan(Scan::All, PAGE, offset)
-            .await
-            .map_err(|e| e.to_string())?;
-        for memory in &page.memories {
-            book.set(memory.id, Some(memory));
-        }
-        offset = page.next_offset;
-        if offset.is_none() {
-            break;
-        }
-    }
+    let mut book = scan_collection(store, fold).await?;
     let mut applied: HashMap<Uuid, i64> = HashMap::new();
     let mut first = true;
     let mut polls: u32 = 0;
@@ -223,32 +203,83 @@ async fn follow(store: &dyn Store, shared: &Arc<Shared>) -> std::result::Result<
             }
             Err(e) => return Err(e.to_string()),
         };
-        {
-            let mut state = locked(&shared.state);
-            if first {
-                for (id, memory) in &current {
-                    book.set(*id, memory.as_ref());
-                }
-                tracing::info!(
-                    points = book.points.len(),
-                    tenants = book.frequencies.tenants(),
-                    terms = book.frequencies.entries(),
-                    bytes = book.bytes,
-                    seconds = started.elapsed().as_secs_f64(),
-                    "document frequencies built over the server collection: counts need no call"
-                );
-                *state = State::Ready(std::mem::replace(&mut book, Book::new(fold)));
-                first = false;
-            } else if let State::Ready(kept) = &mut *state {
-                for (id, memory) in &current {
-                    kept.set(*id, memory.as_ref());
-                }
-            } else {
-                return Ok(());
-            }
+        if !apply(shared, &mut book, &current, first, fold, started) {
+            return Ok(());
         }
+        first = false;
         tokio::time::sleep(POLL).await;
     }
+}
+
+/// How the collection's text index folds, where trine counts as it does;
+/// `None` (and the statistics off) where there is none such.
+async fn text_fold(
+    store: &dyn Store,
+    shared: &Arc<Shared>,
+) -> std::result::Result<Option<Fold>, String> {
+    let info = store.info().await.map_err(|e| e.to_string())?;
+    match info.and_then(|i| i.text_index) {
+        Some(index) if index.tokenizer == "word" && index.lowercase => Ok(Some(index.fold())),
+        _ => {
+            tracing::info!("no text index trine counts as the index does: counts go to the store");
+            *locked(&shared.state) = State::Off;
+            Ok(None)
+        }
+    }
+}
+
+/// The statistics of the whole collection, scanned a page at a time.
+async fn scan_collection(store: &dyn Store, fold: Fold) -> std::result::Result<Book, String> {
+    let mut book = Book::new(fold);
+    let mut offset = None;
+    loop {
+        let page = store
+            .scan(Scan::All, PAGE, offset)
+            .await
+            .map_err(|e| e.to_string())?;
+        for memory in &page.memories {
+            book.set(memory.id, Some(memory));
+        }
+        offset = page.next_offset;
+        if offset.is_none() {
+            return Ok(book);
+        }
+    }
+}
+
+/// Counts the points read again: on the `first` poll into `book`, which
+/// then becomes the statistics the keeper serves; after, into those.
+/// `false` when they are no longer kept (the keeper stops).
+fn apply(
+    shared: &Shared,
+    book: &mut Book,
+    current: &[(Uuid, Option<Memory>)],
+    first: bool,
+    fold: Fold,
+    started: Instant,
+) -> bool {
+    let mut state = locked(&shared.state);
+    if first {
+        for (id, memory) in current {
+            book.set(*id, memory.as_ref());
+        }
+        tracing::info!(
+            points = book.points.len(),
+            tenants = book.frequencies.tenants(),
+            terms = book.frequencies.entries(),
+            bytes = book.bytes,
+            seconds = started.elapsed().as_secs_f64(),
+            "document frequencies built over the server collection: counts need no call"
+        );
+        *state = State::Ready(std::mem::replace(book, Book::new(fold)));
+    } else if let State::Ready(kept) = &mut *state {
+        for (id, memory) in current {
+            kept.set(*id, memory.as_ref());
+        }
+    } else {
+        return false;
+    }
+    true
 }
 
 /// The points journaled since `cursor` (less `overlap`) by entries not

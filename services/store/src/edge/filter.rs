@@ -18,13 +18,53 @@ use crate::{
 /// gate, an empty term or an empty phrase are refused rather than read as
 /// "no condition".
 pub(super) fn to_qdrant(filter: &Filter, layout: &PayloadSchema) -> Result<qe::Filter> {
+    let mut must = vec![tenant(filter, layout)?];
+    must.extend(field_conditions(filter, layout)?);
+    for term in &filter.all_terms {
+        must.extend(text(term, "all_terms", layout)?);
+    }
+    let must_not = filter
+        .no_terms
+        .iter()
+        .map(|term| Ok(one(text(term, "no_terms", layout)?)))
+        .collect::<Result<Vec<_>>>()?;
+    if let Some(gate) = &filter.any_terms {
+        must.push(any_terms(gate, layout)?);
+    }
+    must.extend(phrases(filter, layout)?);
+    if let Some(ids) = &filter.ids {
+        check_ids(ids)?;
+        let ids: ahash::AHashSet<qe::PointId> =
+            ids.iter().copied().map(qe::PointId::Uuid).collect();
+        must.push(Condition::HasId(qe::HasIdCondition::from(ids)));
+    }
+    if let Some(spans) = &filter.spans {
+        check_spans(spans)?;
+        must.extend(span_conditions(spans, layout)?);
+    }
+    Ok(qe::Filter {
+        must: Some(must),
+        must_not: (!must_not.is_empty()).then_some(must_not),
+        ..qe::Filter::new()
+    })
+}
+
+/// The tenant's condition, the first of every read; a blank tenant is
+/// refused.
+fn tenant(filter: &Filter, layout: &PayloadSchema) -> Result<Condition> {
     if filter.tenant.trim().is_empty() {
         return Err(StoreError::invalid(
             "filter",
             "the tenant is required on every read",
         ));
     }
-    let mut must = vec![field(&layout.tenant, keyword(&filter.tenant))?];
+    field(&layout.tenant, keyword(&filter.tenant))
+}
+
+/// The payload fields' conditions after the tenant: projects, kinds, source
+/// prefix, thread, the created range and the validity view.
+fn field_conditions(filter: &Filter, layout: &PayloadSchema) -> Result<Vec<Condition>> {
+    let mut must = Vec::new();
     if !filter.projects.is_empty() {
         must.push(field(&layout.project, any_of(&filter.projects))?);
     }
@@ -48,30 +88,32 @@ pub(super) fn to_qdrant(filter: &Filter, layout: &PayloadSchema) -> Result<qe::F
     if let Some(at) = filter.valid_at {
         must.extend(valid_at(at, layout)?);
     }
-    for term in &filter.all_terms {
-        must.extend(text(term, "all_terms", layout)?);
+    Ok(must)
+}
+
+/// The `any_terms` gate: one nested `should`, a term each; an empty gate is
+/// refused.
+fn any_terms(gate: &[String], layout: &PayloadSchema) -> Result<Condition> {
+    if gate.is_empty() {
+        return Err(StoreError::invalid(
+            "filter",
+            "any_terms is empty: an empty gate matches nothing; leave it unset for no gate",
+        ));
     }
-    let must_not = filter
-        .no_terms
+    let should = gate
         .iter()
-        .map(|term| Ok(one(text(term, "no_terms", layout)?)))
+        .map(|term| Ok(one(text(term, "any_terms", layout)?)))
         .collect::<Result<Vec<_>>>()?;
-    if let Some(gate) = &filter.any_terms {
-        if gate.is_empty() {
-            return Err(StoreError::invalid(
-                "filter",
-                "any_terms is empty: an empty gate matches nothing; leave it unset for no gate",
-            ));
-        }
-        let should = gate
-            .iter()
-            .map(|term| Ok(one(text(term, "any_terms", layout)?)))
-            .collect::<Result<Vec<_>>>()?;
-        must.push(Condition::Filter(qe::Filter {
-            should: Some(should),
-            ..qe::Filter::new()
-        }));
-    }
+    Ok(Condition::Filter(qe::Filter {
+        should: Some(should),
+        ..qe::Filter::new()
+    }))
+}
+
+/// The phrase on the text, then the phrase on the source; an empty one is
+/// refused.
+fn phrases(filter: &Filter, layout: &PayloadSchema) -> Result<Vec<Condition>> {
+    let mut must = Vec::new();
     let phrases = [
         (&filter.phrase, &layout.text, "phrase"),
         (&filter.source_phrase, &layout.source_text, "source phrase"),
@@ -86,50 +128,41 @@ pub(super) fn to_qdrant(filter: &Filter, layout: &PayloadSchema) -> Result<qe::F
         }
         must.extend(full_text(key, phrase, Matching::Phrase)?);
     }
-    if let Some(ids) = &filter.ids {
-        check_ids(ids)?;
-        let ids: ahash::AHashSet<qe::PointId> =
-            ids.iter().copied().map(qe::PointId::Uuid).collect();
-        must.push(Condition::HasId(qe::HasIdCondition::from(ids)));
-    }
-    if let Some(spans) = &filter.spans {
-        check_spans(spans)?;
-        let should = spans
-            .iter()
-            .map(|span| {
-                let seq = FieldCondition::new_range(
-                    path(&layout.seq)?,
-                    Range {
-                        gte: Some(OrderedFloat(span.from as f64)),
-                        lte: Some(OrderedFloat(span.to as f64)),
-                        gt: None,
-                        lt: None,
-                    },
-                );
-                Ok(one(vec![
-                    field(&layout.thread, keyword(&span.thread))?,
-                    Condition::Field(seq),
-                ]))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        match <[Condition; 1]>::try_from(should) {
-            // One stretch: its conditions as `must`s, which the indexes serve.
-            Ok([Condition::Filter(one)]) => must.extend(one.must.unwrap_or_default()),
-            Ok([one]) => must.push(one),
-            // No stretch matches nothing (an empty `should` would match all).
-            Err(should) if should.is_empty() => must.push(Condition::HasId(
-                qe::HasIdCondition::from(ahash::AHashSet::new()),
-            )),
-            Err(should) => must.push(Condition::Filter(qe::Filter {
-                should: Some(should),
-                ..qe::Filter::new()
-            })),
-        }
-    }
-    Ok(qe::Filter {
-        must: Some(must),
-        must_not: (!must_not.is_empty()).then_some(must_not),
-        ..qe::Filter::new()
+    Ok(must)
+}
+
+/// The `must` conditions of the thread stretches (checked).
+fn span_conditions(spans: &[crate::Span], layout: &PayloadSchema) -> Result<Vec<Condition>> {
+    let should = spans
+        .iter()
+        .map(|span| {
+            let seq = FieldCondition::new_range(
+                path(&layout.seq)?,
+                Range {
+                    gte: Some(OrderedFloat(span.from as f64)),
+                    lte: Some(OrderedFloat(span.to as f64)),
+                    gt: None,
+                    lt: None,
+                },
+            );
+            Ok(one(vec![
+                field(&layout.thread, keyword(&span.thread))?,
+                Condition::Field(seq),
+            ]))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(match <[Condition; 1]>::try_from(should) {
+        // One stretch: its conditions as `must`s, which the indexes serve.
+        Ok([Condition::Filter(one)]) => one.must.unwrap_or_default(),
+        Ok([one]) => vec![one],
+        // No stretch matches nothing (an empty `should` would match all).
+        Err(should) if should.is_empty() => vec![Condition::HasId(qe::HasIdCondition::from(
+            ahash::AHashSet::new(),
+        ))],
+        Err(should) => vec![Condition::Filter(qe::Filter {
+            should: Some(should),
+            ..qe::Filter::new()
+        })],
     })
 }
 

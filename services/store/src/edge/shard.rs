@@ -50,6 +50,90 @@ impl Open {
         self.shard.flush().map_err(backend)
     }
 
+    /// Writes `points` (validated, dimension checked), the tenants they name
+    /// recorded first and the document frequencies kept as the write went.
+    pub(super) fn upsert(&self, inner: &Inner, points: Vec<Point>) -> Result<()> {
+        if points.is_empty() {
+            return Ok(());
+        }
+        let want = self.dense_dim().unwrap_or(0);
+        let writing = self.kept.writing();
+        // Where the statistics are kept: what this write replaces and
+        // what it writes.
+        let mut written = Vec::new();
+        let mut batch = Vec::with_capacity(points.len());
+        let mut tenants: HashSet<String> = HashSet::new();
+        for point in points {
+            point.memory.validate().map_err(|why| {
+                StoreError::invalid("memory", format!("{}: {why}", point.memory.id))
+            })?;
+            if point.dense.len() != want {
+                return Err(StoreError::DimensionMismatch {
+                    collection: inner.name.clone(),
+                    got: point.dense.len(),
+                    want,
+                });
+            }
+            if !tenants.contains(&point.memory.tenant) {
+                tenants.insert(point.memory.tenant.clone());
+            }
+            if writing.reads {
+                written.push(Document {
+                    memory: point.memory.clone(),
+                    sparse: point.sparse.clone(),
+                });
+            }
+            batch.push(convert::to_point(point, &self.schema, self.sparse_tf)?);
+        }
+        let replaced = if writing.reads {
+            // A point written twice in one batch keeps its last version.
+            let mut last = HashSet::new();
+            written.reverse();
+            written.retain(|d| last.insert(d.memory.id));
+            let ids: Vec<Uuid> = written.iter().map(|d| d.memory.id).collect();
+            Some(self.documents(&ids)?)
+        } else {
+            None
+        };
+        // The record first: no query may take a statistic of a tenant
+        // it does not know is there.
+        self.tenants
+            .admit(&inner.dir, &writing, tenants.iter().map(String::as_str))?;
+        let result = self.write(qe::UpdateOperation::PointOperation(
+            qe::PointOperations::UpsertPoints(qe::PointInsertOperations::PointsList(batch)),
+        ));
+        let outcome = match &result {
+            Ok(()) => Ok((replaced.as_deref(), written.as_slice())),
+            Err(_) => Err(()),
+        };
+        self.kept.written(&writing, outcome);
+        result
+    }
+
+    /// Deletes `ids`, the document frequencies kept as the delete went.
+    pub(super) fn delete(&self, ids: &[Uuid]) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let writing = self.kept.writing();
+        let replaced = if writing.reads {
+            Some(self.documents(ids)?)
+        } else {
+            None
+        };
+        let result = self.write(qe::UpdateOperation::PointOperation(
+            qe::PointOperations::DeletePoints {
+                ids: ids.iter().copied().map(qe::PointId::Uuid).collect(),
+            },
+        ));
+        let outcome = match &result {
+            Ok(()) => Ok((replaced.as_deref(), &[][..])),
+            Err(_) => Err(()),
+        };
+        self.kept.written(&writing, outcome);
+        result
+    }
+
     /// The memories of those of `ids` that exist, in the order of `ids`.
     pub(super) fn get(&self, ids: &[Uuid]) -> Result<Vec<Memory>> {
         let mut found: HashMap<Uuid, Memory> = self

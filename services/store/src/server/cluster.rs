@@ -43,6 +43,49 @@ async fn warm(client: &Qdrant) {
     }
 }
 
+/// A client for each node, its pool of [`CHANNELS_PER_NODE`] channels not
+/// connected yet.
+fn clients(urls: &[&str], api_key: &Option<String>) -> Result<Vec<(String, Qdrant)>> {
+    let mut nodes = Vec::with_capacity(urls.len());
+    for node in urls {
+        let mut config = Qdrant::from_url(node)
+            .api_key(api_key.clone())
+            .connect_timeout(CONNECT_TIMEOUT)
+            .timeout(REQUEST_TIMEOUT)
+            .skip_compatibility_check();
+        config.set_pool_size(CHANNELS_PER_NODE);
+        let client = config.build().map_err(|e| match e {
+            QdrantError::InvalidUri(e) => StoreError::invalid(
+                "qdrant url",
+                format!("`{node}` ({e}): use the gRPC address, e.g. http://localhost:6334"),
+            ),
+            other => StoreError::Unreachable {
+                url: node.to_string(),
+                why: why(&other, node),
+            },
+        })?;
+        nodes.push((node.to_string(), client));
+    }
+    Ok(nodes)
+}
+
+/// The version of the first node, in order, that answers a health check,
+/// and its index; none answering, `url` is unreachable, each node's reason
+/// given.
+async fn first_answer(url: &str, nodes: &[(String, Qdrant)]) -> Result<(String, usize)> {
+    let mut reasons = Vec::new();
+    for (i, (node, client)) in nodes.iter().enumerate() {
+        match client.health_check().await {
+            Ok(health) => return Ok((health.version, i)),
+            Err(e) => reasons.push(format!("{node}: {}", why(&e, node))),
+        }
+    }
+    Err(StoreError::Unreachable {
+        url: url.to_string(),
+        why: reasons.join("; "),
+    })
+}
+
 /// A call to one node, as `ServerStore::call` runs it.
 pub(super) type Call<'s, T> = std::pin::Pin<
     Box<dyn std::future::Future<Output = std::result::Result<T, QdrantError>> + Send + 's>,
@@ -133,46 +176,9 @@ impl ServerStore {
                 "it is empty: give a node's gRPC address, e.g. http://localhost:6334",
             ));
         }
-        let mut nodes = Vec::with_capacity(urls.len());
-        for node in &urls {
-            let mut config = Qdrant::from_url(node)
-                .api_key(api_key.clone())
-                .connect_timeout(CONNECT_TIMEOUT)
-                .timeout(REQUEST_TIMEOUT)
-                .skip_compatibility_check();
-            config.set_pool_size(CHANNELS_PER_NODE);
-            let client = config.build().map_err(|e| match e {
-                QdrantError::InvalidUri(e) => StoreError::invalid(
-                    "qdrant url",
-                    format!("`{node}` ({e}): use the gRPC address, e.g. http://localhost:6334"),
-                ),
-                other => StoreError::Unreachable {
-                    url: node.to_string(),
-                    why: why(&other, node),
-                },
-            })?;
-            nodes.push((node.to_string(), client));
-        }
+        let nodes = clients(&urls, &api_key)?;
         // One node answering is enough: the others are failed over to later.
-        let mut version = None;
-        let mut current = 0;
-        let mut reasons = Vec::new();
-        for (i, (node, client)) in nodes.iter().enumerate() {
-            match client.health_check().await {
-                Ok(health) => {
-                    version = Some(health.version);
-                    current = i;
-                    break;
-                }
-                Err(e) => reasons.push(format!("{node}: {}", why(&e, node))),
-            }
-        }
-        let Some(version) = version else {
-            return Err(StoreError::Unreachable {
-                url: url.to_string(),
-                why: reasons.join("; "),
-            });
-        };
+        let (version, current) = first_answer(url, &nodes).await?;
         // Every channel connected now rather than by the first searches: the
         // node that answered, before this returns; the others (failed over to
         // later) in the background, so that one down does not hold the start.

@@ -7,6 +7,31 @@ use crate::text_match::{self, Matching, TextCondition};
 /// The Qdrant filter of a read. The tenant is always a `must`; an empty
 /// `any_terms` gate and blank terms or phrases are refused.
 pub(super) fn qdrant_filter(f: &Filter, layout: &PayloadSchema) -> Result<q::Filter> {
+    let mut must = field_conditions(f, layout);
+    must.extend(all_terms(f, layout)?);
+    let must_not = no_terms(f, layout)?;
+    if let Some(gate) = any_terms(f, layout)? {
+        must.push(gate);
+    }
+    must.extend(phrases(f, layout)?);
+    if let Some(ids) = &f.ids {
+        crate::check_ids(ids)?;
+        must.push(q::Condition::has_id(ids.iter().map(|id| id.to_string())));
+    }
+    if let Some(spans) = &f.spans {
+        crate::check_spans(spans)?;
+        must.extend(span_conditions(spans, layout));
+    }
+    Ok(q::Filter {
+        must,
+        must_not,
+        ..q::Filter::default()
+    })
+}
+
+/// The tenant, then the payload fields' conditions: projects, kinds,
+/// source prefix, thread, the created range and the validity view.
+fn field_conditions(f: &Filter, layout: &PayloadSchema) -> Vec<q::Condition> {
     let mut must = vec![keyword(&layout.tenant, &f.tenant)];
     if !f.projects.is_empty() {
         must.push(any_keyword(&layout.project, &f.projects));
@@ -38,6 +63,12 @@ pub(super) fn qdrant_filter(f: &Filter, layout: &PayloadSchema) -> Result<q::Fil
         must.push(open_or(&layout.valid_from, from, format));
         must.push(open_or(&layout.valid_until, until, format));
     }
+    must
+}
+
+/// The `must` conditions of `all_terms`: every token of each term.
+fn all_terms(f: &Filter, layout: &PayloadSchema) -> Result<Vec<q::Condition>> {
+    let mut must = Vec::new();
     for term in &f.all_terms {
         must.extend(full_text(
             &layout.text,
@@ -45,6 +76,11 @@ pub(super) fn qdrant_filter(f: &Filter, layout: &PayloadSchema) -> Result<q::Fil
             Matching::AllTokens,
         ));
     }
+    Ok(must)
+}
+
+/// The `must_not` conditions of `no_terms`: one a term.
+fn no_terms(f: &Filter, layout: &PayloadSchema) -> Result<Vec<q::Condition>> {
     let mut must_not = Vec::with_capacity(f.no_terms.len());
     for term in &f.no_terms {
         let conditions = full_text(
@@ -57,30 +93,42 @@ pub(super) fn qdrant_filter(f: &Filter, layout: &PayloadSchema) -> Result<q::Fil
             Err(all) => q::Filter::must(all).into(),
         });
     }
-    if let Some(any) = &f.any_terms {
-        if any.is_empty() {
-            return Err(StoreError::invalid(
-                "filter",
-                "any_terms is empty: an empty lexical gate would match nothing; \
-                 leave it unset for no term condition",
-            ));
-        }
-        let gate = any
-            .iter()
-            .map(|t| {
-                let conditions = full_text(
-                    &layout.text,
-                    &non_blank("any_terms term", t)?,
-                    Matching::AllTokens,
-                );
-                Ok(match <[q::Condition; 1]>::try_from(conditions) {
-                    Ok([one]) => one,
-                    Err(all) => q::Filter::must(all).into(),
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        must.push(q::Filter::should(gate).into());
+    Ok(must_not)
+}
+
+/// The `any_terms` gate: one nested `should`, a term each; an empty gate is
+/// refused.
+fn any_terms(f: &Filter, layout: &PayloadSchema) -> Result<Option<q::Condition>> {
+    let Some(any) = &f.any_terms else {
+        return Ok(None);
+    };
+    if any.is_empty() {
+        return Err(StoreError::invalid(
+            "filter",
+            "any_terms is empty: an empty lexical gate would match nothing; \
+             leave it unset for no term condition",
+        ));
     }
+    let gate = any
+        .iter()
+        .map(|t| {
+            let conditions = full_text(
+                &layout.text,
+                &non_blank("any_terms term", t)?,
+                Matching::AllTokens,
+            );
+            Ok(match <[q::Condition; 1]>::try_from(conditions) {
+                Ok([one]) => one,
+                Err(all) => q::Filter::must(all).into(),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Some(q::Filter::should(gate).into()))
+}
+
+/// The phrase on the text, then the phrase on the source.
+fn phrases(f: &Filter, layout: &PayloadSchema) -> Result<Vec<q::Condition>> {
+    let mut must = Vec::new();
     if let Some(phrase) = &f.phrase {
         let phrase = non_blank("phrase", phrase)?;
         must.extend(full_text(&layout.text, &phrase, Matching::Phrase));
@@ -89,42 +137,35 @@ pub(super) fn qdrant_filter(f: &Filter, layout: &PayloadSchema) -> Result<q::Fil
         let phrase = non_blank("source phrase", phrase)?;
         must.extend(full_text(&layout.source_text, &phrase, Matching::Phrase));
     }
-    if let Some(ids) = &f.ids {
-        crate::check_ids(ids)?;
-        must.push(q::Condition::has_id(ids.iter().map(|id| id.to_string())));
+    Ok(must)
+}
+
+/// The `must` conditions of the thread stretches (checked).
+fn span_conditions(spans: &[crate::Span], layout: &PayloadSchema) -> Vec<q::Condition> {
+    let stretch = |span: &crate::Span| {
+        let seq = q::Condition::range(
+            layout.seq.as_str(),
+            q::Range {
+                gte: Some(span.from as f64),
+                lte: Some(span.to as f64),
+                ..q::Range::default()
+            },
+        );
+        [keyword(&layout.thread, &span.thread), seq]
+    };
+    match spans {
+        // No stretch matches nothing (an empty `should` would match all).
+        [] => vec![q::Condition::has_id(Vec::<String>::new())],
+        // One stretch: its conditions as `must`s, which the indexes serve.
+        [one] => stretch(one).into(),
+        many => vec![
+            q::Filter::should(
+                many.iter()
+                    .map(|span| q::Condition::from(q::Filter::must(stretch(span)))),
+            )
+            .into(),
+        ],
     }
-    if let Some(spans) = &f.spans {
-        crate::check_spans(spans)?;
-        let stretch = |span: &crate::Span| {
-            let seq = q::Condition::range(
-                layout.seq.as_str(),
-                q::Range {
-                    gte: Some(span.from as f64),
-                    lte: Some(span.to as f64),
-                    ..q::Range::default()
-                },
-            );
-            [keyword(&layout.thread, &span.thread), seq]
-        };
-        match spans.as_slice() {
-            // No stretch matches nothing (an empty `should` would match all).
-            [] => must.push(q::Condition::has_id(Vec::<String>::new())),
-            // One stretch: its conditions as `must`s, which the indexes serve.
-            [one] => must.extend(stretch(one)),
-            many => must.push(
-                q::Filter::should(
-                    many.iter()
-                        .map(|span| q::Condition::from(q::Filter::must(stretch(span)))),
-                )
-                .into(),
-            ),
-        }
-    }
-    Ok(q::Filter {
-        must,
-        must_not,
-        ..q::Filter::default()
-    })
 }
 
 /// The `must` conditions of one full-text match on `key`, guarded as

@@ -208,32 +208,7 @@ impl ServerStore {
         }
         let mut queries = Vec::with_capacity(reads.len());
         for read in reads {
-            let (filter, limit) = (read.filter(), read.limit());
-            if limit == 0 || u32::try_from(limit).is_err() {
-                return Err(StoreError::invalid(
-                    "read limit",
-                    format!("{limit}: use 1 to {}", u32::MAX - 1),
-                ));
-            }
-            let request = QueryPointsBuilder::new(self.collection.as_str())
-                .filter(qdrant_filter(filter, &self.schema)?);
-            let request = match read {
-                BatchRead::Terms { source, .. } => request
-                    .limit(limit as u64 + 1)
-                    .with_payload(if *source {
-                        q::with_payload_selector::SelectorOptions::from(self.source_only())
-                    } else {
-                        false.into()
-                    })
-                    .with_vectors(q::VectorsSelector {
-                        names: vec![SPARSE_VECTOR.to_string()],
-                    }),
-                BatchRead::Memories { .. } => request
-                    .limit(limit as u64)
-                    .with_payload(true)
-                    .with_vectors(false),
-            };
-            queries.push(request.build());
+            queries.push(self.batch_query(read)?);
         }
         let request = q::QueryBatchPoints {
             collection_name: self.collection.clone(),
@@ -254,36 +229,73 @@ impl ServerStore {
         reads
             .iter()
             .zip(resp.result)
-            .map(|(read, found)| match read {
-                BatchRead::Terms { limit, .. } => {
-                    let mut points = found.result;
-                    let next_offset = if points.len() > *limit {
-                        let next = points.split_off(*limit);
-                        Some(uuid_of(next[0].id.as_ref())?)
-                    } else {
-                        None
-                    };
-                    let points = points
-                        .into_iter()
-                        .map(|p| self.term_point(p.id.as_ref(), p.payload, p.vectors))
-                        .collect::<Result<Vec<_>>>()?;
-                    Ok(BatchPage::Terms(TermPage {
-                        points,
-                        next_offset,
-                    }))
-                }
-                BatchRead::Memories { .. } => Ok(BatchPage::Memories(
-                    found
-                        .result
-                        .into_iter()
-                        .map(|p| {
-                            let id = uuid_of(p.id.as_ref())?;
-                            Ok(self.schema.to_memory(id, json_map(p.payload)))
-                        })
-                        .collect::<Result<Vec<_>>>()?,
-                )),
-            })
+            .map(|(read, found)| self.batch_page(read, found.result))
             .collect()
+    }
+
+    /// One read of [`Self::read_batch_points`] as a query: a term read one
+    /// point more than its limit, with the `sparse` vector (and the source
+    /// if asked); a memory read with the payload.
+    fn batch_query(&self, read: &BatchRead) -> Result<q::QueryPoints> {
+        let (filter, limit) = (read.filter(), read.limit());
+        if limit == 0 || u32::try_from(limit).is_err() {
+            return Err(StoreError::invalid(
+                "read limit",
+                format!("{limit}: use 1 to {}", u32::MAX - 1),
+            ));
+        }
+        let request = QueryPointsBuilder::new(self.collection.as_str())
+            .filter(qdrant_filter(filter, &self.schema)?);
+        let request = match read {
+            BatchRead::Terms { source, .. } => request
+                .limit(limit as u64 + 1)
+                .with_payload(if *source {
+                    q::with_payload_selector::SelectorOptions::from(self.source_only())
+                } else {
+                    false.into()
+                })
+                .with_vectors(q::VectorsSelector {
+                    names: vec![SPARSE_VECTOR.to_string()],
+                }),
+            BatchRead::Memories { .. } => request
+                .limit(limit as u64)
+                .with_payload(true)
+                .with_vectors(false),
+        };
+        Ok(request.build())
+    }
+
+    /// The page of one read of [`Self::read_batch_points`] from the points
+    /// its query found: past a term read's limit, the next page's offset.
+    fn batch_page(&self, read: &BatchRead, found: Vec<q::ScoredPoint>) -> Result<BatchPage> {
+        match read {
+            BatchRead::Terms { limit, .. } => {
+                let mut points = found;
+                let next_offset = if points.len() > *limit {
+                    let next = points.split_off(*limit);
+                    Some(uuid_of(next[0].id.as_ref())?)
+                } else {
+                    None
+                };
+                let points = points
+                    .into_iter()
+                    .map(|p| self.term_point(p.id.as_ref(), p.payload, p.vectors))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(BatchPage::Terms(TermPage {
+                    points,
+                    next_offset,
+                }))
+            }
+            BatchRead::Memories { .. } => Ok(BatchPage::Memories(
+                found
+                    .into_iter()
+                    .map(|p| {
+                        let id = uuid_of(p.id.as_ref())?;
+                        Ok(self.schema.to_memory(id, json_map(p.payload)))
+                    })
+                    .collect::<Result<Vec<_>>>()?,
+            )),
+        }
     }
 
     /// The points with these ids, without vectors; with payload if asked.
