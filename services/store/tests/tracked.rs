@@ -10,11 +10,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use tokio::sync::watch;
 use trine_store::{
-    Around, Call, CollectionSpec, Counted, EmbedderId, Filter, Fold, Keeping, Memory, Op, Point,
-    Result, Run, ServerStore, Store, Tracked, Wrapped,
+    CollectionSpec, Counted, EmbedderId, Filter, Fold, Keeping, Memory, Op, Point, ServerStore,
+    Store, Tracked,
 };
 use uuid::Uuid;
 
@@ -59,29 +58,6 @@ fn filters(tenants: &[&str]) -> Vec<Filter> {
         }
     }
     out
-}
-
-/// A store that counts the keeper's reads of the change journal as they
-/// end: after each, what the keeper holds may have changed, so a test
-/// looks again then (the keeper reads on its own schedule; no timer here).
-struct JournalReads(watch::Sender<u64>);
-
-#[async_trait]
-impl Around for JournalReads {
-    async fn around<'a, T: Send + 'a>(&'a self, call: Call, run: &'a Run<'a, T>) -> Result<T> {
-        let result = run().await;
-        if call.op == Op::Changes {
-            self.0.send_modify(|n| *n += 1);
-        }
-        result
-    }
-}
-
-/// `inner`, its reads of the change journal counted, and their count.
-fn journal_reads(inner: Arc<dyn Store>) -> (Arc<dyn Store>, watch::Receiver<u64>) {
-    let reads = watch::Sender::new(0);
-    let seen = reads.subscribe();
-    (Arc::new(Wrapped::with(inner, JournalReads(reads))), seen)
 }
 
 /// Waits (at most a minute) until every filter's kept count is the
@@ -143,9 +119,14 @@ async fn kept_counts_follow_another_processs_writes() {
         .await
         .unwrap();
 
-    let (inner, mut reads) = journal_reads(Arc::new(
-        ServerStore::connect(&url, &collection).await.unwrap(),
-    ));
+    // The keeper's reads of the change journal, counted as they end: after
+    // each, what it holds may have changed, so the test looks again then
+    // (the keeper reads on its own schedule; no timer here).
+    let inner = trine_testkit::noted(
+        Arc::new(ServerStore::connect(&url, &collection).await.unwrap()),
+        Op::Changes,
+    );
+    let mut reads = inner.hook().ended();
     let kept = Tracked::new(inner);
     assert_eq!(kept.keeping(), Keeping::Not, "nothing kept until asked");
     kept.keep_counts();
