@@ -25,8 +25,10 @@ use std::time::{Duration, Instant};
 use trine_store::{Beat, Store};
 use uuid::Uuid;
 
-/// One tenant's limits (`None`: the default's; 0: none).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+/// One tenant's limits (`None`: the default's; 0: none); the config file's
+/// `[quotas.tenant.NAME]`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct Limits {
     /// Requests a second.
     pub rate: Option<f64>,
@@ -34,6 +36,60 @@ pub struct Limits {
     pub burst: Option<f64>,
     /// Memories held.
     pub points: Option<u64>,
+}
+
+/// The config file's `[quotas]`: every tenant's defaults, and
+/// `[quotas.tenant.NAME]` for one tenant; unset or 0: no limit.
+#[derive(Debug, Clone, PartialEq, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Settings {
+    /// Requests a second per tenant.
+    pub rate: Option<f64>,
+    /// Requests at once above the rate (default: one second's worth).
+    pub burst: Option<f64>,
+    /// Memories a tenant may hold.
+    pub points: Option<u64>,
+    pub tenant: BTreeMap<String, Limits>,
+}
+
+impl Settings {
+    /// The quotas, or `None` when the settings set none.
+    pub fn quotas(&self) -> Option<Quotas> {
+        if *self == Self::default() {
+            return None;
+        }
+        let default = Limits {
+            rate: self.rate,
+            burst: self.burst,
+            points: self.points,
+        };
+        let tenants = self
+            .tenant
+            .iter()
+            .map(|(name, limits)| (name.clone(), *limits))
+            .collect();
+        Some(Quotas::new(default, tenants))
+    }
+
+    /// What is out of range, naming its section.
+    pub fn check(&self) -> Result<(), String> {
+        let each = std::iter::once(("[quotas]".to_string(), self.rate, self.burst)).chain(
+            self.tenant
+                .iter()
+                .map(|(name, q)| (format!("[quotas.tenant.{name}]"), q.rate, q.burst)),
+        );
+        for (section, rate, burst) in each {
+            if rate.is_some_and(|r| !(r.is_finite() && r >= 0.0)) {
+                return Err(format!(
+                    "{section} rate must be a number of requests a second >= 0 (0: no limit)"
+                ));
+            }
+            if burst.is_some_and(|b| !(b.is_finite() && b >= 1.0)) {
+                return Err(format!("{section} burst must be at least 1"));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The quotas of every tenant.

@@ -45,6 +45,25 @@ pub fn known_paths() -> HashSet<String> {
     .collect()
 }
 
+/// `[server]`: each server's calls in flight (beyond them it sheds with
+/// RESOURCE_EXHAUSTED) and largest message, in and out.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Settings {
+    pub max_in_flight: usize,
+    pub max_message_bytes: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        let serving = Serving::default();
+        Self {
+            max_in_flight: serving.max_in_flight,
+            max_message_bytes: serving.max_message_bytes,
+        }
+    }
+}
+
 /// How one server serves: calls in flight at once (beyond them it sheds
 /// with RESOURCE_EXHAUSTED, health checks aside), the largest message it
 /// decodes or sends (each generated server applies it: [`Serving::apply`]),

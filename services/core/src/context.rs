@@ -60,6 +60,49 @@ impl Context {
     }
 }
 
+/// `[context]`: the messages around a hit (docs/search.md, "Threads"): a
+/// thread's message is ranked by its own text and, at these weights, by its
+/// window in each channel.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Settings {
+    /// Messages on each side of a thread's message that make its window,
+    /// by `seq`; 0: each message alone.
+    pub window: u64,
+    /// The windows are read around this many of each channel's best hits.
+    pub top: usize,
+    /// The window's weight beside a message's own BM25 in the lexical
+    /// channel; 0: off there.
+    pub lexical: f64,
+    /// The window's weight beside a message's own similarity in the
+    /// semantic channel; 0: off there.
+    pub semantic: f64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        let (lexical, semantic) = Context::channels();
+        Self {
+            window: lexical.window,
+            top: lexical.top,
+            lexical: lexical.weight,
+            semantic: semantic.weight,
+        }
+    }
+}
+
+impl Settings {
+    /// The lexical channel's context and the semantic channel's.
+    pub fn channels(&self) -> (Context, Context) {
+        let at = |weight| Context {
+            window: self.window,
+            weight,
+            top: self.top,
+        };
+        (at(self.lexical), at(self.semantic))
+    }
+}
+
 /// The widest window a setting may ask.
 pub const MAX_WINDOW: u64 = 8;
 /// The most hits windows may be read around.

@@ -166,48 +166,8 @@ pub struct LexicalSection {
     pub common_words: trine_core::CommonWords,
 }
 
-/// `[context]`: the messages around a hit (docs/search.md, "Threads"): a
-/// thread's message is ranked by its own text and, at these weights, by its
-/// window in each channel.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ContextSection {
-    /// Messages on each side of a thread's message that make its window,
-    /// by `seq`; 0: each message alone.
-    pub window: u64,
-    /// The windows are read around this many of each channel's best hits.
-    pub top: usize,
-    /// The window's weight beside a message's own BM25 in the lexical
-    /// channel; 0: off there.
-    pub lexical: f64,
-    /// The window's weight beside a message's own similarity in the
-    /// semantic channel; 0: off there.
-    pub semantic: f64,
-}
-
-impl Default for ContextSection {
-    fn default() -> Self {
-        let (lexical, semantic) = trine_core::context::Context::channels();
-        Self {
-            window: lexical.window,
-            top: lexical.top,
-            lexical: lexical.weight,
-            semantic: semantic.weight,
-        }
-    }
-}
-
-impl ContextSection {
-    /// The lexical channel's context and the semantic channel's.
-    pub fn channels(&self) -> (trine_core::context::Context, trine_core::context::Context) {
-        let at = |weight| trine_core::context::Context {
-            window: self.window,
-            weight,
-            top: self.top,
-        };
-        (at(self.lexical), at(self.semantic))
-    }
-}
+/// `[context]`, trine-core's own settings of the messages around a hit.
+pub type ContextSection = trine_core::context::Settings;
 
 /// The lexical service's own defaults (`trine_lexical::LexicalConfig`),
 /// written once there.
@@ -489,7 +449,7 @@ impl Config {
         self.fusion
             .settings(self.embedder)
             .map_err(ConfigError::Invalid)?;
-        self.quotas.validate().map_err(ConfigError::Invalid)?;
+        self.quotas.check().map_err(ConfigError::Invalid)?;
         if self.server.max_in_flight == 0 || self.server.max_message_bytes < 1 << 16 {
             return Err(ConfigError::Invalid(
                 "server.max_in_flight must be at least 1 and server.max_message_bytes at least 65536"

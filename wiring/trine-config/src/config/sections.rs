@@ -1,80 +1,15 @@
-//! The config file's `[quotas]`, `[tls]`, `[server]` and `[serve]` sections.
+//! The config file's `[tls]`, `[server]` and `[serve]` sections, and
+//! `[quotas]` (the gateway's own settings).
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-/// `[quotas]`: every tenant's defaults, and `[quotas.tenant.NAME]` for one
-/// tenant; unset or 0: no limit.
-#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct QuotasSection {
-    /// Requests a second per tenant.
-    pub rate: Option<f64>,
-    /// Requests at once above the rate (default: one second's worth).
-    pub burst: Option<f64>,
-    /// Memories a tenant may hold.
-    pub points: Option<u64>,
-    pub tenant: std::collections::BTreeMap<String, TenantQuota>,
-}
+/// `[quotas]`, the gateway's own settings.
+pub type QuotasSection = trine_gateway::quota::Settings;
 
-/// One tenant's quotas, over the defaults.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct TenantQuota {
-    pub rate: Option<f64>,
-    pub burst: Option<f64>,
-    pub points: Option<u64>,
-}
-
-impl QuotasSection {
-    fn limits(
-        rate: Option<f64>,
-        burst: Option<f64>,
-        points: Option<u64>,
-    ) -> trine_gateway::quota::Limits {
-        trine_gateway::quota::Limits {
-            rate,
-            burst,
-            points,
-        }
-    }
-
-    /// The quotas, or `None` when the section sets none.
-    pub fn quotas(&self) -> Option<trine_gateway::quota::Quotas> {
-        if *self == Self::default() {
-            return None;
-        }
-        let tenants = self
-            .tenant
-            .iter()
-            .map(|(name, q)| (name.clone(), Self::limits(q.rate, q.burst, q.points)))
-            .collect();
-        Some(trine_gateway::quota::Quotas::new(
-            Self::limits(self.rate, self.burst, self.points),
-            tenants,
-        ))
-    }
-
-    pub(super) fn validate(&self) -> Result<(), String> {
-        let each = std::iter::once(("[quotas]".to_string(), self.rate, self.burst)).chain(
-            self.tenant
-                .iter()
-                .map(|(name, q)| (format!("[quotas.tenant.{name}]"), q.rate, q.burst)),
-        );
-        for (section, rate, burst) in each {
-            if rate.is_some_and(|r| !(r.is_finite() && r >= 0.0)) {
-                return Err(format!(
-                    "{section} rate must be a number of requests a second >= 0 (0: no limit)"
-                ));
-            }
-            if burst.is_some_and(|b| !(b.is_finite() && b >= 1.0)) {
-                return Err(format!("{section} burst must be at least 1"));
-            }
-        }
-        Ok(())
-    }
-}
+/// `[quotas.tenant.NAME]`, the gateway's own.
+pub type TenantQuota = trine_gateway::quota::Limits;
 
 /// `[tls]`: PEM files. `cert` and `key`: this process's certificate — its
 /// server serves TLS (with `--role all`, the gateway's public port) and it
@@ -154,24 +89,8 @@ impl TlsSection {
     }
 }
 
-/// `[server]`: each server's calls in flight (beyond them it sheds with
-/// RESOURCE_EXHAUSTED) and largest message, in and out.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ServerSection {
-    pub max_in_flight: usize,
-    pub max_message_bytes: usize,
-}
-
-impl Default for ServerSection {
-    fn default() -> Self {
-        let serving = trine_api::server::Serving::default();
-        Self {
-            max_in_flight: serving.max_in_flight,
-            max_message_bytes: serving.max_message_bytes,
-        }
-    }
-}
+/// `[server]`, the serving crate's own settings.
+pub type ServerSection = trine_api::server::Settings;
 
 /// Whether the public service requires API keys: `auto` — on when it
 /// listens beyond loopback —, `on`, or `off`.
