@@ -123,11 +123,13 @@ impl Fused {
     }
 }
 
+mod partial;
 mod question;
 mod scaling;
 mod settings;
 mod shape;
 
+pub use partial::Partial;
 pub use question::{QUESTION_KEEP, QUESTION_SPREAD, as_question, fuse_spread};
 pub use scaling::confidence;
 use scaling::{Normalised, dbsf, normalise};

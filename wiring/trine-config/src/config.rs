@@ -10,7 +10,6 @@ pub use sections::{AuthMode, QuotasSection, ServeSection, ServerSection, TenantQ
 
 use serde::{Deserialize, Deserializer};
 use trine_core::Strategy;
-use trine_core::fusion::{Method, Normalization};
 use trine_embed::EmbedderKind;
 use trine_store::ReadConsistency;
 
@@ -50,14 +49,6 @@ fn question_strategy<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Strategy>
             s => Ok(Some(s)),
         }
     })
-}
-
-fn method<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Method>, D::Error> {
-    parsed(d, "fusion.method", Method::parse).map(Some)
-}
-
-fn normalization<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Normalization>, D::Error> {
-    parsed(d, "fusion.normalization", Normalization::parse).map(Some)
 }
 
 fn read_consistency<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ReadConsistency>, D::Error> {
@@ -187,69 +178,9 @@ impl Default for LexicalSection {
     }
 }
 
-/// `[fusion]`: how a search's lists are fused (docs/design.md §7); a
-/// search may override each over the wire. What the section leaves out is
-/// the embedder's default ([`EmbedderKind::fusion`]).
-#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct FusionSection {
-    /// rrf, score or dbsf.
-    #[serde(deserialize_with = "method")]
-    pub method: Option<Method>,
-    /// Score fusion's normalisation: absolute, fixed_floor, min_max or z_score.
-    #[serde(deserialize_with = "normalization")]
-    pub normalization: Option<Normalization>,
-    /// RRF's k.
-    pub rrf_k: Option<f64>,
-    /// Cosine's floor in the absolute and fixed_floor normalisations (BM25's is 0).
-    pub semantic_floor: Option<f64>,
-    /// Verbatim matches rank above the rest when the tier rule holds.
-    pub tier: Option<bool>,
-    /// A query not shaped like a title or identifier forms the tier when at
-    /// most this many candidates hold it verbatim.
-    pub tier_max: Option<usize>,
-    /// Per-query weighting strength (0: off).
-    pub adaptive: Option<f64>,
-    /// Score fusion raises each normalised lexical score to this power (1: linear).
-    pub lexical_power: Option<f64>,
-    /// The semantic weight times (its list's confidence / 0.5)^this (0: off).
-    pub semantic_confidence: Option<f64>,
-    /// A question whose dense list's confidence is below this is fused as
-    /// Qdrant's one call fuses, from the question strategy's list (0: never).
-    pub question_confidence: Option<f64>,
-    pub lexical_weight: Option<f64>,
-    pub semantic_weight: Option<f64>,
-    /// The verbatim list's vote (0: the tier alone).
-    pub verbatim_weight: Option<f64>,
-}
-
-impl FusionSection {
-    /// The fusion's settings over the default of `embedder`
-    /// ([`EmbedderKind::fusion`]), or what is wrong with the section.
-    pub fn settings(&self, embedder: EmbedderKind) -> Result<trine_fusion::Settings, String> {
-        use trine_core::fusion::{Settings, Weights};
-        let base = embedder.fusion();
-        let settings = Settings {
-            method: self.method.unwrap_or(base.method),
-            rrf_k: self.rrf_k.unwrap_or(base.rrf_k),
-            normalization: self.normalization.unwrap_or(base.normalization),
-            weights: Weights {
-                lexical: self.lexical_weight.unwrap_or(base.weights.lexical),
-                semantic: self.semantic_weight.unwrap_or(base.weights.semantic),
-                verbatim: self.verbatim_weight.unwrap_or(base.weights.verbatim),
-            },
-            semantic_floor: self.semantic_floor.unwrap_or(base.semantic_floor),
-            tier: self.tier.unwrap_or(base.tier),
-            tier_max: self.tier_max.unwrap_or(base.tier_max),
-            adaptive: self.adaptive.unwrap_or(base.adaptive),
-            lexical_power: self.lexical_power.unwrap_or(base.lexical_power),
-            semantic_confidence: self.semantic_confidence.unwrap_or(base.semantic_confidence),
-            question_confidence: self.question_confidence.unwrap_or(base.question_confidence),
-        };
-        settings.check().map_err(|e| format!("[fusion] {e}"))?;
-        Ok(settings)
-    }
-}
+/// `[fusion]`, trine-core's own partial fusion settings over the
+/// embedder's default.
+pub type FusionSection = trine_core::fusion::Partial;
 
 /// Where a gateway finds the internal services (`host:port` or a URL).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -447,7 +378,7 @@ impl Config {
                 .map_err(|e| ConfigError::Invalid(format!("[context] {e}")))?;
         }
         self.fusion
-            .settings(self.embedder)
+            .over(self.embedder.fusion())
             .map_err(ConfigError::Invalid)?;
         self.quotas.check().map_err(ConfigError::Invalid)?;
         if self.server.max_in_flight == 0 || self.server.max_message_bytes < 1 << 16 {
@@ -476,7 +407,7 @@ impl Config {
         // Checked at load ([`Config::validate`]); the embedder's default else.
         mesh.search.fusion = self
             .fusion
-            .settings(self.embedder)
+            .over(self.embedder.fusion())
             .unwrap_or_else(|_| self.embedder.fusion());
         mesh.serving = trine_api::server::Serving {
             max_in_flight: self.server.max_in_flight,

@@ -1,0 +1,90 @@
+//! The config file's `[fusion]`: a fusion's settings, each optional, over
+//! a base.
+
+use serde::{Deserialize, Deserializer};
+
+use super::{Method, Normalization, Settings, Weights};
+
+/// A named value parsed as it is read, the error naming `key`.
+fn parsed<'de, D, T>(
+    d: D,
+    key: &str,
+    parse: impl FnOnce(&str) -> Result<T, String>,
+) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    let raw = String::deserialize(d)?;
+    parse(&raw)
+        .map(Some)
+        .map_err(|e| serde::de::Error::custom(format!("{key}: {e}")))
+}
+
+fn method<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Method>, D::Error> {
+    parsed(d, "fusion.method", Method::parse)
+}
+
+fn normalization<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Normalization>, D::Error> {
+    parsed(d, "fusion.normalization", Normalization::parse)
+}
+
+/// The config file's `[fusion]`: each setting a fusion may change, over a
+/// base (the embedder's default); a search may override each over the wire
+/// (docs/design.md §7).
+#[derive(Debug, Clone, PartialEq, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Partial {
+    /// rrf, score or dbsf.
+    #[serde(deserialize_with = "method")]
+    pub method: Option<Method>,
+    /// Score fusion's normalisation: absolute, fixed_floor, min_max or z_score.
+    #[serde(deserialize_with = "normalization")]
+    pub normalization: Option<Normalization>,
+    /// RRF's k.
+    pub rrf_k: Option<f64>,
+    /// Cosine's floor in the absolute and fixed_floor normalisations (BM25's is 0).
+    pub semantic_floor: Option<f64>,
+    /// Verbatim matches rank above the rest when the tier rule holds.
+    pub tier: Option<bool>,
+    /// A query not shaped like a title or identifier forms the tier when at
+    /// most this many candidates hold it verbatim.
+    pub tier_max: Option<usize>,
+    /// Per-query weighting strength (0: off).
+    pub adaptive: Option<f64>,
+    /// Score fusion raises each normalised lexical score to this power (1: linear).
+    pub lexical_power: Option<f64>,
+    /// The semantic weight times (its list's confidence / 0.5)^this (0: off).
+    pub semantic_confidence: Option<f64>,
+    /// A question whose dense list's confidence is below this is fused as
+    /// Qdrant's one call fuses, from the question strategy's list (0: never).
+    pub question_confidence: Option<f64>,
+    pub lexical_weight: Option<f64>,
+    pub semantic_weight: Option<f64>,
+    /// The verbatim list's vote (0: the tier alone).
+    pub verbatim_weight: Option<f64>,
+}
+
+impl Partial {
+    /// The settings these make over `base`, or what is out of range.
+    pub fn over(&self, base: Settings) -> Result<Settings, String> {
+        let settings = Settings {
+            method: self.method.unwrap_or(base.method),
+            rrf_k: self.rrf_k.unwrap_or(base.rrf_k),
+            normalization: self.normalization.unwrap_or(base.normalization),
+            weights: Weights {
+                lexical: self.lexical_weight.unwrap_or(base.weights.lexical),
+                semantic: self.semantic_weight.unwrap_or(base.weights.semantic),
+                verbatim: self.verbatim_weight.unwrap_or(base.weights.verbatim),
+            },
+            semantic_floor: self.semantic_floor.unwrap_or(base.semantic_floor),
+            tier: self.tier.unwrap_or(base.tier),
+            tier_max: self.tier_max.unwrap_or(base.tier_max),
+            adaptive: self.adaptive.unwrap_or(base.adaptive),
+            lexical_power: self.lexical_power.unwrap_or(base.lexical_power),
+            semantic_confidence: self.semantic_confidence.unwrap_or(base.semantic_confidence),
+            question_confidence: self.question_confidence.unwrap_or(base.question_confidence),
+        };
+        settings.check().map_err(|e| format!("[fusion] {e}"))?;
+        Ok(settings)
+    }
+}
