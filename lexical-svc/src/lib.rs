@@ -24,6 +24,7 @@ mod query;
 pub mod readiness;
 mod reads;
 mod service;
+mod settings;
 mod strategies;
 
 pub use candidates::{Candidate, Candidates, LexicalError, candidates, read_candidates};
@@ -31,6 +32,7 @@ pub use counts::{Clock, CountCacheConfig, Counter};
 pub use query::LexicalQuery;
 pub use readiness::{Ready, Texts};
 pub use service::{LexicalService, run};
+pub use settings::Settings;
 pub use strategies::{phrase_holders, with_phrase_holders};
 
 /// The lexical channel's settings.

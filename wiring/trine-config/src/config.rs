@@ -9,7 +9,6 @@ mod sections;
 pub use sections::{AuthMode, QuotasSection, ServeSection, ServerSection, TenantQuota, TlsSection};
 
 use serde::{Deserialize, Deserializer};
-use trine_core::Strategy;
 use trine_embed::EmbedderKind;
 use trine_store::ReadConsistency;
 
@@ -29,25 +28,6 @@ where
 fn embedder<'de, D: Deserializer<'de>>(d: D) -> Result<EmbedderKind, D::Error> {
     parsed(d, "embedder", |raw| {
         EmbedderKind::parse(raw).map_err(|e| e.to_string())
-    })
-}
-
-fn strategy<'de, D: Deserializer<'de>>(d: D) -> Result<Strategy, D::Error> {
-    parsed(d, "lexical.strategy", Strategy::parse)
-}
-
-/// `none`, or a strategy that reads a list of its own (not `auto`, `off`).
-fn question_strategy<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Strategy>, D::Error> {
-    parsed(d, "lexical.question_strategy", |raw| {
-        if raw == "none" {
-            return Ok(None);
-        }
-        match Strategy::parse(raw)? {
-            Strategy::Auto | Strategy::Off => Err(format!(
-                "{raw:?} picks no list of its own: use sparse, bm25, candidates, gate or none"
-            )),
-            s => Ok(Some(s)),
-        }
     })
 }
 
@@ -120,63 +100,11 @@ pub struct Config {
     pub quotas: QuotasSection,
 }
 
-/// `[lexical]`: the strategy of searches that do not name one, and the cap.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LexicalSection {
-    /// candidates, bm25, sparse, gate, off or auto.
-    #[serde(deserialize_with = "strategy")]
-    pub strategy: Strategy,
-    /// The strategy of a question that names none (a short sentence ending
-    /// with `?` or opening with what/when/where/who/why/how/which), when
-    /// the collection is ready for it; its list is fused as Qdrant's one
-    /// call fuses (RRF, 1:1). `none`: questions as every search.
-    #[serde(deserialize_with = "question_strategy")]
-    pub question_strategy: Option<Strategy>,
-    /// Points the lexical channel reads at most.
-    pub cap: usize,
-    /// Seconds a count of at least `count_cache_min` points is reused (the
-    /// `candidates` strategy's counts); 0 counts everything on every search.
-    pub count_cache_secs: u64,
-    /// Smaller counts are always made afresh.
-    pub count_cache_min: u64,
-    /// The embedded store keeps per-tenant document frequencies (built as
-    /// `trine serve` starts, or when the first count asks): the counts of a
-    /// tenant or one term are read from them, and `sparse` queries are
-    /// weighted by them; false: never built, counts are made in the store
-    /// and `sparse` queries take Qdrant's IDF pass.
-    pub count_statistics: bool,
-    /// The Snowball stemmer's language (`english`, `fr`, ...) of the text
-    /// index of a collection trine creates; `none`: no stemming. An existing
-    /// collection keeps its index (`trine text-index --stemmer` changes it).
-    #[serde(deserialize_with = "trine_core::fold::deserialize_stemmer")]
-    pub stemmer: Option<trine_core::Language>,
-    /// The common words a query's lexical scoring and read leave out:
-    /// `none` (the default), `auto` (the text index's stemmer language,
-    /// English where it stems none), or a language (`french`, `de`, ...).
-    pub common_words: trine_core::CommonWords,
-}
+/// `[lexical]`, the lexical service's own settings.
+pub type LexicalSection = trine_lexical::Settings;
 
 /// `[context]`, trine-core's own settings of the messages around a hit.
 pub type ContextSection = trine_core::context::Settings;
-
-/// The lexical service's own defaults (`trine_lexical::LexicalConfig`),
-/// written once there.
-impl Default for LexicalSection {
-    fn default() -> Self {
-        let lexical = trine_lexical::LexicalConfig::default();
-        Self {
-            strategy: lexical.strategy,
-            question_strategy: lexical.question_strategy,
-            cap: lexical.cap,
-            count_cache_secs: lexical.count_cache.ttl.as_secs(),
-            count_cache_min: lexical.count_cache.min_count,
-            count_statistics: lexical.count_statistics,
-            stemmer: None,
-            common_words: lexical.common_words,
-        }
-    }
-}
 
 /// `[fusion]`, trine-core's own partial fusion settings over the
 /// embedder's default.
@@ -393,16 +321,8 @@ impl Config {
     /// The services' settings from this configuration.
     pub fn mesh(&self) -> trine_mesh::MeshConfig {
         let mut mesh = trine_mesh::MeshConfig::default();
-        mesh.lexical.cap = self.lexical.cap;
-        mesh.lexical.count_cache = trine_lexical::CountCacheConfig {
-            ttl: std::time::Duration::from_secs(self.lexical.count_cache_secs),
-            min_count: self.lexical.count_cache_min,
-        };
-        mesh.lexical.count_statistics = self.lexical.count_statistics;
+        self.lexical.apply(&mut mesh.lexical);
         mesh.stemmer = self.lexical.stemmer;
-        mesh.lexical.strategy = self.lexical.strategy;
-        mesh.lexical.question_strategy = self.lexical.question_strategy;
-        mesh.lexical.common_words = self.lexical.common_words;
         (mesh.lexical.context, mesh.semantic.context) = self.context.channels();
         // Checked at load ([`Config::validate`]); the embedder's default else.
         mesh.search.fusion = self
@@ -438,6 +358,7 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use trine_core::Strategy;
 
     fn overrides_with_file(toml: &str) -> (tempfile::TempDir, Overrides) {
         let dir = tempfile::tempdir().unwrap();
