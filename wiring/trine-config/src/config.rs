@@ -110,14 +110,8 @@ pub type ContextSection = trine_core::context::Settings;
 /// embedder's default.
 pub type FusionSection = trine_core::fusion::Partial;
 
-/// Where a gateway finds the internal services (`host:port` or a URL).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct PeersConfig {
-    pub lexical: Option<String>,
-    pub semantic: Option<String>,
-    pub fusion: Option<String>,
-}
+/// `[peers]`, the mesh's own settings of where a gateway finds its peers.
+pub type PeersConfig = trine_mesh::PeerSettings;
 
 impl Default for Config {
     fn default() -> Self {

@@ -22,7 +22,7 @@ use trine_semantic::SemanticConfig;
 pub use channel::{ApiKey, GatewayClient, channel, channel_tls, gateway_client, remote_embedder};
 pub use error::MeshError;
 pub use mesh::{GRACE, Mesh, MetricsAddrs, Running, Service, spawn};
-pub use role::{Launch, One, PeerAddrs, Role, gateway_service, peers};
+pub use role::{Launch, One, PeerAddrs, PeerSettings, Role, gateway_service, peers};
 
 /// Settings of every service in the mesh.
 #[derive(Debug, Clone, Default)]

@@ -83,6 +83,16 @@ impl Role {
     }
 }
 
+/// The config file's `[peers]`: where a gateway finds the internal
+/// services (`host:port`, a URL, a list, or `dns://name:port`).
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PeerSettings {
+    pub lexical: Option<String>,
+    pub semantic: Option<String>,
+    pub fusion: Option<String>,
+}
+
 /// Where a gateway finds lexical-svc, semantic-svc and fusion-svc: each an
 /// address, a list of replicas or a `dns://` name ([`channel_tls`]).
 #[derive(Debug, Clone, Default)]
