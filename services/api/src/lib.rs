@@ -15,6 +15,7 @@ mod convert;
 pub mod json;
 pub mod server;
 mod status;
+pub mod tls;
 
 pub use convert::*;
 pub use status::{code_of, http_status_of, invalid, kind_of, status, to_status};
