@@ -2,22 +2,10 @@
 //! sets, read with serde.
 
 use serde::{Deserialize, Deserializer};
+use trine_core::parsed::parsed;
 use trine_core::{CommonWords, Strategy};
 
 use crate::{CountCacheConfig, LexicalConfig};
-
-/// A named value parsed as it is read, the error naming `key`.
-fn parsed<'de, D, T>(
-    d: D,
-    key: &str,
-    parse: impl FnOnce(&str) -> Result<T, String>,
-) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-{
-    let raw = String::deserialize(d)?;
-    parse(&raw).map_err(|e| serde::de::Error::custom(format!("{key}: {e}")))
-}
 
 fn strategy<'de, D: Deserializer<'de>>(d: D) -> Result<Strategy, D::Error> {
     parsed(d, "lexical.strategy", Strategy::parse)

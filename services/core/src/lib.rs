@@ -15,6 +15,7 @@ pub mod frequencies;
 pub mod fusion;
 pub mod gate;
 pub mod model;
+pub mod parsed;
 pub mod postings;
 pub mod sparse;
 pub mod stage;

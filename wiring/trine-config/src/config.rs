@@ -9,21 +9,9 @@ mod sections;
 pub use sections::{AuthMode, QuotasSection, ServeSection, ServerSection, TenantQuota, TlsSection};
 
 use serde::{Deserialize, Deserializer};
+use trine_core::parsed::parsed;
 use trine_embed::EmbedderKind;
 use trine_store::ReadConsistency;
-
-/// A named value of the config file parsed at load, the error naming `key`.
-fn parsed<'de, D, T>(
-    d: D,
-    key: &str,
-    parse: impl FnOnce(&str) -> Result<T, String>,
-) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-{
-    let raw = String::deserialize(d)?;
-    parse(&raw).map_err(|e| serde::de::Error::custom(format!("{key}: {e}")))
-}
 
 fn embedder<'de, D: Deserializer<'de>>(d: D) -> Result<EmbedderKind, D::Error> {
     parsed(d, "embedder", |raw| {

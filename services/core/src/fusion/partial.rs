@@ -1,31 +1,18 @@
 //! The config file's `[fusion]`: a fusion's settings, each optional, over
 //! a base.
 
-use serde::{Deserialize, Deserializer};
+use serde::Deserializer;
+
+use crate::parsed::parsed;
 
 use super::{Method, Normalization, Settings, Weights};
 
-/// A named value parsed as it is read, the error naming `key`.
-fn parsed<'de, D, T>(
-    d: D,
-    key: &str,
-    parse: impl FnOnce(&str) -> Result<T, String>,
-) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-{
-    let raw = String::deserialize(d)?;
-    parse(&raw)
-        .map(Some)
-        .map_err(|e| serde::de::Error::custom(format!("{key}: {e}")))
-}
-
 fn method<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Method>, D::Error> {
-    parsed(d, "fusion.method", Method::parse)
+    parsed(d, "fusion.method", Method::parse).map(Some)
 }
 
 fn normalization<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Normalization>, D::Error> {
-    parsed(d, "fusion.normalization", Normalization::parse)
+    parsed(d, "fusion.normalization", Normalization::parse).map(Some)
 }
 
 /// The config file's `[fusion]`: each setting a fusion may change, over a

@@ -304,10 +304,20 @@ impl ServerStore {
         ids: &[Uuid],
         with_payload: bool,
     ) -> Result<Vec<q::RetrievedPoint>> {
+        self.get_points(ids, with_payload, false).await
+    }
+
+    /// The points with these ids, at the collection's read consistency.
+    async fn get_points(
+        &self,
+        ids: &[Uuid],
+        with_payload: bool,
+        with_vectors: bool,
+    ) -> Result<Vec<q::RetrievedPoint>> {
         let point_ids: Vec<q::PointId> = ids.iter().copied().map(point_id).collect();
         let request: q::GetPoints = GetPointsBuilder::new(self.collection.as_str(), point_ids)
             .with_payload(with_payload)
-            .with_vectors(false)
+            .with_vectors(with_vectors)
             .into();
         let request = q::GetPoints {
             read_consistency: self.read_consistency,
@@ -325,20 +335,8 @@ impl ServerStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let point_ids: Vec<q::PointId> = ids.iter().copied().map(point_id).collect();
-        let request: q::GetPoints = GetPointsBuilder::new(self.collection.as_str(), point_ids)
-            .with_payload(true)
-            .with_vectors(true)
-            .into();
-        let request = q::GetPoints {
-            read_consistency: self.read_consistency,
-            ..request
-        };
-        let resp = self
-            .call(|c| Box::pin(c.get_points(request.clone())))
-            .await?;
         let mut found: HashMap<Uuid, Point> = HashMap::new();
-        for point in resp.result {
+        for point in self.get_points(ids, true, true).await? {
             let id = uuid_of(point.id.as_ref())?;
             let memory = self.schema.to_memory(id, json_map(point.payload));
             let (dense, sparse) = match point.vectors {
