@@ -20,34 +20,34 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use trine_core::ErrorKind;
+use trine_core::named::{EnumString, IntoStaticStr, Named, VariantArray, VariantNames};
 use uuid::Uuid;
 
 /// What a key may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    EnumString,
+    IntoStaticStr,
+    VariantNames,
+    VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Scope {
     Read,
     Write,
     Admin,
 }
 
-impl Scope {
-    pub fn name(self) -> &'static str {
-        match self {
-            Scope::Read => "read",
-            Scope::Write => "write",
-            Scope::Admin => "admin",
-        }
-    }
-
-    pub fn parse(name: &str) -> Result<Self, String> {
-        match name.trim() {
-            "read" => Ok(Scope::Read),
-            "write" => Ok(Scope::Write),
-            "admin" => Ok(Scope::Admin),
-            other => Err(format!("scope {other:?}: use read, write or admin")),
-        }
-    }
+impl Named for Scope {
+    const WHAT: &'static str = "scope";
 }
 
 /// Every tenant, in a key's tenant list.

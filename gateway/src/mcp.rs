@@ -190,11 +190,9 @@ fn failed(s: &Status) -> String {
 }
 
 async fn search(backend: &dyn Backend, args: &Value) -> Result<Value, String> {
-    let mode = match args["mode"].as_str() {
-        None | Some("") | Some("hybrid") => v1::Mode::Hybrid,
-        Some("semantic") => v1::Mode::Semantic,
-        Some("lexical") => v1::Mode::Lexical,
-        Some(other) => return Err(format!("mode {other:?}: use hybrid, semantic or lexical")),
+    let mode = match trine_api::mode_by_name(args["mode"].as_str().unwrap_or_default())? {
+        v1::Mode::Unspecified => v1::Mode::Hybrid,
+        named => named,
     };
     let limit = match args["limit"].as_u64() {
         None => 0,

@@ -5,6 +5,7 @@
 
 use std::future::Future;
 use std::time::Duration;
+use trine_core::Named;
 
 use tonic::transport::Channel;
 use tonic::{Request, Status, async_trait};

@@ -116,11 +116,7 @@ async fn explain(
     let answer = if form.query.trim().is_empty() {
         None
     } else {
-        let mode = match form.mode.as_str() {
-            "semantic" => v1::Mode::Semantic,
-            "lexical" => v1::Mode::Lexical,
-            _ => v1::Mode::Unspecified,
-        };
+        let mode = trine_api::mode_by_name(&form.mode).unwrap_or(v1::Mode::Unspecified);
         let message = v1::SearchRequest {
             query: form.query.clone(),
             filters: Some(v1::Filters {

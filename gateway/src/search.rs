@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use trine_core::Named;
 
 use tracing::{Instrument, field};
 use trine_core::fusion;
@@ -509,7 +510,7 @@ mod tests {
     use super::*;
 
     fn timing(stage: &str, millis: f64) -> (Stage, Duration) {
-        let stage = Stage::parse(stage).unwrap();
+        let stage = Stage::of(stage).unwrap();
         (stage, Duration::from_secs_f64(millis / 1000.0))
     }
 

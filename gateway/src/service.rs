@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use trine_core::Named;
 
 use tonic::{Request, Response, Status};
 use trine_api::v1::{self, memory_server};
@@ -352,18 +353,7 @@ pub fn query_from_wire(
         }
         n => n,
     };
-    let mode = match v1::Mode::try_from(request.mode) {
-        Ok(v1::Mode::Unspecified) => config.default_mode,
-        Ok(v1::Mode::Hybrid) => Mode::Hybrid,
-        Ok(v1::Mode::Semantic) => Mode::Semantic,
-        Ok(v1::Mode::Lexical) => Mode::Lexical,
-        Err(_) => {
-            return Err(format!(
-                "unknown mode {}: use hybrid, semantic or lexical",
-                request.mode
-            ));
-        }
-    };
+    let mode = trine_api::mode_from_wire(request.mode)?.unwrap_or(config.default_mode);
     let fusion = fusion_from_wire(
         &config.fusion,
         request.weights.as_ref(),

@@ -2,6 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use trine_core::Named;
 use trine_core::Stage;
 
 use tonic::{Request, Response, Status};

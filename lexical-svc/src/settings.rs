@@ -2,6 +2,7 @@
 //! sets, read with serde.
 
 use serde::{Deserialize, Deserializer};
+use trine_core::Named;
 use trine_core::parsed::parsed;
 use trine_core::{CommonWords, Strategy};
 

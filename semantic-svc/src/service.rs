@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 use std::time::Instant;
+use trine_core::Named;
 use trine_core::Stage;
 
 use tonic::{Request, Response, Status};

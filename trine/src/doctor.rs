@@ -2,6 +2,7 @@
 //! the command that fixes each problem.
 
 use std::process::ExitCode;
+use trine_core::Named;
 
 use serde::Serialize;
 use trine_core::model::{CollectionInfo, TextIndexInfo};

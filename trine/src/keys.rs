@@ -3,6 +3,7 @@
 //! running gateway rereads the file when it changes.
 
 use std::process::ExitCode;
+use trine_core::Named;
 
 use trine_gateway::auth::{KeyFile, Scope};
 

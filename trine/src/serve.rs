@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
+use trine_core::Named;
 
 use tokio::net::TcpListener;
 use trine_gateway::auth::Keys;

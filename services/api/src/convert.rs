@@ -8,6 +8,7 @@ use trine_core::model::{
     Filter, MAX_METADATA_BYTES, MAX_SOURCE_BYTES, Memory, check_filter_values, check_label,
     derived_id, parse_id,
 };
+use trine_core::{Mode, Named};
 use uuid::Uuid;
 
 use crate::v1;
@@ -30,6 +31,39 @@ pub fn from_timestamp(field: &str, t: &Timestamp) -> Result<DateTime<Utc>, Strin
 
 fn from_opt_timestamp(field: &str, t: Option<&Timestamp>) -> Result<Option<DateTime<Utc>>, String> {
     t.map(|t| from_timestamp(field, t)).transpose()
+}
+
+/// A mode on the wire.
+pub fn mode_to_wire(mode: Mode) -> v1::Mode {
+    match mode {
+        Mode::Hybrid => v1::Mode::Hybrid,
+        Mode::Semantic => v1::Mode::Semantic,
+        Mode::Lexical => v1::Mode::Lexical,
+    }
+}
+
+/// A wire mode as trine's: `None` where it is unspecified (the server's
+/// default applies); the error names an unknown number.
+pub fn mode_from_wire(raw: i32) -> Result<Option<Mode>, String> {
+    match v1::Mode::try_from(raw) {
+        Ok(v1::Mode::Unspecified) => Ok(None),
+        Ok(v1::Mode::Hybrid) => Ok(Some(Mode::Hybrid)),
+        Ok(v1::Mode::Semantic) => Ok(Some(Mode::Semantic)),
+        Ok(v1::Mode::Lexical) => Ok(Some(Mode::Lexical)),
+        Err(_) => Err(format!(
+            "unknown mode {raw}: use {}",
+            trine_core::named::one_of(<Mode as trine_core::named::VariantNames>::VARIANTS)
+        )),
+    }
+}
+
+/// A mode by name (`hybrid`, `semantic` or `lexical`) on the wire; an empty
+/// name is unspecified.
+pub fn mode_by_name(raw: &str) -> Result<v1::Mode, String> {
+    if raw.trim().is_empty() {
+        return Ok(v1::Mode::Unspecified);
+    }
+    Mode::parse(raw).map(mode_to_wire)
 }
 
 /// The search filters on the wire as a domain filter. The tenant is required;
@@ -237,7 +271,7 @@ pub fn timings_from_wire(
     timings
         .iter()
         .filter_map(|t| {
-            let stage = trine_core::Stage::parse(&t.stage)?;
+            let stage = trine_core::Stage::of(&t.stage)?;
             let secs = if t.millis.is_finite() {
                 t.millis.max(0.0) / 1000.0
             } else {

@@ -83,15 +83,7 @@ fn time(field: &str, raw: Option<&str>) -> Result<Option<prost_types::Timestamp>
 /// field is wrong. Everything else is checked as a gRPC search is.
 pub fn search_request_from_json(body: &[u8]) -> Result<v1::SearchRequest, String> {
     let b: SearchBody = serde_json::from_slice(body).map_err(|e| format!("not a search: {e}"))?;
-    let mode = match b.mode.as_deref() {
-        None | Some("") => v1::Mode::Unspecified,
-        Some("hybrid") => v1::Mode::Hybrid,
-        Some("semantic") => v1::Mode::Semantic,
-        Some("lexical") => v1::Mode::Lexical,
-        Some(other) => {
-            return Err(format!("mode {other:?}: use hybrid, semantic or lexical"));
-        }
-    };
+    let mode = crate::mode_by_name(b.mode.as_deref().unwrap_or_default())?;
     Ok(v1::SearchRequest {
         query: b.query,
         filters: Some(v1::Filters {

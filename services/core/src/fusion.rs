@@ -51,24 +51,32 @@ use std::collections::{HashMap, HashSet};
 
 use uuid::Uuid;
 
+use crate::named::{EnumString, IntoStaticStr, Named, VariantArray, VariantNames};
+
 /// The three lists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    EnumString,
+    IntoStaticStr,
+    VariantNames,
+    VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum ListKind {
     Lexical,
     Semantic,
     Verbatim,
 }
 
-impl ListKind {
-    pub const ALL: [ListKind; 3] = [ListKind::Lexical, ListKind::Semantic, ListKind::Verbatim];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Lexical => "lexical",
-            Self::Semantic => "semantic",
-            Self::Verbatim => "verbatim",
-        }
-    }
+impl Named for ListKind {
+    const WHAT: &'static str = "list";
 }
 
 /// A hit's place in one list.
@@ -1765,7 +1773,7 @@ mod tests {
             };
             let got = scale_lists(&resolved, weights, &settings, 0.0);
             let kinds: Vec<ListKind> = got.iter().map(|t| t.kind).collect();
-            assert_eq!(kinds, ListKind::ALL, "{method:?}");
+            assert_eq!(kinds, ListKind::all(), "{method:?}");
             let w: Vec<f64> = got.iter().map(|t| t.weight).collect();
             assert_eq!(w, [1.0, 2.0, 0.0], "{method:?}");
             for ((t, list), values) in got
@@ -1788,7 +1796,7 @@ mod tests {
     type Spec<'a> = [(f64, &'a [(u128, f64, f64)], f64); 3];
 
     fn table_of<'a>(spec: &Spec<'_>, lists: &'a [Vec<(Uuid, f64)>]) -> Vec<Scaled<'a>> {
-        ListKind::ALL
+        ListKind::all()
             .iter()
             .zip(spec)
             .zip(lists)

@@ -3,82 +3,68 @@
 //! by the services, so that no stage is named twice. On the wire a stage is
 //! its name.
 
-/// A timed stage of one search.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+use crate::named::{EnumString, IntoStaticStr, Named, VariantArray, VariantNames};
+
+/// A timed stage of one search; its name is that of the channel, then the
+/// step (`lexical.counts`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, EnumString, IntoStaticStr, VariantNames, VariantArray,
+)]
 pub enum Stage {
     /// The gateway's call to lexical-svc, as the gateway saw it.
+    #[strum(serialize = "lexical")]
     Lexical,
     /// The corpus and term counts (the ADR's budget is their share).
+    #[strum(serialize = "lexical.counts")]
     LexicalCounts,
     /// The reads of the candidates.
+    #[strum(serialize = "lexical.read")]
     LexicalRead,
     /// BM25 and the verbatim check over the candidates.
+    #[strum(serialize = "lexical.score")]
     LexicalScore,
     /// The phrase read of a strategy other than `candidates`.
+    #[strum(serialize = "lexical.phrase")]
     LexicalPhrase,
     /// The read of the messages around the best hits and their rescoring
     /// ([`crate::context`]).
+    #[strum(serialize = "lexical.context")]
     LexicalContext,
     /// The gateway's call to semantic-svc.
+    #[strum(serialize = "semantic")]
     Semantic,
     /// The query's embedding.
+    #[strum(serialize = "semantic.embed")]
     SemanticEmbed,
     /// The nearest-neighbour query.
+    #[strum(serialize = "semantic.query")]
     SemanticQuery,
     /// The read of the messages around the best hits and the blend
     /// ([`crate::context`]).
+    #[strum(serialize = "semantic.context")]
     SemanticContext,
     /// fusion-svc's own work.
+    #[strum(serialize = "fusion")]
     Fusion,
     /// The gateway's call to fusion-svc (or its own fusion when it is down).
+    #[strum(serialize = "fusion.call")]
     FusionCall,
     /// The payload read of the final hits.
+    #[strum(serialize = "payload")]
     Payload,
     /// The whole search in the gateway.
+    #[strum(serialize = "gateway")]
     Gateway,
 }
 
+impl Named for Stage {
+    const WHAT: &'static str = "stage";
+}
+
 impl Stage {
-    pub const ALL: [Stage; 14] = [
-        Self::Lexical,
-        Self::LexicalCounts,
-        Self::LexicalRead,
-        Self::LexicalScore,
-        Self::LexicalPhrase,
-        Self::LexicalContext,
-        Self::Semantic,
-        Self::SemanticEmbed,
-        Self::SemanticQuery,
-        Self::SemanticContext,
-        Self::Fusion,
-        Self::FusionCall,
-        Self::Payload,
-        Self::Gateway,
-    ];
-
-    /// Its name on the wire and in metrics.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Lexical => "lexical",
-            Self::LexicalCounts => "lexical.counts",
-            Self::LexicalRead => "lexical.read",
-            Self::LexicalScore => "lexical.score",
-            Self::LexicalPhrase => "lexical.phrase",
-            Self::LexicalContext => "lexical.context",
-            Self::Semantic => "semantic",
-            Self::SemanticEmbed => "semantic.embed",
-            Self::SemanticQuery => "semantic.query",
-            Self::SemanticContext => "semantic.context",
-            Self::Fusion => "fusion",
-            Self::FusionCall => "fusion.call",
-            Self::Payload => "payload",
-            Self::Gateway => "gateway",
-        }
-    }
-
     /// The stage of a name, if it is one.
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|s| s.name() == name)
+    pub fn of(name: &str) -> Option<Self> {
+        name.parse().ok()
     }
 
     /// The stages the gateway itself times (the others come from its peers).
@@ -97,15 +83,15 @@ mod tests {
     #[test]
     fn every_stage_has_one_name_that_parses_back() {
         let mut names = std::collections::HashSet::new();
-        for stage in Stage::ALL {
+        for &stage in Stage::all() {
             assert!(names.insert(stage.name()), "{stage:?} named twice");
-            assert_eq!(Stage::parse(stage.name()), Some(stage));
+            assert_eq!(Stage::of(stage.name()), Some(stage));
         }
-        assert_eq!(Stage::parse("lexical.count"), None);
-        let gateways: Vec<&str> = Stage::ALL
-            .into_iter()
+        assert_eq!(Stage::of("lexical.count"), None);
+        let gateways: Vec<&str> = Stage::all()
+            .iter()
             .filter(|s| s.is_the_gateways())
-            .map(Stage::name)
+            .map(|s| s.name())
             .collect();
         assert_eq!(
             gateways,

@@ -1,7 +1,12 @@
 //! The lexical strategies (docs/design.md §3) and search modes (§7), by name.
 
+use crate::named::{EnumString, IntoStaticStr, Named, VariantArray, VariantNames};
+
 /// What the lexical channel does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, EnumString, IntoStaticStr, VariantNames, VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum Strategy {
     Candidates,
     Bm25,
@@ -11,44 +16,15 @@ pub enum Strategy {
     Auto,
 }
 
-impl Strategy {
-    pub const ALL: [Strategy; 6] = [
-        Self::Candidates,
-        Self::Bm25,
-        Self::Sparse,
-        Self::Gate,
-        Self::Off,
-        Self::Auto,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Candidates => "candidates",
-            Self::Bm25 => "bm25",
-            Self::Sparse => "sparse",
-            Self::Gate => "gate",
-            Self::Off => "off",
-            Self::Auto => "auto",
-        }
-    }
-
-    /// Parses a strategy name; the error lists the known ones.
-    pub fn parse(name: &str) -> Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|s| s.name() == name)
-            .ok_or_else(|| {
-                let known: Vec<&str> = Self::ALL.iter().map(|s| s.name()).collect();
-                format!(
-                    "unknown lexical strategy {name:?}: use one of {}",
-                    known.join(", ")
-                )
-            })
-    }
+impl Named for Strategy {
+    const WHAT: &'static str = "lexical strategy";
 }
 
 /// Which lists answer a search.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, EnumString, IntoStaticStr, VariantNames, VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum Mode {
     /// Lexical, semantic and verbatim lists.
     Hybrid,
@@ -58,26 +34,11 @@ pub enum Mode {
     Lexical,
 }
 
+impl Named for Mode {
+    const WHAT: &'static str = "mode";
+}
+
 impl Mode {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Hybrid => "hybrid",
-            Self::Semantic => "semantic",
-            Self::Lexical => "lexical",
-        }
-    }
-
-    pub fn parse(name: &str) -> Result<Self, String> {
-        match name {
-            "hybrid" => Ok(Self::Hybrid),
-            "semantic" => Ok(Self::Semantic),
-            "lexical" => Ok(Self::Lexical),
-            other => Err(format!(
-                "unknown mode {other:?}: use hybrid, semantic or lexical"
-            )),
-        }
-    }
-
     pub fn uses_lexical(self) -> bool {
         self != Self::Semantic
     }
@@ -93,11 +54,15 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for s in Strategy::ALL {
-            assert_eq!(Strategy::parse(s.name()), Ok(s));
-        }
-        for m in [Mode::Hybrid, Mode::Semantic, Mode::Lexical] {
-            assert_eq!(Mode::parse(m.name()), Ok(m));
+        let strategies: Vec<&str> = Strategy::all().iter().map(|s| s.name()).collect();
+        assert_eq!(
+            strategies,
+            ["candidates", "bm25", "sparse", "gate", "off", "auto"]
+        );
+        let modes: Vec<&str> = Mode::all().iter().map(|m| m.name()).collect();
+        assert_eq!(modes, ["hybrid", "semantic", "lexical"]);
+        for s in Strategy::all() {
+            assert_eq!(Strategy::parse(s.name()), Ok(*s));
         }
         assert!(
             Strategy::parse("magic")

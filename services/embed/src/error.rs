@@ -8,7 +8,7 @@ use trine_core::ErrorKind;
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
     /// An embedder name trine does not know.
-    #[error("unknown embedder {0:?}: use one of minilm|static|hash")]
+    #[error("unknown embedder {0:?}: use one of {names}", names = <crate::EmbedderKind as strum::VariantNames>::VARIANTS.join("|"))]
     UnknownEmbedder(String),
 
     /// A model file is not installed.

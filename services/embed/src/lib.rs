@@ -20,6 +20,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use trine_core::named::{EnumString, IntoStaticStr, Named, VariantArray, VariantNames};
 
 pub use error::{EmbedError, Result};
 pub use hash::HashEmbedder;
@@ -44,30 +45,26 @@ pub trait Embedder: Send + Sync + 'static {
 }
 
 /// The embedders trine knows by name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, EnumString, IntoStaticStr, VariantNames, VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum EmbedderKind {
+    #[strum(serialize = "minilm")]
     MiniLm,
     Static,
     Hash,
 }
 
-impl EmbedderKind {
-    pub fn parse(name: &str) -> Result<Self> {
-        match name {
-            "minilm" => Ok(Self::MiniLm),
-            "static" => Ok(Self::Static),
-            "hash" => Ok(Self::Hash),
-            other => Err(EmbedError::UnknownEmbedder(other.to_string())),
-        }
-    }
+impl Named for EmbedderKind {
+    const WHAT: &'static str = "embedder";
+}
 
-    /// The name `parse` takes, and the collection records.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::MiniLm => "minilm",
-            Self::Static => "static",
-            Self::Hash => "hash",
-        }
+impl EmbedderKind {
+    /// The embedder of a name (the collection records [`Named::name`]);
+    /// the error is the crate's own.
+    pub fn parse(name: &str) -> Result<Self> {
+        <Self as Named>::parse(name).map_err(|_| EmbedError::UnknownEmbedder(name.to_string()))
     }
 
     /// trine's default fusion for a collection of this embedder's vectors:

@@ -7,14 +7,28 @@
 
 use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
 use serde_json::{Map, Value};
+use trine_core::named::{EnumString, IntoStaticStr, Named, VariantArray, VariantNames};
 use uuid::Uuid;
 
 use crate::{Memory, keys};
 
 /// How a collection writes its times (in a config file: `rfc3339`,
 /// `unix_seconds`, `unix_millis`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Deserialize,
+    EnumString,
+    IntoStaticStr,
+    VariantNames,
+    VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum TimeFormat {
     /// RFC 3339 strings (trine writes UTC, `Z`); datetime indexes and ranges.
     #[default]
@@ -25,26 +39,11 @@ pub enum TimeFormat {
     UnixMillis,
 }
 
+impl Named for TimeFormat {
+    const WHAT: &'static str = "time format";
+}
+
 impl TimeFormat {
-    pub fn parse(raw: &str) -> Result<Self, String> {
-        match raw {
-            "rfc3339" => Ok(Self::Rfc3339),
-            "unix_seconds" => Ok(Self::UnixSeconds),
-            "unix_millis" => Ok(Self::UnixMillis),
-            other => Err(format!(
-                "unknown time format {other:?}: use rfc3339, unix_seconds or unix_millis"
-            )),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Rfc3339 => "rfc3339",
-            Self::UnixSeconds => "unix_seconds",
-            Self::UnixMillis => "unix_millis",
-        }
-    }
-
     /// A time as the payload holds it (Unix seconds drop the fraction).
     pub fn write(self, time: DateTime<Utc>) -> Value {
         match self {
@@ -467,6 +466,8 @@ mod tests {
                 .unwrap_err()
                 .contains("unix_seconds")
         );
+        let names: Vec<&str> = TimeFormat::all().iter().map(|f| f.name()).collect();
+        assert_eq!(names, ["rfc3339", "unix_seconds", "unix_millis"]);
         // Range bounds keep their fraction: 09:58:00.250 is after 09:58:00.
         assert_eq!(TimeFormat::UnixSeconds.number(t), 1_794_391_080.25);
         assert_eq!(TimeFormat::UnixMillis.number(t), 1_794_391_080_250.0);

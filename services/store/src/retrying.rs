@@ -60,7 +60,8 @@ impl Budget {
 }
 
 /// How a retry ended, as the metric's `outcome` label names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 pub enum Outcome {
     /// The retry reached the store (whatever its answer).
     Recovered,
@@ -72,11 +73,7 @@ pub enum Outcome {
 
 impl Outcome {
     pub fn name(self) -> &'static str {
-        match self {
-            Self::Recovered => "recovered",
-            Self::Failed => "failed",
-            Self::Throttled => "throttled",
-        }
+        self.into()
     }
 }
 

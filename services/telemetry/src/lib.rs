@@ -31,6 +31,7 @@ use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
+use trine_core::named::{EnumString, IntoStaticStr, Named, VariantArray, VariantNames};
 
 pub use metrics::{FREQUENCIES_STATES, FrequenciesSize, Metrics};
 /// The OpenTelemetry API and SDK this crate is built on, for callers that
@@ -62,8 +63,21 @@ pub struct Settings {
     pub format: LogFormat,
 }
 
-/// How log lines are written to standard error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How log lines are written to standard error: `auto`, `json`, `text` or
+/// `plain` ([`Named`]).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    EnumString,
+    IntoStaticStr,
+    VariantNames,
+    VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum LogFormat {
     /// JSON where standard error is not a terminal (a log collector), text
     /// with every field where it is: what the services write.
@@ -78,19 +92,8 @@ pub enum LogFormat {
     Plain,
 }
 
-impl LogFormat {
-    /// `auto`, `json`, `text` or `plain`.
-    pub fn parse(raw: &str) -> Result<Self, String> {
-        match raw {
-            "auto" => Ok(Self::Auto),
-            "json" => Ok(Self::Json),
-            "text" => Ok(Self::Text),
-            "plain" => Ok(Self::Plain),
-            other => Err(format!(
-                "unknown log format {other:?}: use auto, json, text or plain"
-            )),
-        }
-    }
+impl Named for LogFormat {
+    const WHAT: &'static str = "log format";
 }
 
 impl Settings {

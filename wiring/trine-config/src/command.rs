@@ -2,6 +2,7 @@
 //! how it prints a report, how it reads a search mode.
 
 use std::process::ExitCode;
+use trine_core::Named;
 
 use trine_api::v1;
 
@@ -34,12 +35,5 @@ pub fn print_report(
 
 /// Parses `hybrid`, `semantic` or `lexical`.
 pub fn parse_mode(raw: &str) -> Result<v1::Mode, String> {
-    match raw {
-        "hybrid" => Ok(v1::Mode::Hybrid),
-        "semantic" => Ok(v1::Mode::Semantic),
-        "lexical" => Ok(v1::Mode::Lexical),
-        other => Err(format!(
-            "unknown mode {other:?}: use hybrid, semantic or lexical"
-        )),
-    }
+    trine_core::Mode::parse(raw).map(trine_api::mode_to_wire)
 }

@@ -2,6 +2,7 @@
 //! (`--config`) < `TRINE_*` environment < command-line flags, validated once.
 
 use std::path::{Path, PathBuf};
+use trine_core::Named;
 
 mod layers;
 mod sections;

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+use trine_core::Named;
 
 use serde::Serialize;
 use tokio::sync::{Semaphore, mpsc};

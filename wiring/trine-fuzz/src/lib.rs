@@ -9,6 +9,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
+use trine_core::named::{EnumString, IntoStaticStr, Named, VariantArray, VariantNames};
 
 mod generate;
 mod surfaces;
@@ -17,7 +18,10 @@ mod targets;
 pub use generate::Gen;
 
 /// An input edge under fuzzing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, EnumString, IntoStaticStr, VariantNames, VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum Target {
     /// Query terms, tokens, the verbatim check, the gate, the sparse
     /// encoding, the tier rule, the query size check.
@@ -39,41 +43,11 @@ pub enum Target {
     Keys,
 }
 
+impl Named for Target {
+    const WHAT: &'static str = "fuzz target";
+}
+
 impl Target {
-    pub const ALL: [Target; 8] = [
-        Target::Terms,
-        Target::Filters,
-        Target::Timestamps,
-        Target::Wire,
-        Target::Ingest,
-        Target::HttpJson,
-        Target::Mcp,
-        Target::Keys,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Target::Terms => "terms",
-            Target::Filters => "filters",
-            Target::Timestamps => "timestamps",
-            Target::Wire => "wire",
-            Target::Ingest => "ingest",
-            Target::HttpJson => "http_json",
-            Target::Mcp => "mcp",
-            Target::Keys => "keys",
-        }
-    }
-
-    pub fn parse(name: &str) -> Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|t| t.name() == name)
-            .ok_or_else(|| {
-                let names: Vec<_> = Self::ALL.iter().map(|t| t.name()).collect();
-                format!("no fuzz target {name:?}: use one of {}", names.join(", "))
-            })
-    }
-
     /// Runs the case of `seed`: `Err` says which invariant broke.
     pub fn case(self, seed: u64) -> Result<(), String> {
         self.run(&mut Gen::new(seed))
@@ -210,7 +184,7 @@ mod tests {
 
     #[test]
     fn a_short_run_breaks_nothing() {
-        let (tallies, failures) = run(&Target::ALL, 0, Budget::Cases(3_000));
+        let (tallies, failures) = run(Target::all(), 0, Budget::Cases(3_000));
         assert_eq!(failures, []);
         assert!(tallies.iter().all(|t| t.cases == 3_000), "{tallies:?}");
     }
@@ -244,7 +218,7 @@ mod tests {
 
     #[test]
     fn a_case_is_the_same_from_the_same_seed() {
-        for target in Target::ALL {
+        for &target in Target::all() {
             for seed in [0, 1, u64::MAX] {
                 assert_eq!(target.case(seed), target.case(seed));
             }
@@ -276,7 +250,7 @@ mod tests {
 
     #[test]
     fn recorded_choices_replay_the_seeded_case() {
-        for target in Target::ALL {
+        for &target in Target::all() {
             for seed in 0..200 {
                 let bytes = target.recorded(seed);
                 assert_eq!(target.bytes(&bytes), target.case(seed), "{target:?} {seed}");

@@ -5,6 +5,7 @@
 
 use std::process::ExitCode;
 use std::time::Duration;
+use trine_core::Named;
 
 use clap::Parser;
 use trine_fuzz::{Budget, Target};

@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use prost::Message;
 use prost_types::{ListValue, Struct, Timestamp, Value, value::Kind};
 use trine_api::v1;
+use trine_core::Named;
 use trine_core::fusion::{self, Settings};
 use trine_core::model::{
     MAX_FILTER_VALUES, MAX_LABEL_BYTES, MAX_QUERY_BYTES, MAX_SOURCE_BYTES, MemoryInput,

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tonic::transport::{Channel, ClientTlsConfig};
+use trine_core::named::{EnumString, IntoStaticStr, Named, VariantArray, VariantNames};
 use trine_embed::Embedder;
 use trine_fusion::FusionService;
 use trine_gateway::{MemoryService, Peers, Searcher, Writer};
@@ -17,8 +18,12 @@ use trine_telemetry::grpc::Transport;
 use crate::channel::{channel_tls, remote_embedder};
 use crate::{MeshConfig, MeshError};
 
-/// Which service a process runs: all four, or one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which service a process runs: all four, or one; its name is the one in
+/// `trine serve --role NAME`.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, EnumString, IntoStaticStr, VariantNames, VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum Role {
     All,
     Gateway,
@@ -27,36 +32,14 @@ pub enum Role {
     Fusion,
 }
 
+impl Named for Role {
+    const WHAT: &'static str = "role";
+}
+
 impl Role {
-    pub const ALL: [Role; 5] = [
-        Self::All,
-        Self::Gateway,
-        Self::Lexical,
-        Self::Semantic,
-        Self::Fusion,
-    ];
-
-    /// Its name in `trine serve --role NAME`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::All => "all",
-            Self::Gateway => "gateway",
-            Self::Lexical => "lexical",
-            Self::Semantic => "semantic",
-            Self::Fusion => "fusion",
-        }
-    }
-
     /// The role of a name, or what names there are.
     pub fn parse(name: &str) -> Result<Self, MeshError> {
-        Self::ALL
-            .into_iter()
-            .find(|r| r.name() == name)
-            .ok_or_else(|| {
-                MeshError::Role(format!(
-                    "unknown role {name:?}: use all, gateway, lexical, semantic or fusion"
-                ))
-            })
+        <Self as Named>::parse(name).map_err(MeshError::Role)
     }
 
     /// The service's name, the `service.name` of its spans.

@@ -1,6 +1,7 @@
 //! The config file's `[fusion]`: a fusion's settings, each optional, over
 //! a base.
 
+use crate::named::Named;
 use serde::Deserializer;
 
 use crate::parsed::parsed;

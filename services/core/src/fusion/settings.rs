@@ -1,40 +1,28 @@
 //! What decides a fusion: the method, the normalisation, the weights and
 //! the per-query settings, trine's defaults, and the one range check.
 
+use crate::named::{EnumString, IntoStaticStr, Named, VariantArray, VariantNames};
+
 /// How the lists are combined.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, EnumString, IntoStaticStr, VariantNames, VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum Method {
     Rrf,
     Score,
     Dbsf,
 }
 
-impl Method {
-    pub const NAMES: &'static str = "rrf, score or dbsf";
-
-    pub fn parse(name: &str) -> Result<Self, String> {
-        match name {
-            "rrf" => Ok(Self::Rrf),
-            "score" => Ok(Self::Score),
-            "dbsf" => Ok(Self::Dbsf),
-            other => Err(format!(
-                "unknown fusion method {other:?}: use {}",
-                Self::NAMES
-            )),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Rrf => "rrf",
-            Self::Score => "score",
-            Self::Dbsf => "dbsf",
-        }
-    }
+impl Named for Method {
+    const WHAT: &'static str = "fusion method";
 }
 
 /// How score fusion puts a channel's scores on one scale.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, EnumString, IntoStaticStr, VariantNames, VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum Normalization {
     /// On each channel's own fixed scale: lexical scores over the query's
     /// full-match score (its reference, else the list's top), cosines from
@@ -45,30 +33,8 @@ pub enum Normalization {
     ZScore,
 }
 
-impl Normalization {
-    pub const NAMES: &'static str = "absolute, fixed_floor, min_max or z_score";
-
-    pub fn parse(name: &str) -> Result<Self, String> {
-        match name {
-            "absolute" => Ok(Self::Absolute),
-            "fixed_floor" => Ok(Self::FixedFloor),
-            "min_max" => Ok(Self::MinMax),
-            "z_score" => Ok(Self::ZScore),
-            other => Err(format!(
-                "unknown normalization {other:?}: use {}",
-                Self::NAMES
-            )),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Absolute => "absolute",
-            Self::FixedFloor => "fixed_floor",
-            Self::MinMax => "min_max",
-            Self::ZScore => "z_score",
-        }
-    }
+impl Named for Normalization {
+    const WHAT: &'static str = "normalization";
 }
 
 /// Per-list weights. The verbatim weight is the third list's vote (0: no
@@ -279,5 +245,22 @@ pub struct OutOfRange {
 impl std::fmt::Display for OutOfRange {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} is {}: give {}", self.key, self.value, self.want)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_the_documented_ones() {
+        let methods: Vec<&str> = Method::all().iter().map(|m| m.name()).collect();
+        assert_eq!(methods, ["rrf", "score", "dbsf"]);
+        let scales: Vec<&str> = Normalization::all().iter().map(|n| n.name()).collect();
+        assert_eq!(scales, ["absolute", "fixed_floor", "min_max", "z_score"]);
+        assert_eq!(
+            Method::parse("borda"),
+            Err("unknown fusion method \"borda\": use rrf, score or dbsf".to_string())
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! checked against the service's defaults as a search's would be.
 
 use super::*;
+use trine_core::Named;
 
 /// `LEXICAL:SEMANTIC:VERBATIM` list weights, each > 0.
 pub(super) fn parse_weights(raw: &str) -> Result<v1::ListWeights, String> {
