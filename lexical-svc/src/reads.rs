@@ -9,7 +9,7 @@ use trine_core::Fold;
 use trine_core::bm25::TermCounts;
 use trine_core::model::{Filter, MAX_FILTER_IDS, Memory, TermPage, TermPoint};
 use trine_core::sparse::TermVector;
-use trine_store::{BatchPage, BatchRead, Store, StoreError};
+use trine_store::{BatchPage, BatchRead, Store, StoreError, scroll_kept, scroll_terms_kept};
 use trine_telemetry::int;
 use uuid::Uuid;
 
@@ -188,7 +188,9 @@ impl Apart<'_> {
     ) -> Result<std::vec::IntoIter<BatchPage>, StoreError> {
         let span =
             tracing::info_span!(parent: self.span, "lexical.read.batch", reads = int(reads.len()));
-        let pages = self.store.read_batch(reads).instrument(span).await?;
+        let pages = trine_store::read_kept(self.store, reads)
+            .instrument(span)
+            .await?;
         Ok(pages.into_iter())
     }
 
@@ -271,11 +273,15 @@ impl Apart<'_> {
             if read.full() {
                 break;
             }
-            let page = self
-                .store
-                .scroll_terms(&term.filter, read.room(), Some(offset), self.sources)
-                .instrument(term.span.clone())
-                .await?;
+            let page = scroll_terms_kept(
+                self.store,
+                &term.filter,
+                read.room(),
+                Some(offset),
+                self.sources,
+            )
+            .instrument(term.span.clone())
+            .await?;
             read_term(self.store, &term.filter, self.sources, &mut read, page).await?;
         }
         Ok(Found {
@@ -382,11 +388,7 @@ impl Apart<'_> {
             ids,
             ..self.q.in_text()
         };
-        let memories = self
-            .store
-            .scroll(&holders, self.q.cap, None)
-            .await?
-            .memories;
+        let memories = scroll_kept(self.store, &holders, self.q.cap).await?;
         tracing::Span::current().record("read", int(memories.len()));
         Ok(memories)
     }
@@ -447,8 +449,7 @@ impl Term {
         offset: Option<Uuid>,
         sources: bool,
     ) -> Result<TermPage, StoreError> {
-        store
-            .scroll_terms(&self.filter, limit, offset, sources)
+        scroll_terms_kept(store, &self.filter, limit, offset, sources)
             .instrument(self.span.clone())
             .await
     }
@@ -476,9 +477,7 @@ async fn read_term(
         if read.full() {
             return Ok(false);
         }
-        page = store
-            .scroll_terms(filter, read.room(), Some(offset), sources)
-            .await?;
+        page = scroll_terms_kept(store, filter, read.room(), Some(offset), sources).await?;
     }
 }
 
@@ -493,18 +492,17 @@ pub(crate) async fn phrase_reads(
 ) -> Result<Vec<Memory>, StoreError> {
     let in_text = q.in_text();
     if !q.texts.source_phrases {
-        return Ok(store.scroll(&in_text, q.cap, None).await?.memories);
+        return scroll_kept(store, &in_text, q.cap).await;
     }
     let in_source = q.in_source();
     let (text, source) = tokio::try_join!(
-        store.scroll(&in_text, q.cap, None),
-        store.scroll(&in_source, q.cap, None)
+        scroll_kept(store, &in_text, q.cap),
+        scroll_kept(store, &in_source, q.cap)
     )?;
     let mut seen = HashSet::new();
     Ok(text
-        .memories
         .into_iter()
-        .chain(source.memories)
+        .chain(source)
         .filter(|m| seen.insert(m.id))
         .take(q.cap)
         .collect())

@@ -60,15 +60,27 @@ impl From<Memory> for Document {
 }
 
 /// What [`Frequencies`] counts of one memory, kept without its text: its
-/// tenant, whether it has a validity bound, and its distinct tokens (as the
-/// index holds them, joined by NUL: about the tokens' own bytes). A keeper of
+/// id, tenant, whether it has a validity bound, and its distinct tokens (as
+/// the index holds them, joined by NUL: about the tokens' own bytes) — and,
+/// where the source's postings are kept, its source's. A keeper of
 /// statistics over a collection that other processes write remembers this of
 /// each point, to count out the version a write replaced.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tally {
+    id: uuid::Uuid,
     tenant: Box<str>,
     bounded: bool,
     tokens: Box<str>,
+    source: Box<str>,
+}
+
+/// A NUL-joined list of tokens, each.
+fn split_tokens(joined: &str) -> Vec<String> {
+    joined
+        .split('\0')
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 impl Tally {
@@ -78,7 +90,7 @@ impl Tally {
 
     /// The bytes it holds, for a keeper's accounting.
     pub fn bytes(&self) -> usize {
-        self.tenant.len() + self.tokens.len() + std::mem::size_of::<Self>()
+        self.tenant.len() + self.tokens.len() + self.source.len() + std::mem::size_of::<Self>()
     }
 }
 
@@ -181,11 +193,7 @@ impl Frequencies {
                 tokens.iter().map(String::as_str),
             );
             if let Some(sparse) = &document.sparse {
-                let tenant = self.tenants.entry(memory.tenant.clone()).or_default();
-                tenant.sparse += 1;
-                for dim in dims(sparse) {
-                    *tenant.dims.entry(dim).or_default() += 1;
-                }
+                self.sparse_in(&memory.tenant, sparse);
             }
         }
         if let Some(postings) = &mut self.postings {
@@ -255,18 +263,8 @@ impl Frequencies {
         }
         for (document, tokens) in documents.iter().zip(&tokens) {
             let memory = &document.memory;
-            if let (Some(sparse), Some(tenant)) =
-                (&document.sparse, self.tenants.get_mut(&memory.tenant))
-            {
-                tenant.sparse = tenant.sparse.saturating_sub(1);
-                for dim in dims(sparse) {
-                    if let Some(df) = tenant.dims.get_mut(&dim) {
-                        *df = df.saturating_sub(1);
-                        if *df == 0 {
-                            tenant.dims.remove(&dim);
-                        }
-                    }
-                }
+            if let Some(sparse) = &document.sparse {
+                self.sparse_out(&memory.tenant, sparse);
             }
             self.count_out(
                 &memory.tenant,
@@ -278,21 +276,145 @@ impl Frequencies {
 
     /// What these statistics count of `memory`, to keep without its text.
     pub fn tally(&self, memory: &Memory) -> Tally {
+        let source = match (&self.sources, &memory.source) {
+            (Some(_), Some(source)) => distinct(source, self.fold).join("\0"),
+            _ => String::new(),
+        };
         Tally {
+            id: memory.id,
             tenant: memory.tenant.as_str().into(),
             bounded: bounded(memory),
             tokens: distinct(&memory.text, self.fold).join("\0").into(),
+            source: source.into(),
         }
     }
 
     /// Counts in a memory as [`Frequencies::tally`] took it.
     pub fn add_tally(&mut self, tally: &Tally) {
-        self.count_in(&tally.tenant, tally.bounded, tally.tokens());
+        self.add_tallies(&[(tally, None)]);
     }
 
     /// Counts out a memory counted in with this tally.
     pub fn remove_tally(&mut self, tally: &Tally) {
-        self.count_out(&tally.tenant, tally.bounded, tally.tokens());
+        self.remove_tallies(&[tally]);
+    }
+
+    /// Counts in memories as [`Frequencies::tally`] took them, each with its
+    /// `sparse` vector: where postings are kept, each token's list takes its
+    /// points in one merge ([`Postings::add_all`]), as [`Frequencies::add_all`]
+    /// does with whole documents — what a keeper that holds no texts builds
+    /// and follows a collection with.
+    pub fn add_tallies(&mut self, points: &[(&Tally, Option<&SparseVector>)]) {
+        for (tally, sparse) in points {
+            self.count_in(&tally.tenant, tally.bounded, tally.tokens());
+            // Counted out from the vector the postings keep: without them,
+            // no vector is counted.
+            if let (Some(sparse), true) = (sparse, self.postings.is_some()) {
+                self.sparse_in(&tally.tenant, sparse);
+            }
+        }
+        let split: Vec<(Vec<String>, Vec<String>)> = points
+            .iter()
+            .map(|(t, _)| (split_tokens(&t.tokens), split_tokens(&t.source)))
+            .collect();
+        if let Some(postings) = &mut self.postings {
+            let added: Vec<Added<'_>> = points
+                .iter()
+                .zip(&split)
+                .map(|((t, sparse), (tokens, _))| Added {
+                    id: t.id,
+                    tenant: &t.tenant,
+                    tokens,
+                    sparse: *sparse,
+                })
+                .collect();
+            postings.add_all(&added);
+        }
+        if let Some(sources) = &mut self.sources {
+            let added: Vec<Added<'_>> = points
+                .iter()
+                .zip(&split)
+                .filter(|(_, (_, source))| !source.is_empty())
+                .map(|((t, _), (_, source))| Added {
+                    id: t.id,
+                    tenant: &t.tenant,
+                    tokens: source,
+                    sparse: None,
+                })
+                .collect();
+            sources.add_all(&added);
+        }
+    }
+
+    /// Counts out memories counted in with these tallies.
+    pub fn remove_tallies(&mut self, tallies: &[&Tally]) {
+        let split: Vec<(Vec<String>, Vec<String>)> = tallies
+            .iter()
+            .map(|t| (split_tokens(&t.tokens), split_tokens(&t.source)))
+            .collect();
+        let vectors: Vec<(&str, SparseVector)> = tallies
+            .iter()
+            .filter_map(|t| {
+                let vector = self.postings.as_ref()?.vector(t.id)?;
+                Some((&*t.tenant, vector.to_vector()))
+            })
+            .collect();
+        for (tenant, vector) in &vectors {
+            self.sparse_out(tenant, vector);
+        }
+        if let Some(postings) = &mut self.postings {
+            let removed: Vec<Removed<'_>> = tallies
+                .iter()
+                .zip(&split)
+                .map(|(t, (tokens, _))| Removed {
+                    id: t.id,
+                    tenant: &t.tenant,
+                    tokens,
+                })
+                .collect();
+            postings.remove_all(&removed);
+        }
+        if let Some(sources) = &mut self.sources {
+            let removed: Vec<Removed<'_>> = tallies
+                .iter()
+                .zip(&split)
+                .filter(|(_, (_, source))| !source.is_empty())
+                .map(|(t, (_, source))| Removed {
+                    id: t.id,
+                    tenant: &t.tenant,
+                    tokens: source,
+                })
+                .collect();
+            sources.remove_all(&removed);
+        }
+        for tally in tallies {
+            self.count_out(&tally.tenant, tally.bounded, tally.tokens());
+        }
+    }
+
+    /// A point of `tenant` with this `sparse` vector in.
+    fn sparse_in(&mut self, tenant: &str, sparse: &SparseVector) {
+        let tenant = self.tenants.entry(tenant.to_string()).or_default();
+        tenant.sparse += 1;
+        for dim in dims(sparse) {
+            *tenant.dims.entry(dim).or_default() += 1;
+        }
+    }
+
+    /// A point of `tenant` with this `sparse` vector out.
+    fn sparse_out(&mut self, tenant: &str, sparse: &SparseVector) {
+        let Some(tenant) = self.tenants.get_mut(tenant) else {
+            return;
+        };
+        tenant.sparse = tenant.sparse.saturating_sub(1);
+        for dim in dims(sparse) {
+            if let Some(df) = tenant.dims.get_mut(&dim) {
+                *df = df.saturating_sub(1);
+                if *df == 0 {
+                    tenant.dims.remove(&dim);
+                }
+            }
+        }
     }
 
     /// One point of `tenant` in: its validity bound and distinct tokens.
@@ -689,6 +811,66 @@ mod tests {
             assert_eq!(by_tally.count(&term("acme", "meeting")), Some(0));
             assert_eq!(by_tally.count(&Filter::tenant("globex")), Some(2));
         }
+    }
+
+    /// With postings kept, tallies and their vectors build and follow the
+    /// same statistics, lists and source lists as the whole documents: what
+    /// a keeper over a server collection answers term reads from.
+    #[test]
+    fn tallies_keep_the_postings_documents_keep() {
+        let sourced = |id: u128, tenant: &str, text: &str, source: Option<&str>| Document {
+            memory: Memory {
+                source: source.map(str::to_string),
+                ..Memory::new(Uuid::from_u128(id), tenant, text)
+            },
+            sparse: Some(crate::sparse::encode_text(text, Fold::ASCII)),
+        };
+        let documents = [
+            sourced(
+                1,
+                "acme",
+                "Meeting 2026-11-11 09:58",
+                Some("cal/meeting.ics"),
+            ),
+            sourced(2, "acme", "the meeting of meetings", None),
+            sourced(3, "globex", "meeting notes", Some("notes/meeting.md")),
+            sourced(4, "acme", "Ședință de lucru", Some("ro/ședință.md")),
+        ];
+        let (mut whole, mut tallied) = (
+            Frequencies::with_postings(Fold::ASCII, true),
+            Frequencies::with_postings(Fold::ASCII, true),
+        );
+        whole.add_all(&documents);
+        let tallies: Vec<Tally> = documents.iter().map(|d| tallied.tally(&d.memory)).collect();
+        let points: Vec<(&Tally, Option<&SparseVector>)> = tallies
+            .iter()
+            .zip(&documents)
+            .map(|(t, d)| (t, d.sparse.as_ref()))
+            .collect();
+        tallied.add_tallies(&points);
+        assert_eq!(whole, tallied);
+        whole.remove_all(&documents[..2]);
+        tallied.remove_tallies(&[&tallies[0], &tallies[1]]);
+        assert_eq!(whole, tallied);
+        let page = tallied
+            .term_page(&term("acme", "sedinta"), None, 10)
+            .unwrap();
+        assert_eq!(page.points.len(), 1);
+        assert_eq!(page.points[0].id, Uuid::from_u128(4));
+        assert!(page.points[0].sparse.is_some());
+        assert_eq!(
+            tallied
+                .term_page(&term("acme", "meeting"), None, 10)
+                .unwrap()
+                .points,
+            []
+        );
+        let in_source = |tenant: &str, p: &str| Filter {
+            source_phrase: Some(p.to_string()),
+            ..Filter::tenant(tenant)
+        };
+        assert!(tallied.holds_no_phrase(&in_source("acme", "meeting ics")));
+        assert!(!tallied.holds_no_phrase(&in_source("globex", "notes meeting")));
     }
 
     #[test]

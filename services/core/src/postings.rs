@@ -106,6 +106,12 @@ impl Postings {
         }]);
     }
 
+    /// The `sparse` vector point `id` was added with.
+    pub fn vector(&self, id: Uuid) -> Option<Arc<TermVector>> {
+        let slot = self.slots.get(*self.slot_of.get(&id)? as usize)?.as_ref()?;
+        slot.sparse.clone()
+    }
+
     /// Removes point `id` of `tenant`, added holding `tokens`.
     pub fn remove(&mut self, id: Uuid, tenant: &str, tokens: &[String]) {
         self.remove_all(&[Removed { id, tenant, tokens }]);

@@ -164,7 +164,12 @@ impl EdgeStore {
     /// (statistics built; a plain filter: [`trine_core::Frequencies::term_page`]),
     /// without sources: the same points, vectors and next offset as the
     /// shard's scroll.
-    fn kept_terms(&self, filter: &Filter, offset: Option<Uuid>, limit: usize) -> Option<TermPage> {
+    fn postings_page(
+        &self,
+        filter: &Filter,
+        offset: Option<Uuid>,
+        limit: usize,
+    ) -> Option<TermPage> {
         if filter.tenant.trim().is_empty() {
             return None;
         }
@@ -190,7 +195,7 @@ impl EdgeStore {
 
     /// Whether the kept postings show that no point within `filter` holds
     /// its phrase: its read is empty without a store call.
-    fn holds_no_phrase(&self, filter: &Filter) -> bool {
+    fn phrase_absent(&self, filter: &Filter) -> bool {
         !filter.tenant.trim().is_empty()
             && self
                 .inner
@@ -308,6 +313,24 @@ impl Store for EdgeStore {
         Ok(None)
     }
 
+    /// From the shard's kept postings, without sources (those are read
+    /// from the shard: [`Store::scroll_terms`] joins them to the page).
+    fn kept_terms(
+        &self,
+        filter: &Filter,
+        offset: Option<Uuid>,
+        limit: usize,
+        source: bool,
+    ) -> Option<TermPage> {
+        (!source && filter::to_qdrant(filter, &self.inner.schema).is_ok())
+            .then(|| self.postings_page(filter, offset, limit))
+            .flatten()
+    }
+
+    fn holds_no_phrase(&self, filter: &Filter) -> bool {
+        self.phrase_absent(filter)
+    }
+
     fn keeping(&self) -> Keeping {
         self.inner
             .opened()
@@ -346,7 +369,7 @@ impl Store for EdgeStore {
         offset: Option<Uuid>,
     ) -> Result<ScrollPage> {
         check_limit(limit)?;
-        let none = self.holds_no_phrase(filter);
+        let none = self.phrase_absent(filter);
         let filter = filter::to_qdrant(filter, &self.inner.schema)?;
         if none {
             return Ok(ScrollPage {
@@ -368,7 +391,7 @@ impl Store for EdgeStore {
         check_limit(limit)?;
         // Checked as the shard would, even where the postings answer.
         let checked = filter::to_qdrant(filter, &self.inner.schema)?;
-        let kept = match (self.kept_terms(filter, offset, limit), source) {
+        let kept = match (self.postings_page(filter, offset, limit), source) {
             (Some(page), false) => return Ok(page),
             (kept, _) => kept,
         };
@@ -387,11 +410,11 @@ impl Store for EdgeStore {
             .map(|read| {
                 check_limit(read.limit())?;
                 let kept = match read {
-                    BatchRead::Terms { filter, limit, .. } => {
-                        self.kept_terms(filter, None, *limit).map(BatchPage::Terms)
-                    }
+                    BatchRead::Terms { filter, limit, .. } => self
+                        .postings_page(filter, None, *limit)
+                        .map(BatchPage::Terms),
                     BatchRead::Memories { filter, .. } => self
-                        .holds_no_phrase(filter)
+                        .phrase_absent(filter)
                         .then(|| BatchPage::Memories(Vec::new())),
                 };
                 let filter = filter::to_qdrant(read.filter(), &self.inner.schema)?;
@@ -771,9 +794,11 @@ mod tests {
                     ] {
                         for source in [false, true] {
                             let kept =
-                                store.kept_terms(&filter, offset, limit).unwrap_or_else(|| {
-                                    panic!("{when}: the postings decide {filter:?}")
-                                });
+                                store
+                                    .postings_page(&filter, offset, limit)
+                                    .unwrap_or_else(|| {
+                                        panic!("{when}: the postings decide {filter:?}")
+                                    });
                             let kept = store
                                 .with_shard(move |open, _| open.with_sources(kept, source))
                                 .await
@@ -837,7 +862,7 @@ mod tests {
             projects: vec!["p".into()],
             ..Filter::tenant("acme")
         };
-        assert_eq!(store.kept_terms(&projects, None, 10), None);
+        assert_eq!(store.postings_page(&projects, None, 10), None);
     }
 
     /// Where the document frequencies are kept, a `sparse` query is weighted

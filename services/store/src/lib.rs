@@ -11,6 +11,7 @@
 pub mod backup;
 mod edge;
 mod error;
+mod kept_reads;
 mod metered;
 mod model;
 pub mod payload;
@@ -28,6 +29,7 @@ use uuid::Uuid;
 
 pub use edge::{EdgeStore, Restored};
 pub use error::{Result, StoreError};
+pub use kept_reads::{read_kept, scroll_kept, scroll_terms_kept};
 pub use metered::{Metered, Timing};
 pub use model::*;
 pub use payload::{FieldIndex, PayloadSchema, TimeBounds, TimeFormat};
@@ -265,6 +267,18 @@ store_api! {
         /// built ([`Keeping::Ready`]); `None` otherwise. No default, as
         /// [`Store::counted`].
         fn kept(&self) -> Option<KeptSize>;
+
+        /// A term read ([`Store::scroll_terms`]) answered from the postings this
+        /// process keeps of the collection, where they alone decide it (the
+        /// tenant and its terms: `trine_core::Frequencies::term_page`): the
+        /// embedded store's, a lexical service's over a server collection
+        /// ([`Tracked`]). The same page the store would read; `None`: read it.
+        fn kept_terms(&self, filter: &Filter, offset: Option<Uuid>, limit: usize, source: bool) -> Option<TermPage>;
+
+        /// Whether the kept postings show that no point within `filter` holds
+        /// its phrase or source phrase: its read would be empty. False where
+        /// they cannot tell.
+        fn holds_no_phrase(&self, filter: &Filter) -> bool;
     }
     calls {
         /// Creates the collection when missing (dense `dense` of the embedder's

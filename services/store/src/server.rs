@@ -324,6 +324,15 @@ impl Store for ServerStore {
     /// Never here: the collection is written by other processes (gateways,
     /// `trine ingest`); a [`crate::Tracked`] over this store keeps the
     /// statistics, hearing of their writes through the change journal.
+    /// A server keeps no postings (a lexical service's [`crate::Tracked`] does).
+    fn kept_terms(&self, _: &Filter, _: Option<Uuid>, _: usize, _: bool) -> Option<TermPage> {
+        None
+    }
+
+    fn holds_no_phrase(&self, _filter: &Filter) -> bool {
+        false
+    }
+
     fn counted(&self, _filter: &Filter) -> Counted {
         Counted::No
     }

@@ -32,21 +32,30 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
-use trine_core::model::{Filter, Memory};
+use trine_core::model::{Filter, Memory, SparseVector, TermPage, TermPoint};
+use trine_core::sparse::encode_text;
 use trine_core::{Fold, Frequencies, Tally};
 use uuid::Uuid;
 
 use crate::server::{RETENTION, micros, now_micros};
-use crate::{Around, Change, Counted, Keeping, KeptSize, Result, Scan, Store, StoreError, Wrapped};
+use crate::{
+    Around, Call, Change, Counted, Keeping, KeptSize, Op, Result, Run, Scan, Store, StoreError,
+    Wrapped,
+};
 
 /// How often the journal is read.
 pub const POLL: Duration = Duration::from_millis(200);
+/// How long a write through the keeper's store waits for it to count the
+/// write ([`Shared::caught_up`]).
+const WRITE_WAIT: Duration = Duration::from_secs(2);
 /// How far before its cursor the keeper reads the journal again.
 const OVERLAP: Duration = Duration::from_secs(10);
 /// Points scanned at once while building; journal entries read at once.
 const PAGE: usize = 1_024;
 /// Ids read again at once.
 const REREAD: usize = 256;
+/// The largest page a kept read answers: a server's scroll takes no more.
+const MAX_READ: usize = u32::MAX as usize;
 /// The least time between a failed build and the next.
 const RETRY: Duration = Duration::from_secs(5);
 /// Every so many polls the text index is looked at again: one folded
@@ -65,6 +74,11 @@ pub type Tracked = Wrapped<Keeper>;
 
 struct Shared {
     state: Mutex<State>,
+    /// The keeper's clock (µs) when the last read of the journal it
+    /// applied began: every write journaled before it is counted.
+    applied: tokio::sync::watch::Sender<i64>,
+    /// Wakes the keeper to read the journal now: a write through this store.
+    poke: tokio::sync::Notify,
 }
 
 enum State {
@@ -79,36 +93,88 @@ enum State {
     Off,
 }
 
-/// What the keeper knows.
+/// What the keeper knows: the statistics with each token's points (and
+/// each source token's), what it counted of each point, and each point's
+/// source (what a term read that brings sources hands out).
 struct Book {
     frequencies: Frequencies,
     points: HashMap<Uuid, Tally>,
+    sources: HashMap<Uuid, Box<str>>,
     bytes: usize,
 }
 
 impl Book {
     fn new(fold: Fold) -> Self {
         Self {
-            frequencies: Frequencies::new(fold),
+            frequencies: Frequencies::with_postings(fold, true),
             points: HashMap::new(),
+            sources: HashMap::new(),
             bytes: 0,
         }
     }
 
-    /// `id` is now `memory` (`None`: deleted).
-    fn set(&mut self, id: Uuid, memory: Option<&Memory>) {
-        if let Some(old) = self.points.remove(&id) {
-            self.frequencies.remove_tally(&old);
-            self.bytes -= old.bytes();
+    /// Each of `changes` is now its memory (`None`: deleted): the versions
+    /// counted before out, the new ones in, each list in one merge. A
+    /// point's vector is the one trine writes of its text under the index's
+    /// fold (`sparse::encode_text`), so a term read answered here brings the
+    /// counts the server's read would: the stored vector, or for a point
+    /// written without one, its text's (which a read would fetch).
+    fn set_all(&mut self, changes: &[(Uuid, Option<Memory>)]) {
+        let old: Vec<Tally> = changes
+            .iter()
+            .filter_map(|(id, _)| self.points.remove(id))
+            .collect();
+        self.frequencies
+            .remove_tallies(&old.iter().collect::<Vec<_>>());
+        for (id, _) in changes {
+            self.bytes -= self.sources.remove(id).map_or(0, |s| s.len());
         }
-        if let Some(memory) = memory {
-            let tally = self.frequencies.tally(memory);
-            self.frequencies.add_tally(&tally);
-            self.bytes += tally.bytes();
-            self.points.insert(id, tally);
+        self.bytes -= old.iter().map(Tally::bytes).sum::<usize>();
+        let fold = self.frequencies.fold();
+        let new: Vec<(&Memory, Tally, SparseVector)> = changes
+            .iter()
+            .filter_map(|(_, memory)| memory.as_ref())
+            .map(|m| (m, self.frequencies.tally(m), encode_text(&m.text, fold)))
+            .collect();
+        let counted: Vec<(&Tally, Option<&SparseVector>)> =
+            new.iter().map(|(_, t, v)| (t, Some(v))).collect();
+        self.frequencies.add_tallies(&counted);
+        for (memory, tally, vector) in new {
+            self.bytes += tally.bytes() + vector.indices.len() * VECTOR_ENTRY;
+            self.points.insert(memory.id, tally);
+            if let Some(source) = &memory.source {
+                self.bytes += source.len();
+                self.sources.insert(memory.id, source.as_str().into());
+            }
         }
     }
+
+    /// A term read from the postings, where they decide it.
+    fn term_page(
+        &self,
+        filter: &Filter,
+        offset: Option<Uuid>,
+        limit: usize,
+        source: bool,
+    ) -> Option<TermPage> {
+        let page = self.frequencies.term_page(filter, offset, limit)?;
+        let points = page.points.into_iter().map(|p| TermPoint {
+            source: source
+                .then(|| self.sources.get(&p.id).map(|s| s.to_string()))
+                .flatten(),
+            id: p.id,
+            tf: p.sparse,
+        });
+        Some(TermPage {
+            points: points.collect(),
+            next_offset: page.next,
+        })
+    }
 }
+
+/// The bytes a vector's entry takes where the postings keep it (a
+/// dimension and its count).
+const VECTOR_ENTRY: usize = 8;
 
 fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -118,6 +184,8 @@ impl Tracked {
     pub fn new(inner: Arc<dyn Store>) -> Self {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::Unkept),
+            applied: tokio::sync::watch::Sender::new(i64::MIN),
+            poke: tokio::sync::Notify::new(),
         });
         Wrapped::with(inner, Keeper { shared })
     }
@@ -128,6 +196,32 @@ impl Tracked {
             State::Ready(book) => book.bytes,
             _ => 0,
         }
+    }
+}
+
+impl Shared {
+    /// Until the next read of the journal is due: [`POLL`], or sooner for
+    /// a write through this store.
+    async fn wait_for_poll(&self) {
+        tokio::select! {
+            () = tokio::time::sleep(POLL) => {}
+            () = self.poke.notified() => {}
+        }
+    }
+
+    /// After a write through this store: until the keeper has applied a
+    /// read of the journal begun after it (the write was journaled before
+    /// it returned), so that this process reads its own writes; at most
+    /// [`WRITE_WAIT`], after which the statistics lag as for another
+    /// process's write.
+    async fn caught_up(&self) {
+        if !matches!(*locked(&self.state), State::Ready(_)) {
+            return;
+        }
+        let written = now_micros();
+        let mut applied = self.applied.subscribe();
+        self.poke.notify_one();
+        let _ = tokio::time::timeout(WRITE_WAIT, applied.wait_for(|began| *began > written)).await;
     }
 }
 
@@ -187,6 +281,7 @@ async fn follow(store: &dyn Store, shared: &Arc<Shared>) -> std::result::Result<
         if behind > micros(RETENTION) {
             return Err(format!("{} s behind the journal", behind / 1_000_000));
         }
+        let began = now_micros();
         let current = match reread(store, &mut cursor, overlap, &mut applied).await {
             Ok(current) => current,
             // The journal was dropped (a restore replaced the collection):
@@ -198,7 +293,7 @@ async fn follow(store: &dyn Store, shared: &Arc<Shared>) -> std::result::Result<
                 // The statistics stand as they are; the next poll reads
                 // from the same cursor (until it is too far behind).
                 tracing::warn!(error = %e, "reading the change journal failed");
-                tokio::time::sleep(POLL).await;
+                shared.wait_for_poll().await;
                 continue;
             }
             Err(e) => return Err(e.to_string()),
@@ -206,8 +301,9 @@ async fn follow(store: &dyn Store, shared: &Arc<Shared>) -> std::result::Result<
         if !apply(shared, &mut book, &current, first, fold, started) {
             return Ok(());
         }
+        shared.applied.send_replace(began);
         first = false;
-        tokio::time::sleep(POLL).await;
+        shared.wait_for_poll().await;
     }
 }
 
@@ -237,9 +333,9 @@ async fn scan_collection(store: &dyn Store, fold: Fold) -> std::result::Result<B
             .scan(Scan::All, PAGE, offset)
             .await
             .map_err(|e| e.to_string())?;
-        for memory in &page.memories {
-            book.set(memory.id, Some(memory));
-        }
+        let changes: Vec<(Uuid, Option<Memory>)> =
+            page.memories.into_iter().map(|m| (m.id, Some(m))).collect();
+        book.set_all(&changes);
         offset = page.next_offset;
         if offset.is_none() {
             return Ok(book);
@@ -260,9 +356,7 @@ fn apply(
 ) -> bool {
     let mut state = locked(&shared.state);
     if first {
-        for (id, memory) in current {
-            book.set(*id, memory.as_ref());
-        }
+        book.set_all(current);
         tracing::info!(
             points = book.points.len(),
             tenants = book.frequencies.tenants(),
@@ -273,9 +367,7 @@ fn apply(
         );
         *state = State::Ready(std::mem::replace(book, Book::new(fold)));
     } else if let State::Ready(kept) = &mut *state {
-        for (id, memory) in current {
-            kept.set(*id, memory.as_ref());
-        }
+        kept.set_all(current);
     } else {
         return false;
     }
@@ -329,8 +421,18 @@ async fn reread(
     Ok(current)
 }
 
-/// Every call passes through; the statistics are the keeper's.
+/// Every call passes through (a write waits until the keeper has counted
+/// it); the statistics and postings are the keeper's.
+#[async_trait::async_trait]
 impl Around for Keeper {
+    async fn around<'a, T: Send + 'a>(&'a self, call: Call, run: &'a Run<'a, T>) -> Result<T> {
+        let done = run().await?;
+        if matches!(call.op, Op::Upsert | Op::Delete | Op::SetSparse) {
+            self.shared.caught_up().await;
+        }
+        Ok(done)
+    }
+
     /// From the kept statistics once built (a tenant, or one term).
     fn counted<'s>(&'s self, inner: &'s Arc<dyn Store>, filter: &Filter) -> Counted {
         if filter.tenant.trim().is_empty() {
@@ -366,6 +468,34 @@ impl Around for Keeper {
             State::Ready(book) => Some(KeptSize::of(&book.frequencies)),
             State::Unkept | State::Off => inner.kept(),
             State::Building | State::Rebuilding => None,
+        }
+    }
+    /// From the kept postings once built (a tenant and its terms).
+    fn kept_terms<'s>(
+        &'s self,
+        inner: &'s Arc<dyn Store>,
+        filter: &Filter,
+        offset: Option<Uuid>,
+        limit: usize,
+        source: bool,
+    ) -> Option<TermPage> {
+        if filter.tenant.trim().is_empty() || limit == 0 || limit > MAX_READ {
+            return None;
+        }
+        match &*locked(&self.shared.state) {
+            State::Ready(book) => book.term_page(filter, offset, limit, source),
+            State::Unkept | State::Off => inner.kept_terms(filter, offset, limit, source),
+            State::Building | State::Rebuilding => None,
+        }
+    }
+    fn holds_no_phrase<'s>(&'s self, inner: &'s Arc<dyn Store>, filter: &Filter) -> bool {
+        if filter.tenant.trim().is_empty() {
+            return false;
+        }
+        match &*locked(&self.shared.state) {
+            State::Ready(book) => book.frequencies.holds_no_phrase(filter),
+            State::Unkept | State::Off => inner.holds_no_phrase(filter),
+            State::Building | State::Rebuilding => false,
         }
     }
     fn keeping<'s>(&'s self, inner: &'s Arc<dyn Store>) -> Keeping {

@@ -173,3 +173,174 @@ async fn kept_counts_follow_another_processs_writes() {
     };
     assert_eq!(kept.counted(&by_kind), Counted::No);
 }
+
+/// Every term read of `tenants`' words answered from the kept postings:
+/// the points, in order, with their sources.
+fn kept_reads(kept: &Tracked, tenants: &[&str]) -> Vec<(String, Vec<(Uuid, Option<String>)>)> {
+    filters(tenants)
+        .into_iter()
+        .filter(|f| !f.all_terms.is_empty())
+        .map(|f| {
+            let page = kept.kept_terms(&f, None, 1_000, true);
+            let points = page.map_or_else(Vec::new, |p| {
+                p.points.into_iter().map(|p| (p.id, p.source)).collect()
+            });
+            (format!("{} {:?}", f.tenant, f.all_terms), points)
+        })
+        .collect()
+}
+
+/// The same reads, of the server.
+async fn server_reads(
+    store: &dyn Store,
+    tenants: &[&str],
+) -> Vec<(String, Vec<(Uuid, Option<String>)>)> {
+    let mut out = Vec::new();
+    for f in filters(tenants)
+        .into_iter()
+        .filter(|f| !f.all_terms.is_empty())
+    {
+        let page = store.scroll_terms(&f, 1_000, None, true).await.unwrap();
+        let points = page.points.into_iter().map(|p| (p.id, p.source)).collect();
+        out.push((format!("{} {:?}", f.tenant, f.all_terms), points));
+    }
+    out
+}
+
+/// Waits (at most a minute) until every term read the keeper answers is
+/// the server's own, looking again after each read of the journal.
+async fn until_reads_agree(
+    kept: &Tracked,
+    writer: &dyn Store,
+    tenants: &[&str],
+    reads: &mut watch::Receiver<u64>,
+) {
+    let mut last = (Vec::new(), Vec::new());
+    let agreed = async {
+        loop {
+            reads.borrow_and_update();
+            last = (
+                kept_reads(kept, tenants),
+                server_reads(writer, tenants).await,
+            );
+            if last.0 == last.1 {
+                return;
+            }
+            reads.changed().await.expect("the keeper's store lives");
+        }
+    };
+    if tokio::time::timeout(Duration::from_secs(60), agreed)
+        .await
+        .is_err()
+    {
+        panic!(
+            "kept reads never agreed: kept {:#?}, server {:#?}",
+            last.0, last.1
+        );
+    }
+}
+
+/// A keeper over a server collection that two other processes write at
+/// once, each its own tenant, with the same words: while they write, no
+/// term read it answers holds a point of the other tenant; once they are
+/// done, its reads are the server's, sources included. A write through
+/// the keeper's own store is read back at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kept_postings_follow_concurrent_writers_within_each_tenant() {
+    let Ok(url) = std::env::var("TRINE_QDRANT_URL") else {
+        trine_testkit::skipped(
+            "kept postings over a Qdrant server",
+            trine_testkit::NO_QDRANT,
+        );
+        return;
+    };
+    let collection = format!("trine_tracked_{}", Uuid::new_v4().simple());
+    let first = ServerStore::connect(&url, &collection).await.unwrap();
+    first.ensure_collection(&spec()).await.unwrap();
+    let seed = Uuid::new_v4();
+    first
+        .upsert(vec![point(Memory::new(seed, "acme", text(0)))])
+        .await
+        .unwrap();
+    let inner = trine_testkit::noted(
+        Arc::new(ServerStore::connect(&url, &collection).await.unwrap()),
+        Op::Changes,
+    );
+    let mut reads = inner.hook().ended();
+    let kept = Arc::new(Tracked::new(inner));
+    kept.keep_counts();
+    let ready = async {
+        while kept.keeping() != Keeping::Ready {
+            reads.changed().await.expect("the keeper's store lives");
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), ready)
+        .await
+        .expect("never built");
+
+    let writes = |tenant: &'static str| {
+        let url = url.clone();
+        let collection = collection.clone();
+        tokio::spawn(async move {
+            let writer = ServerStore::connect(&url, &collection).await.unwrap();
+            let mut ids = Vec::new();
+            for batch in 0..12 {
+                let points: Vec<Point> = (0..6)
+                    .map(|i| {
+                        let memory = Memory {
+                            source: Some(format!("{tenant}/notes-{batch}.md")),
+                            ..Memory::new(Uuid::new_v4(), tenant, text(batch * 6 + i))
+                        };
+                        ids.push(memory.id);
+                        point(memory)
+                    })
+                    .collect();
+                writer.upsert(points).await.unwrap();
+                if batch % 4 == 3 {
+                    writer.delete(&ids[ids.len() - 2..]).await.unwrap();
+                }
+            }
+            ids
+        })
+    };
+    let (acme, globex) = (writes("acme"), writes("globex"));
+    let mut looked = 0;
+    while !(acme.is_finished() && globex.is_finished()) {
+        reads.changed().await.expect("the keeper's store lives");
+        // Each writer's sources name its tenant; the first point, acme's,
+        // has none.
+        for tenant in ["acme", "globex"] {
+            for (read, points) in kept_reads(&kept, &[tenant]) {
+                for (id, source) in points {
+                    let own = match &source {
+                        Some(source) => source.starts_with(&format!("{tenant}/")),
+                        None => tenant == "acme" && id == seed,
+                    };
+                    assert!(own, "{read}: {id} ({source:?}) is another tenant's");
+                }
+            }
+        }
+        looked += 1;
+    }
+    let (acme, globex) = (acme.await.unwrap(), globex.await.unwrap());
+    assert!(acme.len() == 72 && globex.len() == 72, "every write made");
+    assert!(looked > 0, "looked while they wrote");
+    until_reads_agree(&kept, &first, &["acme", "globex", "initech"], &mut reads).await;
+
+    // Read back at once: the write waited until the keeper counted it.
+    let own = Memory {
+        source: Some("initech/own.md".into()),
+        ..Memory::new(Uuid::new_v4(), "initech", "omega alpha")
+    };
+    kept.upsert(vec![point(own.clone())]).await.unwrap();
+    let omega = Filter {
+        all_terms: vec!["omega".into()],
+        ..Filter::tenant("initech")
+    };
+    let page = kept.kept_terms(&omega, None, 10, true).expect("decided");
+    let found: Vec<(Uuid, Option<String>)> =
+        page.points.into_iter().map(|p| (p.id, p.source)).collect();
+    assert_eq!(found, [(own.id, own.source.clone())]);
+    kept.delete(&[own.id]).await.unwrap();
+    assert_eq!(kept.kept_terms(&omega, None, 10, true).unwrap().points, []);
+}
