@@ -1,7 +1,9 @@
 //! [`Tracked`]: the per-tenant document frequencies of a collection that
-//! other processes write, kept in this one — so that a count of the tenant
-//! or of one term is no server call ([`Store::counted`]) on a server store
-//! too.
+//! other processes write, and each token's points (the postings), kept in
+//! this one — so that a count of the tenant or of one term
+//! ([`Store::counted`]), and the candidates' term reads
+//! ([`Store::kept_terms`], [`Store::holds_no_phrase`]), are no server call
+//! on a server store too.
 //!
 //! Built from a scan of the collection when [`Store::keep_counts`] asks,
 //! then kept current from the store's change journal ([`Store::changes`]):
@@ -190,7 +192,9 @@ impl Tracked {
         Wrapped::with(inner, Keeper { shared })
     }
 
-    /// The bytes the keeper holds for its points' tallies (0 until built).
+    /// The bytes the keeper holds for its points' tallies, vectors and
+    /// sources (0 until built; the postings' lists are [`Store::kept`]'s
+    /// entries).
     pub fn kept_bytes(&self) -> usize {
         match &*locked(&self.hook().shared.state) {
             State::Ready(book) => book.bytes,

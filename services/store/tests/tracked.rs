@@ -174,9 +174,12 @@ async fn kept_counts_follow_another_processs_writes() {
     assert_eq!(kept.counted(&by_kind), Counted::No);
 }
 
-/// Every term read of `tenants`' words answered from the kept postings:
-/// the points, in order, with their sources.
-fn kept_reads(kept: &Tracked, tenants: &[&str]) -> Vec<(String, Vec<(Uuid, Option<String>)>)> {
+/// Each term read, named, with the points it found in order and their
+/// sources.
+type Reads = Vec<(String, Vec<(Uuid, Option<String>)>)>;
+
+/// Every term read of `tenants`' words answered from the kept postings.
+fn kept_reads(kept: &Tracked, tenants: &[&str]) -> Reads {
     filters(tenants)
         .into_iter()
         .filter(|f| !f.all_terms.is_empty())
@@ -191,10 +194,7 @@ fn kept_reads(kept: &Tracked, tenants: &[&str]) -> Vec<(String, Vec<(Uuid, Optio
 }
 
 /// The same reads, of the server.
-async fn server_reads(
-    store: &dyn Store,
-    tenants: &[&str],
-) -> Vec<(String, Vec<(Uuid, Option<String>)>)> {
+async fn server_reads(store: &dyn Store, tenants: &[&str]) -> Reads {
     let mut out = Vec::new();
     for f in filters(tenants)
         .into_iter()

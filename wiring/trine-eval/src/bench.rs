@@ -28,6 +28,7 @@ use trine_config::{
 use crate::eval::native_search;
 use crate::queries::{self, Query};
 
+mod cpu;
 mod report;
 
 use report::own_peak_rss_mib;
@@ -81,6 +82,30 @@ pub struct Args {
     /// the queries run out before the time is up
     #[arg(long)]
     pub no_repeat: bool,
+    /// The Qdrant server's process ids on this machine, comma-separated
+    /// (start-qdrant's TRINE_QDRANT_PIDS): their CPU time per search is
+    /// reported beside the wall clock
+    #[arg(long, value_delimiter = ',')]
+    pub server_pids: Vec<u32>,
+}
+
+/// What a run measured: the samples that started inside the measured
+/// window, the open loop's shed ticks, whether the queries ran out
+/// (`--no-repeat`) before the time was up, and the server's CPU seconds over
+/// the window (`--server-pids`).
+struct Loaded {
+    samples: Vec<Sample>,
+    shed: usize,
+    ran_out: bool,
+    server_cpu: Option<f64>,
+}
+
+impl Loaded {
+    /// The server's CPU milliseconds per search measured.
+    fn server_cpu_ms(&self) -> Option<f64> {
+        let searches = self.samples.len().max(1) as f64;
+        self.server_cpu.map(|seconds| seconds * 1000.0 / searches)
+    }
 }
 
 /// The requests to send: every query, or with `--no-repeat` each distinct
@@ -229,7 +254,7 @@ async fn run_trine(
             )
         }
     };
-    let (samples, shed, ran_out) = load(Target::Trine(client), requests, args).await;
+    let loaded = load(Target::Trine(client), requests, args).await?;
     let in_process = mesh.is_some();
     if let Some(mesh) = mesh {
         mesh.stop().await?;
@@ -243,11 +268,12 @@ async fn run_trine(
             .unwrap_or_else(|| config.lexical.strategy.name().to_string()),
         concurrency: args.concurrency,
         rate: args.rate,
-        shed,
+        shed: loaded.shed,
         peak_rss_mib: if in_process { own_peak_rss_mib() } else { None },
-        ..Report::of(&samples, args.duration.as_secs_f64())
+        server_cpu_ms: loaded.server_cpu_ms(),
+        ..Report::of(&loaded.samples, args.duration.as_secs_f64())
     };
-    Ok((report, opened, ran_out))
+    Ok((report, opened, loaded.ran_out))
 }
 
 /// One search as a user of Qdrant alone would make it ([`native_search`]).
@@ -271,18 +297,24 @@ async fn native(
     })
 }
 
-/// Runs the load against `target` and returns the samples that started
-/// inside the measured window, with the ticks shed.
-/// The samples of a run, the open loop's shed ticks, and whether the
-/// queries ran out (`--no-repeat`) before the time was up.
+/// Runs the load against `target`: what it measured ([`Loaded`]).
 async fn load(
     target: Target,
     requests: Arc<Vec<SearchRequest>>,
     args: &Args,
-) -> (Vec<Sample>, usize, bool) {
+) -> Result<Loaded, String> {
     let started = Instant::now();
     let measure_from = started + args.warmup;
     let until = measure_from + args.duration;
+    let pids = args.server_pids.clone();
+    let server_cpu = (!pids.is_empty()).then(|| {
+        tokio::spawn(async move {
+            tokio::time::sleep_until(measure_from.into()).await;
+            let before = cpu::cpu_seconds(&pids)?;
+            tokio::time::sleep_until(until.into()).await;
+            Ok::<f64, String>(cpu::cpu_seconds(&pids)? - before)
+        })
+    });
     let next = Arc::new(AtomicUsize::new(0));
     let ran_out = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let pick = {
@@ -344,7 +376,16 @@ async fn load(
             samples.push(sample);
         }
     }
-    (samples, shed, ran_out.load(Ordering::Relaxed))
+    let server_cpu = match server_cpu {
+        Some(task) => Some(task.await.map_err(|e| e.to_string())??),
+        None => None,
+    };
+    Ok(Loaded {
+        samples,
+        shed,
+        ran_out: ran_out.load(Ordering::Relaxed),
+        server_cpu,
+    })
 }
 
 /// The store's document frequencies (the embedded store's, or those kept of
@@ -473,8 +514,8 @@ async fn run_native(
         lexical: lexical.to_string(),
         limit: usize::try_from(args.limit).unwrap_or(usize::MAX),
     };
-    let (samples, shed, ran_out) = load(target, requests.clone(), args).await;
-    if ran_out {
+    let loaded = load(target, requests.clone(), args).await?;
+    if loaded.ran_out {
         return Err(out_of_queries(&requests, args).into());
     }
     Ok(Report {
@@ -483,9 +524,10 @@ async fn run_native(
         strategy: lexical.to_string(),
         concurrency: args.concurrency,
         rate: args.rate,
-        shed,
+        shed: loaded.shed,
         peak_rss_mib: own_peak_rss_mib(),
-        ..Report::of(&samples, args.duration.as_secs_f64())
+        server_cpu_ms: loaded.server_cpu_ms(),
+        ..Report::of(&loaded.samples, args.duration.as_secs_f64())
     })
 }
 

@@ -115,6 +115,10 @@ pub struct Report {
     /// an endpoint (the servers are other processes) or off Linux.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peak_rss_mib: Option<f64>,
+    /// The Qdrant server's CPU milliseconds per search over the measured
+    /// window (`--server-pids`): what a search costs the shared server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_cpu_ms: Option<f64>,
     /// The same load on Qdrant's one-call hybrid, when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub native: Option<Box<Report>>,
@@ -223,6 +227,9 @@ impl Report {
                 s.p50, s.p95, s.p99, s.max, self.over_budget, s.n
             );
         }
+        if let Some(ms) = self.server_cpu_ms {
+            out += &format!("Qdrant server CPU per search: {ms:.3} ms\n");
+        }
         if let Some(mib) = self.peak_rss_mib {
             out += &format!("peak memory of this process (VmHWM): {mib:.0} MiB\n");
         }
@@ -236,6 +243,12 @@ impl Report {
                 ratio(self.end_to_end.p95, native.end_to_end.p95),
                 ratio(self.throughput, native.throughput),
             );
+            if let (Some(trine), Some(native)) = (self.server_cpu_ms, native.server_cpu_ms) {
+                out += &format!(
+                    "trine / Qdrant native, server CPU per search: {:.2}x\n",
+                    ratio(trine, native)
+                );
+            }
         }
         out
     }
