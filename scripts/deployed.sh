@@ -129,10 +129,10 @@ for topology in $topologies; do
           measured "$run.cpu.txt" trine "$trine" "${server[@]}" --log error bench \
             --endpoint "http://$gateway" --queries "$dir/bench-queries.jsonl" \
             --strategy "$strategy" --concurrency "$c" --duration "$duration" --warmup 0s \
-            --save "$run.json"
+            --save "$run.json" --server-pids "$TRINE_QDRANT_PIDS"
           measured "$run.cpu.txt" native "$trine" "${server[@]}" --log error bench \
             --queries "$dir/bench-queries.jsonl" --concurrency "$c" --native sparse --native-only \
-            --duration "$duration" --warmup 0s --save "$run.native.json"
+            --duration "$duration" --warmup 0s --save "$run.native.json" --server-pids "$TRINE_QDRANT_PIDS"
         done
       done
       four_peaks >"$at-memory.txt"

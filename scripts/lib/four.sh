@@ -3,7 +3,8 @@
 # `trine serve --role gateway|lexical|semantic|fusion` as four OS processes on
 # free loopback ports (each role's output in LOGS-ROLE.log, its pid in
 # LOGS-ROLE.pid), waits until each role's own gRPC health service says SERVING
-# (lexical-svc: once its document frequencies are built) and sets `gateway`
+# (lexical-svc: once its document frequencies are built; the seconds each
+# took from the start in LOGS-serving.txt) and sets `gateway`
 # (host:port); `four_peaks` prints each role's peak resident memory (VmHWM, KiB)
 # a line; `four_stop` stops them. A role that never serves stops the script.
 four_pids=()
@@ -22,6 +23,8 @@ four_start() { # LOGS SERVER_ARGS...
     four_roles+=("$1 $!")
     echo $! >"$logs-$1.pid"
   }
+  local began
+  began="$(date +%s.%N)"
   serve lexical "$lexical"
   serve semantic "$semantic"
   serve fusion "$fusion"
@@ -37,6 +40,8 @@ four_start() { # LOGS SERVER_ARGS...
     done
     "$trine" health "$addr" --service "$service" >/dev/null ||
       { echo "$service at $addr never served (logs: $logs-*.log)" >&2; exit 1; }
+    # Seconds from the start to SERVING (the lexical role's: its postings built).
+    echo "$service $(python3 -c "import sys; print(round($(date +%s.%N) - $began, 1))")" >>"$logs-serving.txt"
   done
 }
 

@@ -297,6 +297,24 @@ async fn native(
     })
 }
 
+/// The CPU seconds the server's processes `pids` spend from `from` to
+/// `until`, measured by a task of its own; none without pids.
+fn server_cpu(
+    pids: &[u32],
+    from: Instant,
+    until: Instant,
+) -> Option<tokio::task::JoinHandle<Result<f64, String>>> {
+    let pids = pids.to_vec();
+    (!pids.is_empty()).then(|| {
+        tokio::spawn(async move {
+            tokio::time::sleep_until(from.into()).await;
+            let before = cpu::cpu_seconds(&pids)?;
+            tokio::time::sleep_until(until.into()).await;
+            Ok(cpu::cpu_seconds(&pids)? - before)
+        })
+    })
+}
+
 /// Runs the load against `target`: what it measured ([`Loaded`]).
 async fn load(
     target: Target,
@@ -306,15 +324,7 @@ async fn load(
     let started = Instant::now();
     let measure_from = started + args.warmup;
     let until = measure_from + args.duration;
-    let pids = args.server_pids.clone();
-    let server_cpu = (!pids.is_empty()).then(|| {
-        tokio::spawn(async move {
-            tokio::time::sleep_until(measure_from.into()).await;
-            let before = cpu::cpu_seconds(&pids)?;
-            tokio::time::sleep_until(until.into()).await;
-            Ok::<f64, String>(cpu::cpu_seconds(&pids)? - before)
-        })
-    });
+    let server_cpu = server_cpu(&args.server_pids, measure_from, until);
     let next = Arc::new(AtomicUsize::new(0));
     let ran_out = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let pick = {
@@ -376,15 +386,14 @@ async fn load(
             samples.push(sample);
         }
     }
-    let server_cpu = match server_cpu {
-        Some(task) => Some(task.await.map_err(|e| e.to_string())??),
-        None => None,
-    };
     Ok(Loaded {
         samples,
         shed,
         ran_out: ran_out.load(Ordering::Relaxed),
-        server_cpu,
+        server_cpu: match server_cpu {
+            Some(task) => Some(task.await.map_err(|e| e.to_string())??),
+            None => None,
+        },
     })
 }
 
