@@ -47,6 +47,8 @@ use crate::{
 
 /// How often the journal is read.
 pub const POLL: Duration = Duration::from_millis(200);
+/// Why the keeper waits: no collection yet.
+const NOT_MADE: &str = "the collection does not exist yet";
 /// How long a write through the keeper's store waits for it to count the
 /// write ([`Shared::caught_up`]).
 const WRITE_WAIT: Duration = Duration::from_secs(2);
@@ -237,6 +239,12 @@ async fn keep(inner: Weak<dyn Store>, shared: Weak<Shared>) {
         };
         match follow(store.as_ref(), &state).await {
             Ok(()) => return,
+            Err(why) if why == NOT_MADE => {
+                tracing::info!(
+                    "the collection does not exist yet: its document frequencies are built once it does"
+                );
+                *locked(&state.state) = State::Rebuilding;
+            }
             Err(why) => {
                 tracing::warn!(%why, "the document frequencies of a server collection were dropped; counts go to the store until they are built again");
                 *locked(&state.state) = State::Rebuilding;
@@ -317,8 +325,12 @@ async fn text_fold(
     store: &dyn Store,
     shared: &Arc<Shared>,
 ) -> std::result::Result<Option<Fold>, String> {
-    let info = store.info().await.map_err(|e| e.to_string())?;
-    match info.and_then(|i| i.text_index) {
+    let Some(info) = store.info().await.map_err(|e| e.to_string())? else {
+        // Not made yet (a lexical service started before the first write):
+        // built once it is, counts going to the store meanwhile.
+        return Err(NOT_MADE.to_string());
+    };
+    match info.text_index {
         Some(index) if index.tokenizer == "word" && index.lowercase => Ok(Some(index.fold())),
         _ => {
             tracing::info!("no text index trine counts as the index does: counts go to the store");
