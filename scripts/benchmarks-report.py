@@ -743,9 +743,11 @@ def deployed_section(work: Path) -> list[str]:
     out += ["", "Per stage (p50, milliseconds; each service's own spans, the calls as the gateway "
             "saw them; mesh overhead: the gateway's time beyond its slowest channel and fusion's "
             "own work; native: one call to Qdrant, end to end). The lexical read — each term's "
-            "points with their sparse encodings, up to the cap of 256, beside the phrase reads — "
-            "is the path that sets trine's time wherever it is behind; the last column is its "
-            "p50 over native's whole call:", "",
+            "points with their sparse encodings, up to the cap of 256, answered from the "
+            "postings lexical-svc keeps of the collection (`Tracked`), beside the phrase reads "
+            "they cannot rule out, which go to the server — was the path that set trine's time "
+            "before lexical-svc kept the postings (41–66 ms p50 at 16 in flight on one server); "
+            "the last column is its p50 over native's whole call:", "",
             "| topology | corpus | memories | strategy | load | "
             + " | ".join(label for _, label in DEPLOYED_STAGES)
             + " | mesh overhead | native | read / native |",
@@ -788,16 +790,14 @@ def deployed_section(work: Path) -> list[str]:
                 "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | "
                 "--- | --- | --- | --- | --- |", *cpu_rows,
                 "",
-                "The floor, where trine is behind on one server: Qdrant spends about as much CPU "
-                "on a trine search (a dense query, the lexical reads, the payload of the hits) as "
-                "on its own one call — the Qdrant ratio above —, and what trine adds is its own "
-                "four processes (the mesh column: each search crosses four gRPC hops, and each "
-                "service decodes what it reads). With the mesh on the same two cores as Qdrant, "
-                "as here, the total ratio bounds the throughput ratio; with trine's processes on "
-                "cores of their own, as a Kubernetes deployment places them, the Qdrant ratio "
-                "does. At concurrency 1 the floor is the lexical read (read / native above) and "
-                "the fusion and payload hops after it. On the cluster Qdrant spends less on a "
-                "trine search than on its one call, and trine is ahead."]
+                "What a trine search costs Qdrant: the dense query, the phrase reads the kept "
+                "postings cannot rule out, and the payload of the hits — its term reads are "
+                "answered in lexical-svc — against the one call's dense and sparse prefetches over "
+                "the whole index (the Qdrant ratio). What trine adds is its own four processes "
+                "(the mesh column: each search crosses four gRPC hops). With the mesh on the same "
+                "two cores as Qdrant, as here, the total ratio bounds the throughput ratio; with "
+                "trine's processes on cores of their own, as a Kubernetes deployment places them, "
+                "the Qdrant ratio does."]
     ingests = []
     for path in sorted(work.glob("*-ingest.txt")):
         stored = [line for line in path.read_text(encoding="utf-8").splitlines()
