@@ -322,9 +322,12 @@ impl Store for EdgeStore {
         limit: usize,
         source: bool,
     ) -> Option<TermPage> {
-        (!source && filter::to_qdrant(filter, &self.inner.schema).is_ok())
-            .then(|| self.postings_page(filter, offset, limit))
-            .flatten()
+        // Refused as the shard would refuse the read, where it would.
+        (!source
+            && check_limit(limit).is_ok()
+            && filter::to_qdrant(filter, &self.inner.schema).is_ok())
+        .then(|| self.postings_page(filter, offset, limit))
+        .flatten()
     }
 
     fn holds_no_phrase(&self, filter: &Filter) -> bool {

@@ -60,6 +60,19 @@ fn filters(tenants: &[&str]) -> Vec<Filter> {
     out
 }
 
+/// Another process's keeper of `collection`, with its reads of the change
+/// journal counted as they end: after each, what it holds may have changed,
+/// so a test looks again then (the keeper reads on its own schedule; no
+/// timer in the tests).
+async fn keeper(url: &str, collection: &str) -> (Tracked, watch::Receiver<u64>) {
+    let inner = trine_testkit::noted(
+        Arc::new(ServerStore::connect(url, collection).await.unwrap()),
+        Op::Changes,
+    );
+    let reads = inner.hook().ended();
+    (Tracked::new(inner), reads)
+}
+
 /// Waits (at most a minute) until every filter's kept count is the
 /// server's own count, looking again after each read of the journal.
 async fn until_counts_agree(
@@ -119,15 +132,7 @@ async fn kept_counts_follow_another_processs_writes() {
         .await
         .unwrap();
 
-    // The keeper's reads of the change journal, counted as they end: after
-    // each, what it holds may have changed, so the test looks again then
-    // (the keeper reads on its own schedule; no timer here).
-    let inner = trine_testkit::noted(
-        Arc::new(ServerStore::connect(&url, &collection).await.unwrap()),
-        Op::Changes,
-    );
-    let mut reads = inner.hook().ended();
-    let kept = Tracked::new(inner);
+    let (kept, mut reads) = keeper(&url, &collection).await;
     assert_eq!(kept.keeping(), Keeping::Not, "nothing kept until asked");
     kept.keep_counts();
     let built = async {
@@ -262,12 +267,7 @@ async fn kept_postings_follow_concurrent_writers_within_each_tenant() {
         .upsert(vec![point(Memory::new(seed, "acme", text(0)))])
         .await
         .unwrap();
-    let inner = trine_testkit::noted(
-        Arc::new(ServerStore::connect(&url, &collection).await.unwrap()),
-        Op::Changes,
-    );
-    let mut reads = inner.hook().ended();
-    let kept = Arc::new(Tracked::new(inner));
+    let (kept, mut reads) = keeper(&url, &collection).await;
     kept.keep_counts();
     let ready = async {
         while kept.keeping() != Keeping::Ready {
