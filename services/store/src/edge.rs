@@ -164,12 +164,7 @@ impl EdgeStore {
     /// (statistics built; a plain filter: [`trine_core::Frequencies::term_page`]),
     /// without sources: the same points, vectors and next offset as the
     /// shard's scroll.
-    fn postings_page(
-        &self,
-        filter: &Filter,
-        offset: Option<Uuid>,
-        limit: usize,
-    ) -> Option<TermPage> {
+    fn kept_page(&self, filter: &Filter, offset: Option<Uuid>, limit: usize) -> Option<TermPage> {
         if filter.tenant.trim().is_empty() {
             return None;
         }
@@ -326,7 +321,7 @@ impl Store for EdgeStore {
         (!source
             && check_limit(limit).is_ok()
             && filter::to_qdrant(filter, &self.inner.schema).is_ok())
-        .then(|| self.postings_page(filter, offset, limit))
+        .then(|| self.kept_page(filter, offset, limit))
         .flatten()
     }
 
@@ -394,7 +389,7 @@ impl Store for EdgeStore {
         check_limit(limit)?;
         // Checked as the shard would, even where the postings answer.
         let checked = filter::to_qdrant(filter, &self.inner.schema)?;
-        let kept = match (self.postings_page(filter, offset, limit), source) {
+        let kept = match (self.kept_page(filter, offset, limit), source) {
             (Some(page), false) => return Ok(page),
             (kept, _) => kept,
         };
@@ -413,9 +408,9 @@ impl Store for EdgeStore {
             .map(|read| {
                 check_limit(read.limit())?;
                 let kept = match read {
-                    BatchRead::Terms { filter, limit, .. } => self
-                        .postings_page(filter, None, *limit)
-                        .map(BatchPage::Terms),
+                    BatchRead::Terms { filter, limit, .. } => {
+                        self.kept_page(filter, None, *limit).map(BatchPage::Terms)
+                    }
                     BatchRead::Memories { filter, .. } => self
                         .phrase_absent(filter)
                         .then(|| BatchPage::Memories(Vec::new())),
@@ -797,11 +792,9 @@ mod tests {
                     ] {
                         for source in [false, true] {
                             let kept =
-                                store
-                                    .postings_page(&filter, offset, limit)
-                                    .unwrap_or_else(|| {
-                                        panic!("{when}: the postings decide {filter:?}")
-                                    });
+                                store.kept_page(&filter, offset, limit).unwrap_or_else(|| {
+                                    panic!("{when}: the postings decide {filter:?}")
+                                });
                             let kept = store
                                 .with_shard(move |open, _| open.with_sources(kept, source))
                                 .await
@@ -865,7 +858,7 @@ mod tests {
             projects: vec!["p".into()],
             ..Filter::tenant("acme")
         };
-        assert_eq!(store.postings_page(&projects, None, 10), None);
+        assert_eq!(store.kept_page(&projects, None, 10), None);
     }
 
     /// Where the document frequencies are kept, a `sparse` query is weighted
