@@ -6,6 +6,7 @@
     python3 scripts/fusion-study.py check --lists L.jsonl --report R.json --embedder minilm
     python3 scripts/fusion-study.py grid --embedder static --split tune \\
         --set chat=L1.jsonl:R1.json:Q1.jsonl --set fr=L2.jsonl:R2.json:Q2.jsonl
+    python3 scripts/fusion-study.py ablate --embedder minilm --split held --set chat=L1.jsonl:R1.json:Q1.jsonl
 
 `fuse` mirrors services/core/src/fusion.rs (score, rrf; the verbatim tier; the per-embedder
 defaults of `Settings::for_embedder`), so that a grid of fusions can be tried on every
@@ -14,7 +15,10 @@ mirror: the default fusion of the lists must rank every query's gold exactly as 
 `hybrid/candidates` run did (the test command runs it). `grid` scores each fusion on each set and
 kind of one half: MRR and success@8 against the better single channel (every kind) and against
 the better of Qdrant's one-call hybrids (question kinds), and prints the fusions by their worst
-margin. What it finds is confirmed with `trine eval` itself before it becomes a default.
+margin. `ablate` switches each rule of the embedder's default fusion off alone (the question
+rule, the semantic trust, the lexical power, the adaptive weights) and prints what each buys, set
+by set and kind by kind, as a Markdown table. What it finds is confirmed with `trine eval` itself
+before it becomes a default.
 """
 
 from __future__ import annotations
@@ -231,9 +235,10 @@ def grid_configs():
                                    floor=0.2, confidence=trust)
 
 
-def grid(args) -> int:
+def load_sets(specs: list[str], split_name: str | None) -> list:
+    """Each NAME=LISTS:REPORT:QUERIES set's rows of one half by kind, and its references."""
     sets = []
-    for spec in args.set:
+    for spec in specs:
         name, paths = spec.split("=", 1)
         lists, report, queries = paths.split(":")
         with open(queries, encoding="utf-8") as f:
@@ -242,7 +247,7 @@ def grid(args) -> int:
         # The default's lists (a question's sparse list beside) where the run
         # wrote them, else the candidates'.
         rows = [r for r in (read_lists(lists, "default") or read_lists(lists))
-                if not args.split or split.get(r["qid"]) in (args.split, None)]
+                if not split_name or split.get(r["qid"]) in (split_name, None)]
         base = report_ranks(report)
         kinds = defaultdict(list)
         for r in rows:
@@ -256,6 +261,12 @@ def grid(args) -> int:
                          for n in ("qdrant-native/bm25", "qdrant-native/sparse") if n in base)
             refs[kind] = (single, native, measure([base.get("hybrid/default", base["hybrid/candidates"]).get(r["qid"]) for r in rs])[0])
         sets.append((name, kinds, refs))
+
+    return sets
+
+
+def grid(args) -> int:
+    sets = load_sets(args.set, args.split)
 
     def score(cfg):
         rows = []
@@ -291,6 +302,48 @@ def grid(args) -> int:
     return 0
 
 
+# The rules of the default fusion that an embedder's defaults turn on, each
+# switched off alone by `ablate`.
+RULES = (("no question rule", "question_confidence", 0.0), ("no semantic trust", "confidence", 0.0),
+         ("lexical power 1", "power", 1.0), ("no adaptive weights", "adaptive", 0.0))
+
+
+def ablate(args) -> int:
+    """What each rule of the default fusion buys: every set and kind of one half
+    fused by the default, then by the default with one rule switched off, beside
+    Qdrant's better one call (MRR / s@8; a variant's change against the default)."""
+    sets = load_sets(args.set, args.split)
+    default = DEFAULTS[args.embedder]
+    variants = [(name, dict(default, **{key: off})) for name, key, off in RULES
+                if default.get(key, 0.0) != off]
+    print(f"{args.embedder}, {args.split or 'all'} queries: MRR / s@8 of the default, and each rule "
+          f"switched off alone (its change against the default)")
+    print("| set | kind | n | Qdrant's better call | default | " + " | ".join(n for n, _ in variants) + " |")
+    print("| --- | --- | --- | --- | --- | " + " | ".join("---" for _ in variants) + " |")
+    for name, kinds, _ in sets:
+        for kind, rs in sorted(kinds.items()):
+            base = report_ranks_cached(args, name)
+            native = max((measure([base[n].get(r["qid"]) for r in rs])
+                          for n in ("qdrant-native/bm25", "qdrant-native/sparse") if n in base), default=(0.0, 0.0))
+            mrr, s8 = measure([rank(fuse(r, default), r["gold"]) for r in rs])
+            cells = []
+            for _, cfg in variants:
+                m, s = measure([rank(fuse(r, cfg), r["gold"]) for r in rs])
+                cells.append(f"{m - mrr:+.3f} / {s - s8:+.3f}")
+            print(f"| {name} | {kind} | {len(rs)} | {native[0]:.3f} / {native[1]:.3f} | {mrr:.3f} / {s8:.3f} | "
+                  + " | ".join(cells) + " |")
+    return 0
+
+
+def report_ranks_cached(args, name: str) -> dict:
+    if not hasattr(args, "_reports"):
+        args._reports = {}
+    if name not in args._reports:
+        spec = next(s for s in args.set if s.split("=", 1)[0] == name)
+        args._reports[name] = report_ranks(spec.split("=", 1)[1].split(":")[1])
+    return args._reports[name]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -305,8 +358,12 @@ def main() -> int:
     g.add_argument("--top", type=int, default=10)
     g.add_argument("--objective", choices=("mrr", "mrr+s8"), default="mrr",
                    help="the margins taken: MRR only, or MRR and success@8")
+    a = sub.add_parser("ablate", help="what each rule of the default fusion buys, per set and kind")
+    a.add_argument("--set", action="append", required=True, help="NAME=LISTS:REPORT:QUERIES")
+    a.add_argument("--embedder", choices=sorted(DEFAULTS), required=True)
+    a.add_argument("--split", choices=("tune", "held"))
     args = ap.parse_args()
-    return check(args) if args.command == "check" else grid(args)
+    return {"check": check, "grid": grid, "ablate": ablate}[args.command](args)
 
 
 if __name__ == "__main__":
