@@ -236,7 +236,8 @@ def grid_configs():
 
 
 def load_sets(specs: list[str], split_name: str | None) -> list:
-    """Each NAME=LISTS:REPORT:QUERIES set's rows of one half by kind, and its references."""
+    """Each NAME=LISTS:REPORT:QUERIES set's rows of one half by kind, its references, and its
+    report's ranks by configuration."""
     sets = []
     for spec in specs:
         name, paths = spec.split("=", 1)
@@ -260,7 +261,7 @@ def load_sets(specs: list[str], split_name: str | None) -> list:
             native = max(measure([base[n].get(r["qid"]) for r in rs])
                          for n in ("qdrant-native/bm25", "qdrant-native/sparse") if n in base)
             refs[kind] = (single, native, measure([base.get("hybrid/default", base["hybrid/candidates"]).get(r["qid"]) for r in rs])[0])
-        sets.append((name, kinds, refs))
+        sets.append((name, kinds, refs, base))
 
     return sets
 
@@ -270,7 +271,7 @@ def grid(args) -> int:
 
     def score(cfg):
         rows = []
-        for name, kinds, refs in sets:
+        for name, kinds, refs, _ in sets:
             for kind, rs in sorted(kinds.items()):
                 mrr, s8 = measure([rank(fuse(r, cfg), r["gold"]) for r in rs])
                 (single, single8), (native, native8), default = refs[kind]
@@ -320,9 +321,8 @@ def ablate(args) -> int:
           f"switched off alone (its change against the default)")
     print("| set | kind | n | Qdrant's better call | default | " + " | ".join(n for n, _ in variants) + " |")
     print("| --- | --- | --- | --- | --- | " + " | ".join("---" for _ in variants) + " |")
-    for name, kinds, _ in sets:
+    for name, kinds, _, base in sets:
         for kind, rs in sorted(kinds.items()):
-            base = report_ranks_cached(args, name)
             native = max((measure([base[n].get(r["qid"]) for r in rs])
                           for n in ("qdrant-native/bm25", "qdrant-native/sparse") if n in base), default=(0.0, 0.0))
             mrr, s8 = measure([rank(fuse(r, default), r["gold"]) for r in rs])
@@ -333,15 +333,6 @@ def ablate(args) -> int:
             print(f"| {name} | {kind} | {len(rs)} | {native[0]:.3f} / {native[1]:.3f} | {mrr:.3f} / {s8:.3f} | "
                   + " | ".join(cells) + " |")
     return 0
-
-
-def report_ranks_cached(args, name: str) -> dict:
-    if not hasattr(args, "_reports"):
-        args._reports = {}
-    if name not in args._reports:
-        spec = next(s for s in args.set if s.split("=", 1)[0] == name)
-        args._reports[name] = report_ranks(spec.split("=", 1)[1].split(":")[1])
-    return args._reports[name]
 
 
 def main() -> int:
