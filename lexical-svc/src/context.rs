@@ -1,17 +1,21 @@
 //! The messages around the best hits ([`trine_core::context`]), read and
-//! scored for any strategy's list: the places of its best hits (one read
-//! by id), then the stretches of their threads (one
-//! read, every span at once, within the search's filters), then the list
-//! rescored with each window's BM25. A question's two lists share the reads.
+//! scored for any strategy's list: the places of its best hits and the
+//! stretches of their threads — from the postings the store keeps where
+//! they decide the search's filter ([`Store::kept_around`]: no call), else
+//! one read by id for the places and one for every span at once, within the
+//! search's filters — then the list rescored with each window's BM25. A
+//! question's two lists share the reads.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use tracing::{Instrument, field};
 use trine_core::bm25::{self, Bm25Params, CorpusStats, TermCounts};
 use trine_core::context::{self, Context, Member, Place, Scoring};
 use trine_core::model::{Filter, Memory};
-use trine_core::{Stage, terms};
+use trine_core::sparse::TermVector;
+use trine_core::{Fold, Stage, terms};
 use trine_store::Store;
 use trine_telemetry::int;
 use uuid::Uuid;
@@ -44,11 +48,20 @@ pub async fn widen(
         "lexical.context",
         placed = field::Empty,
         read = field::Empty,
-        joined = field::Empty
+        joined = field::Empty,
+        kept = field::Empty
     );
-    let around = read_around(store, q, &tops, context)
-        .instrument(span.clone())
-        .await?;
+    let around = match kept_around(store, q, &tops, context) {
+        Some(kept) => {
+            span.record("kept", true);
+            kept
+        }
+        None => {
+            read_around(store, q, &tops, context)
+                .instrument(span.clone())
+                .await?
+        }
+    };
     let mut joined = 0usize;
     if let Some((places, read)) = around {
         for (found, tops) in lists.iter_mut().zip(&tops) {
@@ -63,12 +76,10 @@ pub async fn widen(
             let keys = bm25::keys(&terms, q.fold());
             let members: Vec<Member> = read
                 .iter()
-                .filter_map(|(m, place)| {
-                    Some(Member {
-                        id: m.id,
-                        place: place.clone()?,
-                        counts: TermCounts::of_text(&keys, &m.text, q.fold()),
-                    })
+                .map(|(id, place, content)| Member {
+                    id: *id,
+                    place: place.clone(),
+                    counts: content.counts(&keys, q.fold()),
                 })
                 .collect();
             let own: Vec<_> = found.list.iter().map(|c| (c.id, c.score)).collect();
@@ -100,6 +111,65 @@ pub async fn widen(
     Ok(())
 }
 
+/// What a window member's query-term counts are read from: its text (read
+/// from the store) or its `sparse` vector (kept: the same counts,
+/// [`TermCounts::of_vector`]).
+enum Content {
+    Text(String),
+    Vector(Arc<TermVector>),
+}
+
+impl Content {
+    fn counts(&self, keys: &[String], fold: Fold) -> TermCounts {
+        match self {
+            Self::Text(text) => TermCounts::of_text(keys, text, fold),
+            // Only term-frequency vectors are kept ([`kept_around`]).
+            Self::Vector(v) => TermCounts::of_vector(keys, v).unwrap_or(TermCounts {
+                tf: vec![0; keys.len()],
+                len: 0,
+            }),
+        }
+    }
+}
+
+/// The places of the best hits and the messages around them, each with its
+/// place and what its counts are read from.
+type Around = (HashMap<Uuid, Place>, Vec<(Uuid, Place, Content)>);
+
+/// The best hits of every list, each once.
+fn top_ids(tops: &[Vec<Uuid>]) -> Vec<Uuid> {
+    let mut ids: Vec<Uuid> = tops.iter().flatten().copied().collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+/// [`read_around`] answered from the postings the store keeps, where they
+/// decide the search's filter and every message around holds trine's
+/// term-frequency vector (else `None`: read). `Some(None)`: no best hit has
+/// a place.
+fn kept_around(
+    store: &dyn Store,
+    q: &LexicalQuery,
+    tops: &[Vec<Uuid>],
+    context: Context,
+) -> Option<Option<Around>> {
+    let ids = top_ids(tops);
+    let kept = store.kept_around(&q.filter, &ids, context.window, context::MAX_SPAN_READ)?;
+    let current = tracing::Span::current();
+    current.record("placed", int(kept.places.len()));
+    if kept.places.is_empty() {
+        return Some(None);
+    }
+    let mut members = Vec::with_capacity(kept.members.len());
+    for (id, place, vector) in kept.members {
+        let vector = vector.filter(|v| v.tokens().is_some())?;
+        members.push((id, place, Content::Vector(vector)));
+    }
+    current.record("read", int(members.len()));
+    Some(Some((kept.places, members)))
+}
+
 /// The places of the best hits (one read by id: cheaper than a filtered
 /// read on Edge, and the ids are the search's own), then — where one has a
 /// place — every message of the stretches around
@@ -109,10 +179,8 @@ async fn read_around(
     q: &LexicalQuery,
     tops: &[Vec<Uuid>],
     context: Context,
-) -> Result<Option<(HashMap<Uuid, Place>, Vec<(Memory, Option<Place>)>)>, LexicalError> {
-    let mut ids: Vec<Uuid> = tops.iter().flatten().copied().collect();
-    ids.sort_unstable();
-    ids.dedup();
+) -> Result<Option<Around>, LexicalError> {
+    let ids = top_ids(tops);
     let places: HashMap<Uuid, Place> = store
         .get(&ids)
         .await?
@@ -129,15 +197,12 @@ async fn read_around(
         spans: Some(spans),
         ..q.filter.clone()
     };
-    let read: Vec<(Memory, Option<Place>)> = store
+    let read: Vec<(Uuid, Place, Content)> = store
         .scroll(&around, limit, None)
         .await?
         .memories
         .into_iter()
-        .map(|m| {
-            let place = Place::of(&m);
-            (m, place)
-        })
+        .filter_map(|m: Memory| Some((m.id, Place::of(&m)?, Content::Text(m.text))))
         .collect();
     tracing::Span::current().record("read", int(read.len()));
     Ok(Some((places, read)))

@@ -77,10 +77,9 @@ const ROWS: &[Row] = &[
     ),
 ];
 
-async fn store() -> (tempfile::TempDir, Arc<dyn Store>) {
-    let (dir, store, _) = support::new_collection().await;
-    let points = ROWS
-        .iter()
+/// The rows as points.
+fn points() -> Vec<Point> {
+    ROWS.iter()
         .map(|(id, tenant, project, place, text)| Point {
             memory: Memory {
                 project: Some((*project).to_string()),
@@ -91,8 +90,12 @@ async fn store() -> (tempfile::TempDir, Arc<dyn Store>) {
             dense: vec![1.0, 0.0, 0.0, 0.0],
             sparse: Some(sparse::encode_text(text, Fold::ASCII)),
         })
-        .collect();
-    store.upsert(points).await.unwrap();
+        .collect()
+}
+
+async fn store() -> (tempfile::TempDir, Arc<dyn Store>) {
+    let (dir, store, _) = support::new_collection().await;
+    store.upsert(points()).await.unwrap();
     (dir, store)
 }
 
@@ -159,4 +162,94 @@ async fn the_reply_joins_below_the_message_that_holds_the_words() {
             "{strategy:?}: {got:?}"
         );
     }
+}
+
+/// A store whose postings answer nothing around a hit: the context reads.
+struct Reading;
+
+impl trine_store::Around for Reading {
+    fn kept_around<'s>(
+        &'s self,
+        _: &'s Arc<dyn Store>,
+        _: &Filter,
+        _: &[Uuid],
+        _: u64,
+        _: usize,
+    ) -> Option<trine_store::Nearby> {
+        None
+    }
+}
+
+#[tokio::test]
+async fn kept_windows_rank_as_the_read_ones() {
+    let (_dir, edge, _) = support::new_edge().await;
+    let store: Arc<dyn Store> = edge.clone();
+    store.upsert(points()).await.unwrap();
+    let mut keeping = edge.keeping_changes().expect("the collection exists");
+    store.keep_counts();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        keeping.wait_for(|k| *k == trine_store::Keeping::Ready),
+    )
+    .await
+    .expect("the postings were built within a minute")
+    .expect("the store lives");
+    let hit = [Uuid::from_u128(1)];
+    let kept = store
+        .kept_around(&Filter::tenant("acme"), &hit, 1, 100)
+        .expect("the postings decide a tenant's threads");
+    let mut members: Vec<u128> = kept.members.iter().map(|m| m.0.as_u128()).collect();
+    members.sort_unstable();
+    assert_eq!(
+        members,
+        vec![1, 2, 3],
+        "seq 0..=2 of s1, never the other tenant's"
+    );
+    assert_eq!(
+        store.kept_around(&Filter::tenant("other"), &hit, 1, 100),
+        Some(trine_store::Nearby::default()),
+        "another tenant's hit has no place here"
+    );
+
+    let reading: Arc<dyn Store> = Arc::new(trine_store::Wrapped::with(store.clone(), Reading));
+    let in_a = Filter {
+        projects: vec!["a".into()],
+        ..Filter::tenant("acme")
+    };
+    for strategy in [Strategy::Candidates, Strategy::Sparse, Strategy::Bm25] {
+        for filter in [Filter::tenant("acme"), in_a.clone()] {
+            let on = Context::default();
+            assert_eq!(
+                scored(&store, on, strategy, filter.clone()).await,
+                scored(&reading, on, strategy, filter.clone()).await,
+                "{strategy:?} {filter:?}: kept and read windows rank alike"
+            );
+        }
+    }
+}
+
+/// `list`'s ids with their scores.
+async fn scored(
+    store: &Arc<dyn Store>,
+    context: Context,
+    strategy: Strategy,
+    filter: Filter,
+) -> Vec<(u128, String)> {
+    let config = LexicalConfig {
+        context,
+        ..LexicalConfig::default()
+    };
+    let service = LexicalService::new(store.clone(), config);
+    let texts = Texts {
+        fold: Fold::ASCII,
+        source_phrases: false,
+        common: None,
+    };
+    let q = LexicalQuery::new("pottery class", texts, filter, 256);
+    let found = service.list(strategy, &q).await.unwrap();
+    found
+        .list
+        .iter()
+        .map(|c| (c.id.as_u128(), format!("{:.9}", c.score)))
+        .collect()
 }

@@ -10,8 +10,16 @@ use trine_store::{EdgeStore, Store};
 /// A new collection on an embedded store (4-dimensional vectors), with its
 /// directory and what the store says of it.
 pub async fn new_collection() -> (tempfile::TempDir, Arc<dyn Store>, CollectionInfo) {
+    let (dir, edge, info) = new_edge().await;
+    let store: Arc<dyn Store> = edge;
+    (dir, store, info)
+}
+
+/// The same, as the embedded store itself (for what it offers beside the
+/// trait: when its postings are built).
+pub async fn new_edge() -> (tempfile::TempDir, Arc<EdgeStore>, CollectionInfo) {
     let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
+    let store = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
     let spec = CollectionSpec {
         embedder: EmbedderId {
             name: "none".into(),

@@ -25,7 +25,7 @@ use std::collections::HashMap;
 
 use crate::fold::Fold;
 use crate::model::{Filter, Memory, SparseVector};
-use crate::postings::{Added, Page, Postings, Removed};
+use crate::postings::{Added, Nearby, Page, Postings, Removed};
 use crate::terms::{content_tokens, is_stop_word, tokens};
 
 mod tally;
@@ -173,6 +173,7 @@ impl Frequencies {
                     tenant: &d.memory.tenant,
                     tokens,
                     sparse: d.sparse.as_ref(),
+                    place: d.memory.thread.as_deref().zip(d.memory.seq),
                 })
                 .collect();
             postings.add_all(&added);
@@ -186,6 +187,7 @@ impl Frequencies {
                     tenant: &d.memory.tenant,
                     tokens,
                     sparse: None,
+                    place: None,
                 })
                 .collect();
             sources.add_all(&added);
@@ -434,6 +436,26 @@ impl Frequencies {
         Some(postings.read(tenant, &refs(&all), &refs(&none), offset, limit))
     }
 
+    /// The places of `tops` and the points around them in their threads
+    /// ([`Postings::around`]), where the postings are kept and decide
+    /// `filter` alone: the tenant, no term condition, and a validity view only
+    /// where no point of the tenant has a bound ([`Frequencies::count`]'s
+    /// rule). `None` for any other filter: read the store.
+    pub fn around(
+        &self,
+        filter: &Filter,
+        tops: &[uuid::Uuid],
+        window: u64,
+        limit: usize,
+    ) -> Option<Nearby> {
+        let postings = self.postings.as_ref()?;
+        if !filter.all_terms.is_empty() || !filter.no_terms.is_empty() {
+            return None;
+        }
+        self.decided(filter)?;
+        Some(postings.around(&filter.tenant, tops, window, limit))
+    }
+
     /// Whether the postings show that no point within `filter` holds its
     /// phrase, or its source phrase: a holder holds every token of the
     /// phrase, so where no point of the tenant holds them all, none of any
@@ -671,6 +693,9 @@ mod tests {
         let sourced = |id: u128, tenant: &str, text: &str, source: Option<&str>| Document {
             memory: Memory {
                 source: source.map(str::to_string),
+                // Acme's first two and globex's one in a thread "t".
+                thread: (id <= 3).then(|| "t".to_string()),
+                seq: (id <= 3).then_some(id as u64),
                 ..Memory::new(Uuid::from_u128(id), tenant, text)
             },
             sparse: Some(crate::sparse::encode_text(text, Fold::ASCII)),
@@ -699,6 +724,29 @@ mod tests {
             .collect();
         tallied.add_tallies(&points);
         assert_eq!(whole, tallied);
+        // The places and threads too, each tenant's own, and only where the
+        // postings decide the filter.
+        let first = [Uuid::from_u128(1)];
+        let around = tallied
+            .around(&Filter::tenant("acme"), &first, 1, 10)
+            .unwrap();
+        let members: Vec<u128> = around.members.iter().map(|m| m.0.as_u128()).collect();
+        assert_eq!(members, [1, 2]);
+        assert!(
+            around.members.iter().all(|m| m.2.is_some()),
+            "with their vectors"
+        );
+        assert_eq!(
+            around,
+            whole
+                .around(&Filter::tenant("acme"), &first, 1, 10)
+                .unwrap()
+        );
+        let in_project = Filter {
+            projects: vec!["p".into()],
+            ..Filter::tenant("acme")
+        };
+        assert_eq!(tallied.around(&in_project, &first, 1, 10), None);
         whole.remove_all(&documents[..2]);
         tallied.remove_tallies(&[&tallies[0], &tallies[1]]);
         assert_eq!(whole, tallied);

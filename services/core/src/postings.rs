@@ -17,6 +17,9 @@ use uuid::Uuid;
 use crate::model::SparseVector;
 use crate::sparse::TermVector;
 
+mod threads;
+pub use threads::Nearby;
+
 /// One point a page holds: its id and its `sparse` vector, if it has one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Posted {
@@ -33,13 +36,15 @@ pub struct Page {
 }
 
 /// A point to add ([`Postings::add_all`]): its id, tenant, distinct
-/// tokens and `sparse` vector.
+/// tokens, `sparse` vector and place in its thread (thread and `seq`),
+/// where it names both.
 #[derive(Debug, Clone, Copy)]
 pub struct Added<'a> {
     pub id: Uuid,
     pub tenant: &'a str,
     pub tokens: &'a [String],
     pub sparse: Option<&'a SparseVector>,
+    pub place: Option<(&'a str, u64)>,
 }
 
 /// A point to remove ([`Postings::remove_all`]), as it was added.
@@ -54,6 +59,7 @@ pub struct Removed<'a> {
 struct Slot {
     id: Uuid,
     sparse: Option<Arc<TermVector>>,
+    place: Option<(Box<str>, u64)>,
 }
 
 /// The postings of every tenant of a collection.
@@ -67,6 +73,8 @@ pub struct Postings {
     tenants: HashMap<Box<str>, HashMap<Box<str>, Vec<u32>>>,
     /// Entries over every list: what the postings' memory grows with.
     entries: usize,
+    /// Each tenant's threads, their points in order ([`Postings::around`]).
+    threads: threads::Threads,
 }
 
 impl Postings {
@@ -103,6 +111,7 @@ impl Postings {
             tenant,
             tokens,
             sparse,
+            place: None,
         }]);
     }
 
@@ -131,6 +140,7 @@ impl Postings {
             let slot = Slot {
                 id: point.id,
                 sparse: point.sparse.map(|v| Arc::new(TermVector::new(v))),
+                place: point.place.map(|(thread, seq)| (thread.into(), seq)),
             };
             let at = match self.free.pop() {
                 Some(at) => {
@@ -146,6 +156,9 @@ impl Postings {
                 }
             };
             self.slot_of.insert(point.id, at);
+            if let Some((thread, seq)) = point.place {
+                self.threads.insert(point.tenant, thread, seq, point.id, at);
+            }
             let groups = tenants.entry(point.tenant).or_default();
             for token in point.tokens {
                 groups.entry(token.as_str()).or_default().push(at);
@@ -202,14 +215,21 @@ impl Postings {
             }
         }
         for point in points {
-            self.forget(point.id);
+            self.forget(point.id, point.tenant);
         }
     }
 
-    /// Frees the slot of `id` (its list entries already removed).
-    fn forget(&mut self, id: Uuid) {
+    /// Frees the slot of `id` of `tenant` (its list entries already
+    /// removed), and its place in its thread.
+    fn forget(&mut self, id: Uuid, tenant: &str) {
         if let Some(at) = self.slot_of.remove(&id) {
-            self.slots[at as usize] = None;
+            if let Some(Slot {
+                place: Some((thread, seq)),
+                ..
+            }) = self.slots[at as usize].take()
+            {
+                self.threads.remove(tenant, &thread, seq, id);
+            }
             self.free.push(at);
         }
     }
@@ -491,6 +511,7 @@ mod tests {
                     tenant: "t",
                     tokens: t,
                     sparse: None,
+                    place: None,
                 })
                 .collect();
             batched.add_all(&added);

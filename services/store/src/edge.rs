@@ -329,6 +329,20 @@ impl Store for EdgeStore {
         self.phrase_absent(filter)
     }
 
+    /// From the shard's kept postings, where the filter is one the shard
+    /// would take.
+    fn kept_around(
+        &self,
+        filter: &Filter,
+        tops: &[Uuid],
+        window: u64,
+        limit: usize,
+    ) -> Option<crate::Nearby> {
+        filter::to_qdrant(filter, &self.inner.schema).ok()?;
+        let open = self.inner.opened().ok()?;
+        open.kept.around(filter, tops, window, limit)
+    }
+
     fn keeping(&self) -> Keeping {
         self.inner
             .opened()

@@ -70,6 +70,7 @@ pub async fn side_by_side<S: Store + ?Sized>(
     }))
     .await
 }
+pub use trine_core::postings::Nearby;
 pub use trine_core::{Fold, Language};
 
 /// Which points an administrative [`Store::scan`] reads, over every tenant.
@@ -279,6 +280,15 @@ store_api! {
         /// its phrase or source phrase: its read would be empty. False where
         /// they cannot tell.
         fn holds_no_phrase(&self, filter: &Filter) -> bool;
+
+        /// The places of a search's best hits `tops` and every message
+        /// within twice `window` of them in their threads (at most `limit`),
+        /// from the postings this process keeps, where they alone decide
+        /// `filter` (the tenant: `trine_core::Frequencies::around`): the
+        /// embedded store's, a lexical service's over a server collection
+        /// ([`Tracked`]). What the lexical channel's context reads without a
+        /// call; `None`: read the store.
+        fn kept_around(&self, filter: &Filter, tops: &[Uuid], window: u64, limit: usize) -> Option<Nearby>;
     }
     calls {
         /// Creates the collection when missing (dense `dense` of the embedder's

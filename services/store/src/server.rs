@@ -333,6 +333,10 @@ impl Store for ServerStore {
         false
     }
 
+    fn kept_around(&self, _: &Filter, _: &[Uuid], _: u64, _: usize) -> Option<crate::Nearby> {
+        None
+    }
+
     fn counted(&self, _filter: &Filter) -> Counted {
         Counted::No
     }

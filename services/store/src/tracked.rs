@@ -504,6 +504,24 @@ impl Around for Keeper {
             State::Building | State::Rebuilding => None,
         }
     }
+    /// From the kept postings once built (a tenant's threads).
+    fn kept_around<'s>(
+        &'s self,
+        inner: &'s Arc<dyn Store>,
+        filter: &Filter,
+        tops: &[Uuid],
+        window: u64,
+        limit: usize,
+    ) -> Option<crate::Nearby> {
+        if filter.tenant.trim().is_empty() {
+            return None;
+        }
+        match &*locked(&self.shared.state) {
+            State::Ready(book) => book.frequencies.around(filter, tops, window, limit),
+            State::Unkept | State::Off => inner.kept_around(filter, tops, window, limit),
+            State::Building | State::Rebuilding => None,
+        }
+    }
     fn holds_no_phrase<'s>(&'s self, inner: &'s Arc<dyn Store>, filter: &Filter) -> bool {
         if filter.tenant.trim().is_empty() {
             return false;

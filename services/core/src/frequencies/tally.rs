@@ -18,6 +18,8 @@ pub struct Tally {
     bounded: bool,
     tokens: Box<str>,
     source: Box<str>,
+    /// Its thread and `seq`, where it names both.
+    place: Option<(Box<str>, u64)>,
 }
 
 /// A NUL-joined list of tokens, each.
@@ -36,7 +38,11 @@ impl Tally {
 
     /// The bytes it holds, for a keeper's accounting.
     pub fn bytes(&self) -> usize {
-        self.tenant.len() + self.tokens.len() + self.source.len() + std::mem::size_of::<Self>()
+        self.tenant.len()
+            + self.tokens.len()
+            + self.source.len()
+            + self.place.as_ref().map_or(0, |(thread, _)| thread.len())
+            + std::mem::size_of::<Self>()
     }
 }
 
@@ -53,6 +59,11 @@ impl Frequencies {
             bounded: bounded(memory),
             tokens: distinct(&memory.text, self.fold).join("\0").into(),
             source: source.into(),
+            place: memory
+                .thread
+                .as_deref()
+                .zip(memory.seq)
+                .map(|(thread, seq)| (thread.into(), seq)),
         }
     }
 
@@ -93,6 +104,7 @@ impl Frequencies {
                     tenant: &t.tenant,
                     tokens,
                     sparse: *sparse,
+                    place: t.place.as_ref().map(|(thread, seq)| (&**thread, *seq)),
                 })
                 .collect();
             postings.add_all(&added);
@@ -107,6 +119,7 @@ impl Frequencies {
                     tenant: &t.tenant,
                     tokens: source,
                     sparse: None,
+                    place: None,
                 })
                 .collect();
             sources.add_all(&added);

@@ -207,6 +207,20 @@ impl Kept {
             .flatten()
     }
 
+    /// The places of `tops` and the messages around them, where the
+    /// postings decide the filter ([`Frequencies::around`]); `None` until
+    /// the statistics are built.
+    pub(super) fn around(
+        &self,
+        filter: &Filter,
+        tops: &[Uuid],
+        window: u64,
+        limit: usize,
+    ) -> Option<crate::Nearby> {
+        self.ready(|frequencies| frequencies.around(filter, tops, window, limit))
+            .flatten()
+    }
+
     /// Whether the postings show that no point within `filter` holds its
     /// phrase ([`Frequencies::holds_no_phrase`]); false until built.
     pub(super) fn holds_no_phrase(&self, filter: &Filter) -> bool {

@@ -339,7 +339,8 @@ impl Open {
 
     /// Up to `limit` points of every tenant, in ascending id order from
     /// `offset`, with only what the document frequencies count of them
-    /// (tenant, text, source, validity, the `sparse` vector; the memories'
+    /// (tenant, text, source, validity, thread and `seq` — a point's place,
+    /// kept with the postings — and the `sparse` vector; the memories'
     /// other fields are left empty), and the offset of the next page.
     pub(super) fn scan_for_frequencies(
         &self,
@@ -353,6 +354,8 @@ impl Open {
             &layout.source,
             &layout.valid_from,
             &layout.valid_until,
+            &layout.thread,
+            &layout.seq,
         ]
         .into_iter()
         .map(|key| filter::path(key))
