@@ -287,8 +287,11 @@ async fn kept_postings_follow_concurrent_writers_within_each_tenant() {
             for batch in 0..12 {
                 let points: Vec<Point> = (0..6)
                     .map(|i| {
+                        // One thread named alike in both tenants.
                         let memory = Memory {
                             source: Some(format!("{tenant}/notes-{batch}.md")),
+                            thread: Some("chat".into()),
+                            seq: Some((batch * 6 + i) as u64),
                             ..Memory::new(Uuid::new_v4(), tenant, text(batch * 6 + i))
                         };
                         ids.push(memory.id);
@@ -326,6 +329,35 @@ async fn kept_postings_follow_concurrent_writers_within_each_tenant() {
     assert!(acme.len() == 72 && globex.len() == 72, "every write made");
     assert!(looked > 0, "looked while they wrote");
     until_reads_agree(&kept, &first, &["acme", "globex", "initech"], &mut reads).await;
+
+    // The messages around a hit: the keeper's stretches are the server's,
+    // each tenant's own thread "chat" only.
+    for (tenant, ids) in [("acme", &acme), ("globex", &globex)] {
+        let top = ids[10];
+        let near = kept
+            .kept_around(&Filter::tenant(tenant), &[top], 1, 100)
+            .expect("the postings decide a tenant's threads");
+        let place = near.places.get(&top).expect("the hit has its place").clone();
+        assert_eq!((place.thread.as_str(), place.seq), ("chat", 10));
+        let around = Filter {
+            spans: Some(trine_core::context::spans([&place], 1)),
+            ..Filter::tenant(tenant)
+        };
+        let mut want: Vec<Uuid> = first
+            .scroll(&around, 100, None)
+            .await
+            .unwrap()
+            .memories
+            .iter()
+            .map(|m| m.id)
+            .collect();
+        let mut got: Vec<Uuid> = near.members.iter().map(|m| m.0).collect();
+        want.sort_unstable();
+        got.sort_unstable();
+        assert_eq!(got.len(), 5, "{tenant}: seq 8..=12");
+        assert_eq!(got, want, "{tenant}: the server's stretch");
+        assert!(got.iter().all(|id| ids.contains(id)), "{tenant}'s own");
+    }
 
     // Read back at once: the write waited until the keeper counted it.
     let own = Memory {
