@@ -192,7 +192,7 @@ async fn read_around(
         return Ok(None);
     }
     let spans = context::spans(places.values(), context.window);
-    let limit = context::read_limit(&spans, context.window);
+    let limit = context::read_limit(&spans);
     let around = Filter {
         spans: Some(spans),
         ..q.filter.clone()

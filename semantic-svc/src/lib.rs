@@ -156,7 +156,7 @@ async fn around(
         return Ok((list, true));
     }
     let spans = context::spans(&places, context.window);
-    let limit = context::read_limit(&spans, context.window);
+    let limit = context::read_limit(&spans);
     let within = Filter {
         spans: Some(spans),
         ..filter.clone()

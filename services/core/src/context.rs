@@ -156,13 +156,17 @@ impl Place {
     }
 }
 
-/// The most messages a read of `spans` asks for: twice the messages a
-/// stretch of `4 · window + 1` places holds (two may share a `seq`), at
-/// most [`MAX_SPAN_READ`].
-pub fn read_limit(spans: &[Span], window: u64) -> usize {
-    let reach = usize::try_from(window.saturating_mul(4).saturating_add(1)).unwrap_or(usize::MAX);
-    reach
-        .saturating_mul(spans.len())
+/// The most messages a read of `spans` asks for: twice the places its
+/// stretches cover (two messages may share a `seq`), at most
+/// [`MAX_SPAN_READ`]. A stretch merged from several places covers more
+/// than one place's `4 · window + 1`: each is counted whole.
+pub fn read_limit(spans: &[Span]) -> usize {
+    spans
+        .iter()
+        .map(|s| {
+            usize::try_from(s.to.saturating_sub(s.from).saturating_add(1)).unwrap_or(usize::MAX)
+        })
+        .fold(0usize, usize::saturating_add)
         .saturating_mul(2)
         .min(MAX_SPAN_READ)
 }
@@ -689,6 +693,23 @@ mod tests {
             },
         ] {
             assert!(bad.check().is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_read_asks_for_every_place_its_stretches_cover() {
+        let span = |from: u64, to: u64| span("t", from, to);
+        // (stretches, messages asked for)
+        let table: Vec<(Vec<Span>, usize)> = vec![
+            (vec![], 0),
+            (vec![span(3, 7)], 10),
+            // Merged from several places: counted whole, not as one place's.
+            (vec![span(0, 40)], 82),
+            (vec![span(0, 4), span(10, 14)], 20),
+            (vec![span(0, u64::MAX)], MAX_SPAN_READ),
+        ];
+        for (spans, want) in table {
+            assert_eq!(read_limit(&spans), want, "{spans:?}");
         }
     }
 }

@@ -337,7 +337,11 @@ async fn kept_postings_follow_concurrent_writers_within_each_tenant() {
         let near = kept
             .kept_around(&Filter::tenant(tenant), &[top], 1, 100)
             .expect("the postings decide a tenant's threads");
-        let place = near.places.get(&top).expect("the hit has its place").clone();
+        let place = near
+            .places
+            .get(&top)
+            .expect("the hit has its place")
+            .clone();
         assert_eq!((place.thread.as_str(), place.seq), ("chat", 10));
         let around = Filter {
             spans: Some(trine_core::context::spans([&place], 1)),
