@@ -51,7 +51,7 @@ pub async fn widen(
         joined = field::Empty,
         kept = field::Empty
     );
-    let around = match kept_around(store, q, &tops, context) {
+    let around = match span.in_scope(|| kept_around(store, q, &tops, context)) {
         Some(kept) => {
             span.record("kept", true);
             kept
