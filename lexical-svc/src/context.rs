@@ -51,17 +51,7 @@ pub async fn widen(
         joined = field::Empty,
         kept = field::Empty
     );
-    let around = match span.in_scope(|| kept_around(store, q, &tops, context)) {
-        Some(kept) => {
-            span.record("kept", true);
-            kept
-        }
-        None => {
-            read_around(store, q, &tops, context)
-                .instrument(span.clone())
-                .await?
-        }
-    };
+    let around = around(store, q, &tops, context, &span).await?;
     let mut joined = 0usize;
     if let Some((places, read)) = around {
         for (found, tops) in lists.iter_mut().zip(&tops) {
@@ -142,6 +132,25 @@ fn top_ids(tops: &[Vec<Uuid>]) -> Vec<Uuid> {
     ids.sort_unstable();
     ids.dedup();
     ids
+}
+
+/// The places of the best hits and the messages around them: from the
+/// postings the store keeps where it answers ([`kept_around`]), else read
+/// ([`read_around`]), under the context's span.
+async fn around(
+    store: &dyn Store,
+    q: &LexicalQuery,
+    tops: &[Vec<Uuid>],
+    context: Context,
+    span: &tracing::Span,
+) -> Result<Option<Around>, LexicalError> {
+    if let Some(kept) = span.in_scope(|| kept_around(store, q, tops, context)) {
+        span.record("kept", true);
+        return Ok(kept);
+    }
+    read_around(store, q, tops, context)
+        .instrument(span.clone())
+        .await
 }
 
 /// [`read_around`] answered from the postings the store keeps, where they

@@ -467,3 +467,49 @@ impl Kept {
         Next::Stop
     }
 }
+
+/// The kept postings' answers as the store gives them.
+impl EdgeStore {
+    /// A term read answered from the kept postings, where they decide it
+    /// (statistics built; a plain filter: [`trine_core::Frequencies::term_page`]),
+    /// without sources: the same points, vectors and next offset as the
+    /// shard's scroll.
+    pub(super) fn kept_page(
+        &self,
+        filter: &Filter,
+        offset: Option<Uuid>,
+        limit: usize,
+    ) -> Option<TermPage> {
+        if filter.tenant.trim().is_empty() {
+            return None;
+        }
+        let page = self
+            .inner
+            .opened()
+            .ok()?
+            .kept
+            .term_page(filter, offset, limit)?;
+        Some(TermPage {
+            points: page
+                .points
+                .into_iter()
+                .map(|p| TermPoint {
+                    id: p.id,
+                    source: None,
+                    tf: p.sparse,
+                })
+                .collect(),
+            next_offset: page.next,
+        })
+    }
+
+    /// Whether the kept postings show that no point within `filter` holds
+    /// its phrase: its read is empty without a store call.
+    pub(super) fn phrase_absent(&self, filter: &Filter) -> bool {
+        !filter.tenant.trim().is_empty()
+            && self
+                .inner
+                .opened()
+                .is_ok_and(|open| open.kept.holds_no_phrase(filter))
+    }
+}
