@@ -2,13 +2,13 @@
 
 use std::sync::Arc;
 use std::time::Instant;
-use trine_core::Named;
-use trine_core::Stage;
 
 use tonic::{Request, Response, Status};
 use trine_api::v1::fusion_server::{Fusion, FusionServer};
 use trine_api::v1::{self, StageTiming};
 use trine_api::{fused_to_wire, fusion_from_wire, invalid};
+use trine_core::Named;
+use trine_core::Stage;
 use trine_core::fusion::{self, LexicalEntry, Lists, Settings};
 use trine_core::model::parse_id;
 use trine_telemetry::Metrics;

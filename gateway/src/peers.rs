@@ -5,7 +5,6 @@
 
 use std::future::Future;
 use std::time::Duration;
-use trine_core::Named;
 
 use tonic::transport::Channel;
 use tonic::{Request, Status, async_trait};
@@ -17,6 +16,7 @@ use trine_api::v1::semantic_client::SemanticClient;
 use trine_api::v1::{self};
 use trine_api::{filter_to_wire, fused_from_wire, fusion_to_wire, kind_of, timings_from_wire};
 use trine_core::ErrorKind;
+use trine_core::Named;
 use trine_core::fusion::LexicalEntry;
 use trine_core::model::parse_id;
 use trine_telemetry::grpc::{Traced, Transport, client_span, traced_over};

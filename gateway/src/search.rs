@@ -10,9 +10,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use trine_core::Named;
 
 use tracing::{Instrument, field};
+use trine_core::Named;
 use trine_core::fusion;
 use trine_core::{ErrorKind, Mode, Stage};
 use trine_store::Store;

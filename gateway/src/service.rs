@@ -3,7 +3,6 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use trine_core::Named;
 
 use tonic::{Request, Response, Status};
 use trine_api::v1::{self, memory_server};
@@ -11,6 +10,7 @@ use trine_api::{
     filter_from_wire, fused_to_wire, fusion_from_wire, ids_from_wire, invalid, memory_from_wire,
     memory_to_wire, status, timings_to_wire, to_status,
 };
+use trine_core::Named;
 use trine_core::model::{Memory, check_query_bytes};
 use trine_core::{ErrorKind, Mode, Strategy};
 use trine_store::Store;

@@ -2,13 +2,13 @@
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use trine_core::Named;
-use trine_core::Stage;
 
 use tonic::{Request, Response, Status};
 use trine_api::v1;
 use trine_api::v1::lexical_server::{Lexical, LexicalServer};
 use trine_api::{cap_from_wire, filter_from_wire, status, timings_to_wire, to_status};
+use trine_core::Named;
+use trine_core::Stage;
 use trine_core::model::{MAX_QUERY_BYTES, check_query_bytes};
 use trine_core::{ErrorKind, Strategy};
 use trine_embed::Embedder;

@@ -2,13 +2,13 @@
 
 use std::sync::Arc;
 use std::time::Instant;
-use trine_core::Named;
-use trine_core::Stage;
 
 use tonic::{Request, Response, Status};
 use trine_api::v1;
 use trine_api::v1::semantic_server::{Semantic, SemanticServer};
 use trine_api::{cap_from_wire, filter_from_wire, invalid, timings_to_wire, to_status};
+use trine_core::Named;
+use trine_core::Stage;
 use trine_core::model::{MAX_QUERY_BYTES, check_query_bytes};
 use trine_embed::Embedder;
 use trine_store::Store;
