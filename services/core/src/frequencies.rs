@@ -670,11 +670,11 @@ mod tests {
             let tallies: Vec<Tally> = memories.iter().map(|m| by_tally.tally(m)).collect();
             for (m, t) in memories.iter().zip(&tallies) {
                 by_memory.add(&Document::from(m.clone()));
-                by_tally.add_tally(t);
+                by_tally.add_tallies(&[(t, None)]);
             }
             assert_eq!(by_memory, by_tally, "{fold:?}");
             for t in &tallies[..2] {
-                by_tally.remove_tally(t);
+                by_tally.remove_tallies(&[t]);
             }
             for m in &memories[..2] {
                 by_memory.remove(&Document::from(m.clone()));

@@ -67,16 +67,6 @@ impl Frequencies {
         }
     }
 
-    /// Counts in a memory as [`Frequencies::tally`] took it.
-    pub fn add_tally(&mut self, tally: &Tally) {
-        self.add_tallies(&[(tally, None)]);
-    }
-
-    /// Counts out a memory counted in with this tally.
-    pub fn remove_tally(&mut self, tally: &Tally) {
-        self.remove_tallies(&[tally]);
-    }
-
     /// Counts in memories as [`Frequencies::tally`] took them, each with its
     /// `sparse` vector: where postings are kept, each token's list takes its
     /// points in one merge ([`Postings::add_all`]), as [`Frequencies::add_all`]
