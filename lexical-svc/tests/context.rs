@@ -105,6 +105,23 @@ async fn list(
     strategy: Strategy,
     filter: Filter,
 ) -> Vec<u128> {
+    let found = scored(store, context, strategy, filter).await;
+    let scores: Vec<f64> = found.iter().map(|(_, score)| *score).collect();
+    assert!(
+        scores.windows(2).all(|w| w[0] >= w[1]),
+        "{strategy:?}: best first: {scores:?}"
+    );
+    found.into_iter().map(|(id, _)| id).collect()
+}
+
+/// The lexical channel's list for "pottery class" under `strategy`: each
+/// id with its score.
+async fn scored(
+    store: &Arc<dyn Store>,
+    context: Context,
+    strategy: Strategy,
+    filter: Filter,
+) -> Vec<(u128, f64)> {
     let config = LexicalConfig {
         context,
         ..LexicalConfig::default()
@@ -117,12 +134,11 @@ async fn list(
     };
     let q = LexicalQuery::new("pottery class", texts, filter, 256);
     let found = service.list(strategy, &q).await.unwrap();
-    let scores: Vec<f64> = found.list.iter().map(|c| c.score).collect();
-    assert!(
-        scores.windows(2).all(|w| w[0] >= w[1]),
-        "{strategy:?}: best first: {scores:?}"
-    );
-    found.list.iter().map(|c| c.id.as_u128()).collect()
+    found
+        .list
+        .iter()
+        .map(|c| (c.id.as_u128(), c.score))
+        .collect()
 }
 
 #[tokio::test]
@@ -219,37 +235,18 @@ async fn kept_windows_rank_as_the_read_ones() {
     for strategy in [Strategy::Candidates, Strategy::Sparse, Strategy::Bm25] {
         for filter in [Filter::tenant("acme"), in_a.clone()] {
             let on = Context::default();
+            // Scores to 9 decimals (the kept counts come from the vectors,
+            // the read ones from the texts).
+            let to_9 = |list: Vec<(u128, f64)>| -> Vec<(u128, String)> {
+                list.into_iter()
+                    .map(|(id, score)| (id, format!("{score:.9}")))
+                    .collect()
+            };
             assert_eq!(
-                scored(&store, on, strategy, filter.clone()).await,
-                scored(&reading, on, strategy, filter.clone()).await,
+                to_9(scored(&store, on, strategy, filter.clone()).await),
+                to_9(scored(&reading, on, strategy, filter.clone()).await),
                 "{strategy:?} {filter:?}: kept and read windows rank alike"
             );
         }
     }
-}
-
-/// `list`'s ids with their scores.
-async fn scored(
-    store: &Arc<dyn Store>,
-    context: Context,
-    strategy: Strategy,
-    filter: Filter,
-) -> Vec<(u128, String)> {
-    let config = LexicalConfig {
-        context,
-        ..LexicalConfig::default()
-    };
-    let service = LexicalService::new(store.clone(), config);
-    let texts = Texts {
-        fold: Fold::ASCII,
-        source_phrases: false,
-        common: None,
-    };
-    let q = LexicalQuery::new("pottery class", texts, filter, 256);
-    let found = service.list(strategy, &q).await.unwrap();
-    found
-        .list
-        .iter()
-        .map(|c| (c.id.as_u128(), format!("{:.9}", c.score)))
-        .collect()
 }
