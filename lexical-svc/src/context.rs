@@ -144,11 +144,12 @@ async fn around(
     context: Context,
     span: &tracing::Span,
 ) -> Result<Option<Around>, LexicalError> {
-    if let Some(kept) = span.in_scope(|| kept_around(store, q, tops, context)) {
+    let ids = top_ids(tops);
+    if let Some(kept) = span.in_scope(|| kept_around(store, q, &ids, context)) {
         span.record("kept", true);
         return Ok(kept);
     }
-    read_around(store, q, tops, context)
+    read_around(store, q, &ids, context)
         .instrument(span.clone())
         .await
 }
@@ -160,11 +161,10 @@ async fn around(
 fn kept_around(
     store: &dyn Store,
     q: &LexicalQuery,
-    tops: &[Vec<Uuid>],
+    ids: &[Uuid],
     context: Context,
 ) -> Option<Option<Around>> {
-    let ids = top_ids(tops);
-    let kept = store.kept_around(&q.filter, &ids, context.window, context::MAX_SPAN_READ)?;
+    let kept = store.kept_around(&q.filter, ids, context.window, context::MAX_SPAN_READ)?;
     let current = tracing::Span::current();
     current.record("placed", int(kept.places.len()));
     if kept.places.is_empty() {
@@ -186,12 +186,11 @@ fn kept_around(
 async fn read_around(
     store: &dyn Store,
     q: &LexicalQuery,
-    tops: &[Vec<Uuid>],
+    ids: &[Uuid],
     context: Context,
 ) -> Result<Option<Around>, LexicalError> {
-    let ids = top_ids(tops);
     let places: HashMap<Uuid, Place> = store
-        .get(&ids)
+        .get(ids)
         .await?
         .iter()
         .filter_map(|m| Some((m.id, Place::of(m)?)))
