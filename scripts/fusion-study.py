@@ -32,7 +32,7 @@ QUESTION_KINDS = {"question", "semantic", "multi-hop", "temporal", "commonsense"
 K = 8
 DEFAULTS = {  # Settings::for_embedder
     "minilm": dict(method="score", norm="absolute", wl=1.0, ws=2.0, floor=0.2, power=2.0, adaptive=0.0,
-                   confidence=1.5, question_confidence=0.4),
+                   confidence=1.5, question_confidence=0.3),
     "static": dict(method="score", norm="z_score", wl=1.0, ws=2.0, floor=0.2, power=1.0, adaptive=1.0,
                    confidence=0.0, question_confidence=0.0),
 }

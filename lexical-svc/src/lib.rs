@@ -59,8 +59,8 @@ pub struct LexicalConfig {
     /// counts go to the store meanwhile (one-shot commands).
     pub keep_counts: bool,
     /// The common words a query's scoring and read leave out
-    /// (`trine_core::common`); none by default (docs/search.md, "Common
-    /// words": the hybrid's fusion is not yet tuned to the shorter list).
+    /// (`trine_core::common`); the index's language by default
+    /// (docs/search.md, "Common words").
     pub common_words: CommonWords,
     /// The messages around the best hits ([`trine_core::context`]): a
     /// thread's message is ranked by its own text and its window.
@@ -77,7 +77,7 @@ impl Default for LexicalConfig {
             count_cache: CountCacheConfig::default(),
             count_statistics: true,
             keep_counts: false,
-            common_words: CommonWords::None,
+            common_words: CommonWords::Auto,
             context: Context::default(),
         }
     }

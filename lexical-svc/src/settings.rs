@@ -60,8 +60,9 @@ pub struct Settings {
     #[serde(deserialize_with = "trine_core::fold::deserialize_stemmer")]
     pub stemmer: Option<trine_core::Language>,
     /// The common words a query's lexical scoring and read leave out:
-    /// `none` (the default), `auto` (the text index's stemmer language,
-    /// English where it stems none), or a language (`french`, `de`, ...).
+    /// `auto` (the default: the text index's stemmer language,
+    /// English where it stems none), `none` (every word scored), or a
+    /// language (`french`, `de`, ...).
     pub common_words: CommonWords,
 }
 

@@ -144,7 +144,12 @@ async fn scored(
 #[tokio::test]
 async fn the_reply_joins_below_the_message_that_holds_the_words() {
     let (_dir, store) = store().await;
-    let on = Context::default();
+    // One message each side (the default reaches two): 3 stays out.
+    let on = Context {
+        window: 1,
+        weight: 0.5,
+        top: 32,
+    };
     let off = Context { window: 0, ..on };
     let acme = Filter::tenant("acme");
     let in_a = Filter {

@@ -28,11 +28,11 @@ use crate::fold::{Fold, Language};
 /// `[lexical] common_words` setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum CommonWords {
-    /// The language the text index stems in; English where it stems none.
-    Auto,
-    /// None: every word of a query is scored (the default: docs/search.md,
-    /// "Common words").
+    /// The language the text index stems in; English where it stems none
+    /// (the default: docs/search.md, "Common words").
     #[default]
+    Auto,
+    /// None: every word of a query is scored.
     None,
     /// This language's.
     Of(Language),

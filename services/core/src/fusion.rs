@@ -634,8 +634,8 @@ mod tests {
         let minilm = Settings::default();
         let table: &[(&str, Vec<f64>, bool)] = &[
             ("flat: 0.1", list(0.6, 0.56), true),
-            ("just below: 0.375", list(0.6, 0.45), true),
-            ("just above: 0.425", list(0.6, 0.43), false),
+            ("just below: 0.275", list(0.6, 0.49), true),
+            ("just above: 0.325", list(0.6, 0.47), false),
             ("a first that stands out: 0.75", list(0.8, 0.35), false),
             ("the first at the floor", list(0.2, 0.1), true),
             ("one neighbour", list(0.9, 0.9)[..1].to_vec(), true),

@@ -473,7 +473,7 @@ mod tests {
     fn common_words_are_auto_none_or_a_language() {
         use trine_core::{CommonWords, Language};
         let default = Config::load(&Overrides::default()).unwrap().mesh();
-        assert_eq!(default.lexical.common_words, CommonWords::None);
+        assert_eq!(default.lexical.common_words, CommonWords::Auto);
         let table = [
             ("none", CommonWords::None),
             ("fr", CommonWords::Of(Language::French)),
@@ -495,7 +495,11 @@ mod tests {
     #[test]
     fn the_context_section_reaches_both_channels_and_is_checked() {
         let default = Config::load(&Overrides::default()).unwrap().mesh();
-        assert!(default.lexical.context.is_off(), "off by default");
+        assert_eq!(
+            default.lexical.context,
+            trine_core::context::Context::default(),
+            "the lexical window on by default"
+        );
         assert!(default.semantic.context.is_off(), "off by default");
         let (_dir, o) = overrides_with_file(
             "[context]\nwindow = 2\ntop = 16\nlexical = 0.5\nsemantic = 0.25\n",

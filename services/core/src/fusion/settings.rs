@@ -121,7 +121,7 @@ impl Default for Settings {
             adaptive: 0.0,
             lexical_power: 2.0,
             semantic_confidence: 1.5,
-            question_confidence: 0.4,
+            question_confidence: 0.3,
         }
     }
 }
