@@ -607,10 +607,7 @@ mod tests {
         let own = [(id(5), 9.0), (id(1), 0.1)];
         let tops = [place("v", 1), place("t", 1)];
         for weight in [0.5, 1.0, 4.0, 100.0] {
-            let context = Context {
-                weight,
-                ..ON
-            };
+            let context = Context { weight, ..ON };
             let got = scored(&own, &tops, &members, context);
             let at = |n: u128| got.iter().position(|(id, _)| id.as_u128() == n);
             assert!(at(1) < at(2), "weight {weight}: {got:?}");
@@ -655,10 +652,7 @@ mod tests {
         ];
         let own = [(id(1), 0.8), (id(9), 0.34), (id(2), 0.3)];
         let tops = [place("t", 1), place("u", 4)];
-        let on = Context {
-            weight: 1.0,
-            ..ON
-        };
+        let on = Context { weight: 1.0, ..ON };
         let cases: Vec<(&str, Context, Vec<u128>)> = vec![
             ("off", Context { window: 0, ..on }, vec![1, 9, 2]),
             ("window 1", on, vec![1, 2, 9]),
