@@ -67,7 +67,9 @@ def normalise(scores: list[float], how: str, floor: float, ceiling: float) -> tu
         return [(s - low) / (top - low) if top > low else 1.0 for s in scores], 0.0
     mean = sum(scores) / len(scores)
     std = math.sqrt(sum((s - mean) ** 2 for s in scores) / len(scores))
-    values = [(s - mean) / std if std > 0 else 0.0 for s in scores]
+    if std <= 0:  # every score the list's best: one unit above the points not in it
+        return [1.0] * len(scores), 0.0
+    values = [(s - mean) / std for s in scores]
     return values, min(values)
 
 
@@ -75,6 +77,11 @@ def confidence(scores: list[float], floor: float) -> float:
     if len(scores) < 2 or scores[0] <= floor:
         return 0.0
     return min(1.0, max(0.0, (scores[0] - scores[min(len(scores), 10) - 1]) / (scores[0] - floor)))
+
+
+def lexical_confidence(scores: list[float]) -> float:
+    """fusion::lexical_confidence: one hit above BM25's floor stands out entirely."""
+    return 1.0 if len(scores) == 1 and scores[0] > 0 else confidence(scores, 0.0)
 
 
 def dedup(entries):
@@ -134,7 +141,7 @@ def fuse_plain(row: dict, cfg: dict) -> tuple[list[str], set[str]]:
     wl, ws = cfg["wl"], cfg["ws"]
     semantic_confidence = confidence([s for _, s in semantic], cfg.get("floor", 0.2))
     if cfg.get("adaptive", 0) > 0:
-        wl *= (0.05 + confidence([s for _, s, _ in lexical], 0.0)) ** cfg["adaptive"]
+        wl *= (0.05 + lexical_confidence([s for _, s, _ in lexical])) ** cfg["adaptive"]
         ws *= (0.05 + semantic_confidence) ** cfg["adaptive"]
     if cfg.get("confidence", 0) > 0 and cfg["method"] == "score":  # semantic trust, pivot 0.5
         ws *= (semantic_confidence / 0.5) ** cfg["confidence"]

@@ -140,7 +140,7 @@ mod shape;
 pub use partial::Partial;
 pub use question::{QUESTION_KEEP, QUESTION_SPREAD, as_question, fuse_spread};
 pub use scaling::confidence;
-use scaling::{Normalised, dbsf, normalise};
+use scaling::{Normalised, dbsf, lexical_confidence, normalise};
 pub use settings::{
     CONFIDENCE_PIVOT, MAX_ADAPTIVE, MAX_LEXICAL_POWER, Method, Normalization, OutOfRange, Settings,
     Weights,
@@ -275,7 +275,7 @@ fn channel_weights(lists: &Lists<'_>, settings: &Settings) -> (f64, f64) {
     let semantic_confidence = confidence(&semantic_scores, settings.semantic_floor);
     if settings.adaptive > 0.0 {
         let boost = |c: f64| (EPSILON + c).powf(settings.adaptive);
-        lexical *= boost(confidence(&lexical_scores, 0.0));
+        lexical *= boost(lexical_confidence(&lexical_scores));
         semantic *= boost(semantic_confidence);
     }
     if settings.semantic_confidence > 0.0 && settings.method == Method::Score {
@@ -845,7 +845,8 @@ mod tests {
             (Normalization::MinMax, &[5.0], 0.0, &[1.0], 0.0),
             (Normalization::MinMax, &[2.0, 2.0], 0.0, &[1.0, 1.0], 0.0),
             (Normalization::ZScore, &[3.0, 1.0], 0.0, &[1.0, -1.0], -1.0),
-            (Normalization::ZScore, &[4.0, 4.0], 0.0, &[0.0, 0.0], 0.0),
+            (Normalization::ZScore, &[4.0, 4.0], 0.0, &[1.0, 1.0], 0.0),
+            (Normalization::ZScore, &[5.0], 0.0, &[1.0], 0.0),
             (Normalization::ZScore, &[], 0.0, &[], 0.0),
         ];
         for (how, scores, floor, want, absent) in table {
@@ -1313,11 +1314,39 @@ mod tests {
     }
 
     #[test]
+    fn a_lone_lexical_hit_counts_under_z_scores() {
+        // The static default (z-scores, adaptive weights): one memory holds
+        // the query's rare word and no other holds any; ten dense
+        // neighbours know nothing of it, the lone hit not among them.
+        let dense: Vec<(u128, f64)> = (1..=10).map(|i| (i, 0.5 - 0.01 * i as f64)).collect();
+        let hits = run(
+            "lunch lisbon offsite",
+            &[(99, 12.0, false)],
+            &dense,
+            &Settings::for_static(),
+        );
+        let at = order(&hits).iter().position(|id| *id == 99);
+        assert!(at.is_some_and(|at| at < 8), "{:?}", order(&hits));
+    }
+
+    #[test]
     fn per_query_weighting_trusts_the_list_whose_top_stands_out() {
         // Lexical: flat; semantic: a clear first.
         assert_eq!(confidence(&[], 0.0), 0.0);
         assert_eq!(confidence(&[1.0], 0.0), 0.0);
         assert!((confidence(&[1.0, 0.5], 0.0) - 0.5).abs() < 1e-12);
+        // The lexical list's: one hit above BM25's floor stands out entirely.
+        for (scores, want) in [
+            (&[][..], 0.0),
+            (&[7.5][..], 1.0),
+            (&[0.0][..], 0.0),
+            (&[1.0, 0.5][..], 0.5),
+        ] {
+            assert!(
+                (lexical_confidence(scores) - want).abs() < 1e-12,
+                "{scores:?}"
+            );
+        }
         let flat: Vec<(u128, f64, bool)> = (1..=10)
             .map(|i| (i, 5.0 - 0.01 * i as f64, false))
             .collect();

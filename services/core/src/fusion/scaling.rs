@@ -67,10 +67,16 @@ pub(super) fn normalise(
         },
         Normalization::ZScore => {
             let (mean, std) = mean_std(scores);
-            let values: Vec<f64> = scores
-                .iter()
-                .map(|s| if std > 0.0 { (s - mean) / std } else { 0.0 })
-                .collect();
+            if std <= 0.0 {
+                // Every score is the list's best (one hit, or ties): each
+                // one unit above the points the list does not hold, which
+                // a spread of zero would leave level with them.
+                return Normalised {
+                    values: vec![1.0; scores.len()],
+                    absent: 0.0,
+                };
+            }
+            let values: Vec<f64> = scores.iter().map(|s| (s - mean) / std).collect();
             let absent = values.iter().copied().fold(f64::INFINITY, f64::min);
             Normalised { values, absent }
         }
@@ -97,6 +103,16 @@ pub(super) fn dbsf(scores: &[f64]) -> Normalised {
             })
             .collect(),
         absent: 0.0,
+    }
+}
+
+/// The lexical list's confidence: as [`confidence`] from BM25's floor (0),
+/// except that one hit above it stands out entirely (every point the read
+/// did not find scores the floor), where [`confidence`] has no tenth.
+pub fn lexical_confidence(scores: &[f64]) -> f64 {
+    match scores {
+        [only] if *only > 0.0 => 1.0,
+        _ => confidence(scores, 0.0),
     }
 }
 
