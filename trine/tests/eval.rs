@@ -132,6 +132,57 @@ fn generated_corpus_evaluated_under_every_configuration() {
         "{compared:#?}"
     );
 
+    // `--baseline`: the same build on the same collection against the saved
+    // report, each hybrid run that ran in both compared per kind, unchanged.
+    let out = run_ok(
+        trine(&data)
+            .arg("eval")
+            .arg("--queries")
+            .arg(corpus.join("queries.jsonl"))
+            .args(["--modes", "hybrid", "--strategies", "default,candidates"])
+            .args(["--verbatim", "on", "--native", "none", "--json"])
+            .arg("--baseline")
+            .arg(&saved),
+    );
+    let again: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let changes = again["against_baseline"].as_array().unwrap();
+    let kinds = configurations
+        .iter()
+        .find(|c| c["name"] == "hybrid/default")
+        .unwrap()["by_kind"]
+        .as_object()
+        .unwrap()
+        .len();
+    assert_eq!(changes.len(), 2 * kinds, "{changes:#?}");
+    for c in changes {
+        assert_eq!(c["verdict"], "not worse", "{c:#}");
+        assert_eq!(c["mrr"]["mean"], 0.0, "{c:#}");
+        assert_eq!(c["mrr_then"], c["mrr_now"], "{c:#}");
+    }
+    // A baseline of other queries is refused before anything runs.
+    let fewer = dir.path().join("fewer.jsonl");
+    let first: String = std::fs::read_to_string(corpus.join("queries.jsonl"))
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .replace("\"q01\"", "\"q-elsewhere\"");
+    std::fs::write(&fewer, format!("{first}\n")).unwrap();
+    let refused = trine(&data)
+        .arg("eval")
+        .arg("--queries")
+        .arg(&fewer)
+        .args(["--modes", "hybrid", "--native", "none", "--baseline"])
+        .arg(&saved)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{said}");
+    assert!(
+        said.contains("query q-elsewhere is not in the baseline's hybrid/default"),
+        "{said}"
+    );
+
     // `trine bench` in-process, then the same load on Qdrant's one-call
     // hybrid: both bounded, both reported.
     let out = run_ok(

@@ -31,6 +31,7 @@ use trine_mesh::channel;
 
 use crate::queries::{self, Query};
 
+mod baseline;
 mod configuration;
 mod report;
 mod spec;
@@ -111,6 +112,12 @@ pub struct Args {
     /// question strategy's list), for studying fusions offline
     #[arg(long)]
     pub lists: Option<PathBuf>,
+    /// A report an earlier run saved (`--save`: another build or
+    /// configuration, the same queries): each configuration that ran in both
+    /// is compared with it per kind, now minus then, paired query by query,
+    /// with the verdict "not worse" or "WORSE"
+    #[arg(long)]
+    pub baseline: Option<PathBuf>,
 }
 
 struct Targets {
@@ -443,6 +450,23 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         return Err("need 1 <= --k <= --depth <= 100".into());
     }
     let configurations = configurations(&args)?;
+    let saved = args.baseline.as_deref().map(baseline::load).transpose()?;
+    if let Some(saved) = &saved {
+        // Refuse a baseline of other queries before any is run.
+        let unranked: Vec<QueryResult> = queries
+            .iter()
+            .map(|q| QueryResult {
+                qid: q.qid.clone(),
+                kind: q.kind.clone().unwrap_or_else(|| "-".into()),
+                ranks: vec![None; q.gold.len()],
+            })
+            .collect();
+        let shells: Vec<ConfigReport> = configurations
+            .iter()
+            .map(|c| ConfigReport::of(c.name.clone(), unranked.clone(), args.k, 0.0))
+            .collect();
+        baseline::against_baseline(&shells, saved, args.k, args.depth)?;
+    }
     let LocalMesh {
         mesh,
         store,
@@ -469,12 +493,18 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         reports.push(run_configuration(&mut targets, configuration, &queries, &args).await);
     }
     mesh.stop().await?;
+    let against_baseline = match &saved {
+        Some(saved) => baseline::against_baseline(&reports, saved, args.k, args.depth)?,
+        None => Vec::new(),
+    };
     let report = Report {
         k: args.k,
         depth: args.depth,
         queries: queries.len(),
         against_better: against_better(&reports, args.k),
         configurations: reports,
+        baseline: args.baseline.as_ref().map(|p| p.display().to_string()),
+        against_baseline,
     };
     print_report(&report, args.json, args.save.as_deref(), || {
         render(&report, args.ranks)

@@ -55,6 +55,12 @@ pub struct Report {
     pub configurations: Vec<ConfigReport>,
     /// Each hybrid configuration against the better single channel, per kind.
     pub against_better: Vec<Comparison>,
+    /// The saved report of `--baseline`, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
+    /// Each configuration that ran in the baseline too, now against then.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub against_baseline: Vec<super::baseline::Change>,
 }
 
 /// Bootstrap resamples of the comparison with the better channel.
@@ -160,6 +166,9 @@ pub fn render(report: &Report, ranks: bool) -> String {
     out += &render_figures(report);
     if !report.against_better.is_empty() {
         out += &render_against_better(report);
+    }
+    if let Some(source) = &report.baseline {
+        out += &super::baseline::render(&report.against_baseline, source, k);
     }
     out += &render_misses(report);
     if ranks {
@@ -400,6 +409,8 @@ mod tests {
             queries: 2,
             configurations: vec![c, failed],
             against_better: Vec::new(),
+            baseline: None,
+            against_baseline: Vec::new(),
         };
         let text = render(&report, true);
         assert!(text.contains("hybrid/candidates: q2 >100"), "{text}");
