@@ -452,20 +452,8 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
     let configurations = configurations(&args)?;
     let saved = args.baseline.as_deref().map(baseline::load).transpose()?;
     if let Some(saved) = &saved {
-        // Refuse a baseline of other queries before any is run.
-        let unranked: Vec<QueryResult> = queries
-            .iter()
-            .map(|q| QueryResult {
-                qid: q.qid.clone(),
-                kind: q.kind.clone().unwrap_or_else(|| "-".into()),
-                ranks: vec![None; q.gold.len()],
-            })
-            .collect();
-        let shells: Vec<ConfigReport> = configurations
-            .iter()
-            .map(|c| ConfigReport::of(c.name.clone(), unranked.clone(), args.k, 0.0))
-            .collect();
-        baseline::against_baseline(&shells, saved, args.k, args.depth)?;
+        let names: Vec<String> = configurations.iter().map(|c| c.name.clone()).collect();
+        baseline::check_before(saved, &names, &queries, args.k, args.depth)?;
     }
     let LocalMesh {
         mesh,

@@ -74,6 +74,30 @@ pub struct Change {
     pub verdict: String,
 }
 
+/// Refuses a baseline of other queries before any configuration runs: the
+/// check of [`against_baseline`] on the run's queries, all unranked.
+pub fn check_before(
+    baseline: &Baseline,
+    names: &[String],
+    queries: &[crate::queries::Query],
+    k: usize,
+    depth: usize,
+) -> Result<(), String> {
+    let unranked: Vec<QueryResult> = queries
+        .iter()
+        .map(|q| QueryResult {
+            qid: q.qid.clone(),
+            kind: q.kind.clone().unwrap_or_else(|| "-".into()),
+            ranks: vec![None; q.gold.len()],
+        })
+        .collect();
+    let shells: Vec<ConfigReport> = names
+        .iter()
+        .map(|name| ConfigReport::of(name.clone(), unranked.clone(), k, 0.0))
+        .collect();
+    against_baseline(&shells, baseline, k, depth).map(|_| ())
+}
+
 /// Every configuration of this run that also ran in the baseline, per kind
 /// (and `all`), paired by qid. Ranks below the shallower of the two runs'
 /// depths count as absent in both. Refuses a baseline run on other queries:
@@ -93,9 +117,6 @@ pub fn against_baseline(
         ));
     }
     let depth = depth.min(baseline.depth);
-    let clip = |ranks: &[Option<usize>]| -> Vec<Option<usize>> {
-        ranks.iter().map(|r| r.filter(|&r| r <= depth)).collect()
-    };
     let mut out = Vec::new();
     let mut common = 0;
     for now in configurations.iter().filter(|c| c.error.is_none()) {
@@ -107,68 +128,9 @@ pub fn against_baseline(
             continue;
         };
         common += 1;
-        let saved: HashMap<&str, &SavedQuery> =
-            then.queries.iter().map(|q| (q.qid.as_str(), q)).collect();
-        // (kind, score now, score then) of every query of this run.
-        let mut pairs = Vec::with_capacity(now.queries.len());
-        for q in &now.queries {
-            let Some(s) = saved.get(q.qid.as_str()) else {
-                return Err(format!(
-                    "query {} is not in the baseline's {}: compare runs of the same queries \
-                     (and the same --split)",
-                    q.qid, now.name
-                ));
-            };
-            if s.kind != q.kind || s.ranks.len() != q.ranks.len() {
-                return Err(format!(
-                    "query {} differs from the baseline's (kind {}, {} gold ids there; \
-                     kind {}, {} here): compare runs of the same queries",
-                    q.qid,
-                    s.kind,
-                    s.ranks.len(),
-                    q.kind,
-                    q.ranks.len()
-                ));
-            }
-            pairs.push((
-                q.kind.as_str(),
-                QueryScore::of(&clip(&q.ranks), k),
-                QueryScore::of(&clip(&s.ranks), k),
-            ));
-        }
+        let pairs = paired(now, then, k, depth)?;
         for kind in now.by_kind.keys() {
-            let of = |f: fn(&QueryScore) -> f64, now: bool| -> Vec<f64> {
-                pairs
-                    .iter()
-                    .filter(|(k, ..)| kind == "all" || k == kind)
-                    .map(|(_, a, b)| f(if now { a } else { b }))
-                    .collect()
-            };
-            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-            let (rr_now, rr_then) = (
-                of(|s| s.reciprocal_rank, true),
-                of(|s| s.reciprocal_rank, false),
-            );
-            let (sk_now, sk_then) = (of(|s| s.success_at_k, true), of(|s| s.success_at_k, false));
-            let mrr = paired_bootstrap(&rr_now, &rr_then, RESAMPLES);
-            let success_at_k = paired_bootstrap(&sk_now, &sk_then, RESAMPLES);
-            let verdict = if mrr.not_worse() && success_at_k.not_worse() {
-                "not worse"
-            } else {
-                "WORSE"
-            };
-            out.push(Change {
-                configuration: now.name.clone(),
-                kind: kind.clone(),
-                queries: rr_now.len(),
-                mrr_then: mean(&rr_then),
-                mrr_now: mean(&rr_now),
-                success_at_k_then: mean(&sk_then),
-                success_at_k_now: mean(&sk_now),
-                mrr,
-                success_at_k,
-                verdict: verdict.into(),
-            });
+            out.push(change(&now.name, kind, &pairs));
         }
     }
     if common == 0 {
@@ -184,6 +146,86 @@ pub fn against_baseline(
         ));
     }
     Ok(out)
+}
+
+/// One query's kind, its figures now and then.
+type Pair<'a> = (&'a str, QueryScore, QueryScore);
+
+/// Each query of `now` beside the baseline's, by qid, both cut at `depth`.
+fn paired<'a>(
+    now: &'a ConfigReport,
+    then: &SavedConfiguration,
+    k: usize,
+    depth: usize,
+) -> Result<Vec<Pair<'a>>, String> {
+    let clip = |ranks: &[Option<usize>]| -> Vec<Option<usize>> {
+        ranks.iter().map(|r| r.filter(|&r| r <= depth)).collect()
+    };
+    let saved: HashMap<&str, &SavedQuery> =
+        then.queries.iter().map(|q| (q.qid.as_str(), q)).collect();
+    let mut pairs = Vec::with_capacity(now.queries.len());
+    for q in &now.queries {
+        let Some(s) = saved.get(q.qid.as_str()) else {
+            return Err(format!(
+                "query {} is not in the baseline's {}: compare runs of the same queries \
+                 (and the same --split)",
+                q.qid, now.name
+            ));
+        };
+        if s.kind != q.kind || s.ranks.len() != q.ranks.len() {
+            return Err(format!(
+                "query {} differs from the baseline's (kind {}, {} gold ids there; \
+                 kind {}, {} here): compare runs of the same queries",
+                q.qid,
+                s.kind,
+                s.ranks.len(),
+                q.kind,
+                q.ranks.len()
+            ));
+        }
+        pairs.push((
+            q.kind.as_str(),
+            QueryScore::of(&clip(&q.ranks), k),
+            QueryScore::of(&clip(&s.ranks), k),
+        ));
+    }
+    Ok(pairs)
+}
+
+/// One kind (or `all`) of one configuration: then, now, the difference.
+fn change(configuration: &str, kind: &str, pairs: &[Pair]) -> Change {
+    let of = |f: fn(&QueryScore) -> f64, now: bool| -> Vec<f64> {
+        pairs
+            .iter()
+            .filter(|(k, ..)| kind == "all" || *k == kind)
+            .map(|(_, a, b)| f(if now { a } else { b }))
+            .collect()
+    };
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let (rr_now, rr_then) = (
+        of(|s| s.reciprocal_rank, true),
+        of(|s| s.reciprocal_rank, false),
+    );
+    let (sk_now, sk_then) = (of(|s| s.success_at_k, true), of(|s| s.success_at_k, false));
+    let mrr = paired_bootstrap(&rr_now, &rr_then, RESAMPLES);
+    let success_at_k = paired_bootstrap(&sk_now, &sk_then, RESAMPLES);
+    let verdict = if mrr.not_worse() && success_at_k.not_worse() {
+        "not worse"
+    } else {
+        "WORSE"
+    };
+    Change {
+        configuration: configuration.into(),
+        kind: kind.into(),
+        queries: rr_now.len(),
+        mrr_then: mean(&rr_then),
+        mrr_now: mean(&rr_now),
+        success_at_k_then: mean(&sk_then),
+        success_at_k_now: mean(&sk_now),
+        mrr,
+        success_at_k,
+        verdict: verdict.into(),
+    }
 }
 
 /// The table: each configuration's kinds, then and now, with the verdict.
