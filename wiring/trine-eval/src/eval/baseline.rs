@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::report::{ConfigReport, RESAMPLES};
+use super::report::{ConfigReport, RESAMPLES, interval, verdict};
 use super::*;
 
 /// The largest saved report read (a report of every configuration over a few
@@ -28,14 +28,7 @@ pub struct Baseline {
 pub struct SavedConfiguration {
     pub name: String,
     pub error: Option<String>,
-    pub queries: Vec<SavedQuery>,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct SavedQuery {
-    pub qid: String,
-    pub kind: String,
-    pub ranks: Vec<Option<usize>>,
+    pub queries: Vec<QueryResult>,
 }
 
 /// Reads a report saved by `trine eval --save`, checking its size first.
@@ -75,7 +68,7 @@ pub struct Change {
 }
 
 /// Refuses a baseline of other queries before any configuration runs: the
-/// check of [`against_baseline`] on the run's queries, all unranked.
+/// pairing of [`against_baseline`] on the run's queries, all unranked.
 pub fn check_before(
     baseline: &Baseline,
     names: &[String],
@@ -95,7 +88,7 @@ pub fn check_before(
         .iter()
         .map(|name| ConfigReport::of(name.clone(), unranked.clone(), k, 0.0))
         .collect();
-    against_baseline(&shells, baseline, k, depth).map(|_| ())
+    matched(&shells, baseline, k, depth).map(|_| ())
 }
 
 /// Every configuration of this run that also ran in the baseline, per kind
@@ -109,6 +102,25 @@ pub fn against_baseline(
     k: usize,
     depth: usize,
 ) -> Result<Vec<Change>, String> {
+    Ok(matched(configurations, baseline, k, depth)?
+        .into_iter()
+        .flat_map(|(now, pairs)| {
+            now.by_kind
+                .keys()
+                .map(|kind| change(&now.name, kind, &pairs))
+                .collect::<Vec<_>>()
+        })
+        .collect())
+}
+
+/// Each configuration of this run that ran in the baseline too, with its
+/// queries paired; refused when none did or the queries differ.
+fn matched<'a>(
+    configurations: &'a [ConfigReport],
+    baseline: &Baseline,
+    k: usize,
+    depth: usize,
+) -> Result<Vec<(&'a ConfigReport, Vec<Pair<'a>>)>, String> {
     if baseline.depth < k {
         return Err(format!(
             "the baseline read ranks to {}, fewer than this run's --k {k}: \
@@ -118,7 +130,6 @@ pub fn against_baseline(
     }
     let depth = depth.min(baseline.depth);
     let mut out = Vec::new();
-    let mut common = 0;
     for now in configurations.iter().filter(|c| c.error.is_none()) {
         let Some(then) = baseline
             .configurations
@@ -127,13 +138,9 @@ pub fn against_baseline(
         else {
             continue;
         };
-        common += 1;
-        let pairs = paired(now, then, k, depth)?;
-        for kind in now.by_kind.keys() {
-            out.push(change(&now.name, kind, &pairs));
-        }
+        out.push((now, paired(now, then, k, depth)?));
     }
-    if common == 0 {
+    if out.is_empty() {
         let names: Vec<&str> = baseline
             .configurations
             .iter()
@@ -161,7 +168,7 @@ fn paired<'a>(
     let clip = |ranks: &[Option<usize>]| -> Vec<Option<usize>> {
         ranks.iter().map(|r| r.filter(|&r| r <= depth)).collect()
     };
-    let saved: HashMap<&str, &SavedQuery> =
+    let saved: HashMap<&str, &QueryResult> =
         then.queries.iter().map(|q| (q.qid.as_str(), q)).collect();
     let mut pairs = Vec::with_capacity(now.queries.len());
     for q in &now.queries {
@@ -209,11 +216,7 @@ fn change(configuration: &str, kind: &str, pairs: &[Pair]) -> Change {
     let (sk_now, sk_then) = (of(|s| s.success_at_k, true), of(|s| s.success_at_k, false));
     let mrr = paired_bootstrap(&rr_now, &rr_then, RESAMPLES);
     let success_at_k = paired_bootstrap(&sk_now, &sk_then, RESAMPLES);
-    let verdict = if mrr.not_worse() && success_at_k.not_worse() {
-        "not worse"
-    } else {
-        "WORSE"
-    };
+    let verdict = verdict(&mrr, &success_at_k);
     Change {
         configuration: configuration.into(),
         kind: kind.into(),
@@ -243,7 +246,6 @@ pub fn render(changes: &[Change], source: &str, k: usize) -> String {
         format!("s@{k} then→now"),
         format!("Δs@{k} [interval]")
     );
-    let show = |d: &Difference| format!("{:+.3} [{:+.3}, {:+.3}]", d.mean, d.low, d.high);
     for c in changes {
         out += &format!(
             "{:<34} {:<12} {:>4} {:>13} {:>26} {:>13} {:>26}  {}\n",
@@ -251,9 +253,9 @@ pub fn render(changes: &[Change], source: &str, k: usize) -> String {
             c.kind,
             c.queries,
             format!("{:.3}→{:.3}", c.mrr_then, c.mrr_now),
-            show(&c.mrr),
+            interval(&c.mrr),
             format!("{:.3}→{:.3}", c.success_at_k_then, c.success_at_k_now),
-            show(&c.success_at_k),
+            interval(&c.success_at_k),
             c.verdict
         );
     }
@@ -264,30 +266,26 @@ pub fn render(changes: &[Change], source: &str, k: usize) -> String {
 mod tests {
     use super::*;
 
-    fn now(name: &str, ranks: &[(&str, &str, Option<usize>)]) -> ConfigReport {
-        let results = ranks
+    fn results(ranks: &[(&str, &str, Option<usize>)]) -> Vec<QueryResult> {
+        ranks
             .iter()
             .map(|(qid, kind, rank)| QueryResult {
                 qid: (*qid).into(),
                 kind: (*kind).into(),
                 ranks: vec![*rank],
             })
-            .collect();
-        ConfigReport::of(name.into(), results, 8, 0.0)
+            .collect()
+    }
+
+    fn now(name: &str, ranks: &[(&str, &str, Option<usize>)]) -> ConfigReport {
+        ConfigReport::of(name.into(), results(ranks), 8, 0.0)
     }
 
     fn then(name: &str, ranks: &[(&str, &str, Option<usize>)]) -> SavedConfiguration {
         SavedConfiguration {
             name: name.into(),
             error: None,
-            queries: ranks
-                .iter()
-                .map(|(qid, kind, rank)| SavedQuery {
-                    qid: (*qid).into(),
-                    kind: (*kind).into(),
-                    ranks: vec![*rank],
-                })
-                .collect(),
+            queries: results(ranks),
         }
     }
 

@@ -4,8 +4,8 @@
 
 use super::*;
 
-/// One query's result under one configuration.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One query's result under one configuration (read back by `--baseline`).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct QueryResult {
     pub qid: String,
     pub kind: String,
@@ -228,23 +228,32 @@ fn render_against_better(report: &Report) -> String {
         "ΔMRR [interval]",
         format!("Δs@{k} [interval]")
     );
-    let show = |d: &Difference| format!("{:+.3} [{:+.3}, {:+.3}]", d.mean, d.low, d.high);
     for c in &report.against_better {
-        let verdict = if c.mrr.not_worse() && c.success_at_k.not_worse() {
-            "not worse"
-        } else {
-            "WORSE"
-        };
+        let verdict = verdict(&c.mrr, &c.success_at_k);
         out += &format!(
             "{:<34} {:<12} {:<22} {:>26} {:>26}  {verdict}\n",
             c.configuration,
             c.kind,
             c.better,
-            show(&c.mrr),
-            show(&c.success_at_k)
+            interval(&c.mrr),
+            interval(&c.success_at_k)
         );
     }
     out
+}
+
+/// "not worse" when both paired intervals reach 0 or above, else "WORSE".
+pub(super) fn verdict(mrr: &Difference, success_at_k: &Difference) -> &'static str {
+    if mrr.not_worse() && success_at_k.not_worse() {
+        "not worse"
+    } else {
+        "WORSE"
+    }
+}
+
+/// A paired difference with its interval: `+0.012 [-0.004, +0.030]`.
+pub(super) fn interval(d: &Difference) -> String {
+    format!("{:+.3} [{:+.3}, {:+.3}]", d.mean, d.low, d.high)
 }
 
 /// The gold ids each configuration that ran left outside the top k.
