@@ -32,13 +32,9 @@ sets="${QUALITY_SETS:-small medium fr de chat dialog}"
 embedders="${QUALITY_EMBEDDERS:-minilm static}"
 
 devset="$work/devset"
-[[ -f "$devset/medium/queries.jsonl" ]] ||
-  python3 scripts/make-devset.py --out "$devset" --tiers small,medium >&2
-[[ -f "$devset/de/queries.jsonl" ]] || python3 scripts/make-langset.py --out "$devset" >&2
-[[ -f "$devset/dialog/queries.jsonl" ]] || python3 scripts/make-dialset.py --out "$devset" >&2
-if [[ ! -f "$devset/chat/queries.jsonl" && -n "${REALTALK:-}" ]]; then
-  python3 scripts/make-convset.py --realtalk "$REALTALK" --out "$devset" >&2
-fi
+# shellcheck source=lib/devsets.sh
+source "$repo/scripts/lib/devsets.sh"
+make_devsets "$devset"
 
 for set in $sets; do
   if [[ ! -f "$devset/$set/queries.jsonl" ]]; then

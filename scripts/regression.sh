@@ -50,13 +50,9 @@ source "$repo/scripts/lib/runs.sh"
 echo "$sha" >"$work/baseline.txt"
 
 devset="$quality/devset"
-[[ -f "$devset/medium/queries.jsonl" ]] ||
-  python3 scripts/make-devset.py --out "$devset" --tiers small,medium >&2
-[[ -f "$devset/de/queries.jsonl" ]] || python3 scripts/make-langset.py --out "$devset" >&2
-[[ -f "$devset/dialog/queries.jsonl" ]] || python3 scripts/make-dialset.py --out "$devset" >&2
-if [[ ! -f "$devset/chat-nothreads/queries.jsonl" && -n "${REALTALK:-}" ]]; then
-  python3 scripts/make-convset.py --realtalk "$REALTALK" --out "$devset" >&2
-fi
+# shellcheck source=lib/devsets.sh
+source "$repo/scripts/lib/devsets.sh"
+make_devsets "$devset"
 
 for set in $sets; do
   if [[ ! -f "$devset/$set/queries.jsonl" ]]; then
