@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Study late interaction offline: rerank the default fusion's first N by MaxSim over MiniLM's token vectors.
+"""Study late interaction offline: rerank the default fusion's first N by MaxSim over token vectors.
 
     trine eval --queries Q --modes hybrid --strategies default --native none --k 8 --lists L.jsonl
     python3 scripts/late-study.py --set chat=L.jsonl:devset/chat/memories.jsonl:Q \\
@@ -14,6 +14,9 @@ token vectors (the same model, special tokens left out); and the first N are fus
 (k 60) of the default order and the MaxSim order at 1 : WEIGHT. Prints MRR / s@8 per set, half and
 kind, the default beside each weight. The model is the one `scripts/fetch-model.sh` installs, run
 here in numpy (it reproduces trine's cosines to 1e-6); token vectors are cached in `--cache`.
+`--tokens static` judges with the static model's table instead (`trine model distill`): one vector
+a word piece, no context, each question piece weighted by its vector's length (its SIF weight), the
+memory's pieces but punctuation all kept; nothing cached.
 Needs numpy, scipy, safetensors and tokenizers from PyPI; the common-word lists are the NLTK files
 of the `stop-words` crate trine builds with (in cargo's registry). Not in the test command.
 """
@@ -84,6 +87,31 @@ class MiniLM:
         return out
 
 
+class Static:
+    """The static model's table: unit rows, and each row's length (its SIF weight)."""
+
+    def __init__(self, models: str):
+        d = os.path.join(models, "static")
+        table = load_file(os.path.join(d, "model.safetensors"))["embeddings"].astype(np.float32)
+        self.length = np.linalg.norm(table, axis=1)
+        self.unit = table / np.maximum(self.length, 1e-9)[:, None]
+        self.tok = Tokenizer.from_file(os.path.join(d, "tokenizer.json"))
+
+    def pieces(self, text: str, common: set[str] | None = None) -> list[int]:
+        e = self.tok.encode(text, add_special_tokens=False)
+        kept = [i for i, t in zip(e.ids, e.tokens) if not PUNCT.match(t) and (common is None or t.lower() not in common)]
+        return kept or list(e.ids)
+
+    def scores(self, query: str, common: set[str], texts: list[str]) -> list[float]:
+        q = self.pieces(query, common)
+        weight = self.length[q]
+        out = []
+        for text in texts:
+            best = (self.unit[q] @ self.unit[self.pieces(text)].T).max(1)
+            out.append(float((best * weight).sum() / weight.sum()))
+        return out
+
+
 def common_words(language: str) -> set[str]:
     home = os.environ.get("CARGO_HOME", os.path.expanduser("~/.cargo"))
     found = glob.glob(os.path.join(home, "registry/src/*/stop-words-0.9.*/src/nltk", language))
@@ -121,7 +149,7 @@ def rrf(lists: list[list[str]], weights: list[float], k: int = 60) -> list[str]:
     return sorted(score, key=lambda i: -score[i])
 
 
-def study(name: str, spec: str, args, model: MiniLM) -> None:
+def study(name: str, spec: str, args, model: MiniLM | Static) -> None:
     parts = spec.split(":")
     lists, memories, queries = parts[:3]
     common = common_words(parts[3] if len(parts) > 3 else "english")
@@ -131,14 +159,18 @@ def study(name: str, spec: str, args, model: MiniLM) -> None:
     cfg = fs.DEFAULTS[args.embedder]
     fused = {r["qid"]: fs.fuse(r, cfg) for r in rows}
     asked = [r for r in rows if r["kind"] in fs.QUESTION_KINDS]
-    toks = memory_tokens(model, args.cache, name, texts, {i for r in asked for i in fused[r["qid"]][:args.depth]})
+    if isinstance(model, MiniLM):
+        toks = memory_tokens(model, args.cache, name, texts, {i for r in asked for i in fused[r["qid"]][:args.depth]})
     tally: dict[tuple, list[float]] = defaultdict(lambda: [0.0, 0.0, 0])
     for r in rows:
         ranked = {"default": fused[r["qid"]]}
         if r["kind"] in fs.QUESTION_KINDS:
             head = fused[r["qid"]][:args.depth]
-            q = question_tokens(model, r["query"], common)
-            sim = [float((q @ toks[i].astype(np.float32).T).max(1).mean()) for i in head]
+            if isinstance(model, MiniLM):
+                q = question_tokens(model, r["query"], common)
+                sim = [float((q @ toks[i].astype(np.float32).T).max(1).mean()) for i in head]
+            else:
+                sim = model.scores(r["query"], common, [texts[i] for i in head])
             order = [head[j] for j in np.argsort(-np.array(sim), kind="stable")]
             for w in args.weights:
                 ranked[f"late 1:{w:g}"] = rrf([head, order], [1.0, w]) + fused[r["qid"]][args.depth:]
@@ -166,8 +198,10 @@ def main() -> int:
     ap.add_argument("--weights", type=lambda s: [float(x) for x in s.split(",")], default=[1.0, 2.0])
     ap.add_argument("--models", default=os.path.join(HERE, "..", "models"))
     ap.add_argument("--cache", default=os.path.expanduser("~/.cache/trine/late-study"))
+    ap.add_argument("--tokens", default="minilm", choices=["minilm", "static"],
+                    help="whose token vectors judge: MiniLM's contextual ones, or the static table's rows")
     args = ap.parse_args()
-    model = MiniLM(args.models)
+    model = MiniLM(args.models) if args.tokens == "minilm" else Static(args.models)
     print("set\thalf\tkind\tranking\tqueries\tMRR / s@8")
     for spec in args.set:
         name, _, rest = spec.partition("=")
