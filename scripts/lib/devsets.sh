@@ -10,7 +10,8 @@ make_devsets() { # DIR
     python3 scripts/make-devset.py --out "$devset" --tiers small,medium >&2
   [[ -f "$devset/de/queries.jsonl" ]] || python3 scripts/make-langset.py --out "$devset" >&2
   [[ -f "$devset/dialog/queries.jsonl" ]] || python3 scripts/make-dialset.py --out "$devset" >&2
-  if [[ ! -f "$devset/chat/queries.jsonl" && -n "${REALTALK:-}" ]]; then
+  if [[ (! -f "$devset/chat/queries.jsonl" || ! -f "$devset/chat-nothreads/queries.jsonl") &&
+        -n "${REALTALK:-}" ]]; then
     python3 scripts/make-convset.py --realtalk "$REALTALK" --out "$devset" >&2
   fi
 }
