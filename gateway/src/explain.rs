@@ -93,6 +93,12 @@ fn why(explain: &v1::Explain) -> String {
         (None, Some(s)) => parts.push(format!("found by meaning only (semantic #{})", s.rank)),
         (None, None) => {}
     }
+    if let Some(late) = &explain.late {
+        parts.push(format!(
+            "judged again word by word: late interaction #{} (MaxSim {:.4})",
+            late.rank, late.score
+        ));
+    }
     parts.join("; ")
 }
 
@@ -239,8 +245,18 @@ mod tests {
                     verbatim: entry(1),
                     tier: true,
                     fused: 0.5,
+                    late: None,
                 },
                 &["verbatim", "tier rule held", "lexical #3 and semantic #1"],
+            ),
+            (
+                v1::Explain {
+                    lexical: entry(5),
+                    semantic: entry(2),
+                    late: entry(1),
+                    ..v1::Explain::default()
+                },
+                &["lexical #5 and semantic #2", "late interaction #1"],
             ),
             (
                 v1::Explain {

@@ -186,6 +186,7 @@ impl Channels for Peers {
             query: query.text.clone(),
             filters: Some(filter_to_wire(&query.filter)),
             cap: 0,
+            tokens: query.late(),
         };
         let mut client = self.semantic.clone();
         let answer = call(deadline, client.nearest(with_deadline(message, deadline)))
@@ -200,9 +201,16 @@ impl Channels for Peers {
                     .map_err(|e| malformed("semantic-svc", e))
             })
             .collect::<Result<_, _>>()?;
+        let tokens = answer
+            .query_tokens
+            .as_ref()
+            .map(trine_api::query_tokens_from_wire)
+            .transpose()
+            .map_err(|e| malformed("semantic-svc", e))?;
         Ok(SemanticList {
             neighbors,
             timings: timings_from_wire(&answer.timings),
+            tokens,
         })
     }
 
@@ -224,7 +232,7 @@ impl Channels for Peers {
                     score: *score,
                 })
                 .collect(),
-            limit: u32::try_from(query.limit).unwrap_or(u32::MAX),
+            limit: u32::try_from(query.fused_limit()).unwrap_or(u32::MAX),
             weights: Some(weights),
             fusion: Some(options),
             lexical_reference: lists.reference,

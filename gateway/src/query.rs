@@ -37,6 +37,28 @@ pub struct SearchQuery {
     pub min_score: Option<f64>,
 }
 
+impl SearchQuery {
+    /// Whether late interaction judges this search's first hits again
+    /// ([`trine_core::late`]): a hybrid search under a fusion that gives it
+    /// a vote, not shaped like a title or an identifier.
+    pub fn late(&self) -> bool {
+        self.mode == Mode::Hybrid
+            && self.fusion.late_weight > 0.0
+            && self.fusion.late_depth > 1
+            && trine_core::late::judged(&self.text)
+    }
+
+    /// How many hits fusion is asked for: the limit, or the late depth
+    /// where late interaction judges more.
+    pub fn fused_limit(&self) -> usize {
+        if self.late() {
+            self.limit.max(self.fusion.late_depth)
+        } else {
+            self.limit
+        }
+    }
+}
+
 /// Timed stages, in the order they ran.
 pub type Timings = Vec<(Stage, Duration)>;
 
@@ -61,6 +83,8 @@ pub struct LexicalList {
 pub struct SemanticList {
     pub neighbors: Vec<(Uuid, f64)>,
     pub timings: Timings,
+    /// The query's tokens, when the search asked for them.
+    pub tokens: Option<trine_core::late::Tokens>,
 }
 
 /// fusion-svc's answer.

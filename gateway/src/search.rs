@@ -22,6 +22,8 @@ use trine_telemetry::{Metrics, int};
 use crate::peers::Peers;
 use crate::query::{Answer, Channels, PeerError, SearchQuery, Timings, ToFuse, Unready};
 
+mod late;
+
 /// The gateway's search settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchConfig {
@@ -221,6 +223,7 @@ impl Searcher {
         let began = Instant::now();
         let fused = self.fuse(query, &mut lists, &clock).await?;
         lists.timings.push((Stage::FusionCall, began.elapsed()));
+        let fused = self.late(query, &mut lists, fused, &clock).await;
         let began = Instant::now();
         let hits = self.payload(query, fused, &clock).await?;
         lists.timings.push((Stage::Payload, began.elapsed()));
@@ -270,6 +273,7 @@ impl Searcher {
                 lists.timings.push((Stage::Semantic, took));
                 lists.timings.extend(answer.timings);
                 lists.semantic = answer.neighbors;
+                lists.tokens = answer.tokens;
             }
             Some((Err(e), _)) if e.is_callers() => return Err(e),
             Some((Err(e), _)) => lists.reasons.push(format!("semantic: {}", e.message)),
@@ -349,9 +353,10 @@ impl Searcher {
                     lexical_reference: lists.reference,
                     terms: lists.terms,
                 };
+                let limit = query.fused_limit();
                 Ok(match lists.asked.as_deref() {
-                    Some(asked) => fusion::fuse_spread(&fusing, asked, &settings, query.limit),
-                    None => fusion::fuse(&fusing, &settings, query.limit),
+                    Some(asked) => fusion::fuse_spread(&fusing, asked, &settings, limit),
+                    None => fusion::fuse(&fusing, &settings, limit),
                 })
             }
         }
@@ -503,6 +508,8 @@ struct Gathered {
     timings: Timings,
     /// Why the answer is degraded, one reason a hop.
     reasons: Vec<String>,
+    /// The query's tokens, for late interaction (semantic-svc's).
+    tokens: Option<trine_core::late::Tokens>,
 }
 
 #[cfg(test)]

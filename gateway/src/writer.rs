@@ -9,7 +9,7 @@ use tokio::sync::OnceCell;
 
 use trine_core::model::{CollectionSpec, EmbedderId, Memory, Point};
 use trine_core::{ErrorKind, Fold};
-use trine_embed::{EmbedError, Embedder};
+use trine_embed::{EmbedError, Embedder, Side, Tokens};
 use trine_store::{Store, StoreError};
 use uuid::Uuid;
 
@@ -132,8 +132,9 @@ pub struct Writer {
     embedder: Arc<dyn Embedder>,
     /// Set once the collection is known to exist with this embedder.
     prepared: Arc<OnceCell<()>>,
-    /// The collection's fold (its text index's), and when it was read.
-    fold: Arc<Mutex<Option<(Instant, Fold)>>>,
+    /// The collection's fold (its text index's), whether it keeps tokens,
+    /// and when they were read.
+    fold: Arc<Mutex<Option<(Instant, Layout)>>>,
     /// Locks striped by point id: a write holds those of its ids from the
     /// ownership check to the store call.
     stripes: Arc<Vec<tokio::sync::Mutex<()>>>,
@@ -143,6 +144,14 @@ pub struct Writer {
     new_fold: Fold,
     /// Where the quota's refusals are counted (the gateway's metrics).
     metrics: Option<Arc<trine_telemetry::Metrics>>,
+}
+
+/// What the writer reads of the collection: how its text index folds, and
+/// whether it keeps each memory's tokens (the `tokens` space).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Layout {
+    fold: Fold,
+    tokens: bool,
 }
 
 /// How long the collection's fold is trusted before it is read again: an
@@ -222,28 +231,30 @@ impl Writer {
     }
 
     /// The fold of the collection's text index (trine's default when it has
-    /// none), read at most every [`FOLD_FOR`]: the sparse encoding folds as
-    /// the index does.
-    async fn fold(&self) -> Result<Fold, WriteError> {
+    /// none) and whether it keeps tokens, read at most every [`FOLD_FOR`]:
+    /// the sparse encoding folds as the index does.
+    async fn layout(&self) -> Result<Layout, WriteError> {
         let cached = self
             .fold
             .lock()
             .ok()
             .and_then(|slot| *slot)
             .filter(|(at, _)| at.elapsed() < FOLD_FOR);
-        if let Some((_, fold)) = cached {
-            return Ok(fold);
+        if let Some((_, layout)) = cached {
+            return Ok(layout);
         }
-        let fold = self
-            .store
-            .info()
-            .await?
-            .and_then(|info| info.text_index)
-            .map_or(Fold::default(), |t| t.fold());
+        let info = self.store.info().await?;
+        let layout = Layout {
+            fold: info
+                .as_ref()
+                .and_then(|info| info.text_index.as_ref())
+                .map_or(Fold::default(), |t| t.fold()),
+            tokens: info.is_some_and(|info| info.tokens),
+        };
         if let Ok(mut slot) = self.fold.lock() {
-            *slot = Some((Instant::now(), fold));
+            *slot = Some((Instant::now(), layout));
         }
-        Ok(fold)
+        Ok(layout)
     }
 
     /// Embeds and stores validated memories, replacing any of the same
@@ -262,22 +273,30 @@ impl Writer {
             return Ok(Vec::new());
         }
         let texts: Vec<String> = memories.iter().map(|m| m.text.clone()).collect();
-        let vectors = self.embedder.embed(&texts).await?;
-        let fold = self.fold().await?;
-        if vectors.len() != memories.len() {
+        let Layout { fold, tokens } = self.layout().await?;
+        // Where the collection keeps tokens, they come from the same pass.
+        let embedded: Vec<(Vec<f32>, Option<Tokens>)> = if tokens {
+            let both = self.embedder.embed_tokens(&texts, Side::Memory).await?;
+            both.into_iter().map(|(v, t)| (v, Some(t))).collect()
+        } else {
+            let vectors = self.embedder.embed(&texts).await?;
+            vectors.into_iter().map(|v| (v, None)).collect()
+        };
+        if embedded.len() != memories.len() {
             return Err(WriteError::VectorCount {
                 name: self.embedder.name().to_string(),
-                got: vectors.len(),
+                got: embedded.len(),
                 want: memories.len(),
             });
         }
         Ok(memories
             .into_iter()
-            .zip(vectors)
-            .map(|(memory, dense)| Point {
+            .zip(embedded)
+            .map(|(memory, (dense, tokens))| Point {
                 sparse: Some(trine_core::sparse::encode_text(&memory.text, fold)),
                 memory,
                 dense,
+                tokens,
             })
             .collect())
     }
@@ -360,6 +379,7 @@ mod tests {
             memory: Memory::new(Uuid::from_u128(id), tenant, "text"),
             dense: Vec::new(),
             sparse: None,
+            tokens: None,
         }
     }
 

@@ -178,6 +178,7 @@ mod tests {
             dense_dim: Some(384),
             sparse_idf,
             sparse_tf: false,
+            tokens: false,
             one_tenant: false,
             schema: 2,
             points: 10,

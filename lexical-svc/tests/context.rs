@@ -89,6 +89,7 @@ fn points() -> Vec<Point> {
             },
             dense: vec![1.0, 0.0, 0.0, 0.0],
             sparse: Some(sparse::encode_text(text, Fold::ASCII)),
+            tokens: None,
         })
         .collect()
 }

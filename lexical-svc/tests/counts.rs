@@ -22,6 +22,7 @@ fn point(tenant: &str, text: &str) -> Point {
         },
         dense: vec![1.0, 0.0, 0.0, 0.0],
         sparse: None,
+        tokens: None,
     }
 }
 

@@ -113,6 +113,7 @@ async fn scores_from_sparse_encodings_equal_scores_from_texts() {
                     values: vec![0.42, 1.3],
                 }),
             },
+            tokens: None,
         })
         .collect();
     let texts: HashMap<Uuid, Memory> = points
@@ -228,6 +229,7 @@ async fn the_cap_keeps_the_holders_then_the_rarest_terms_points_in_id_order() {
             },
             dense: vec![1.0, 0.0, 0.0, 0.0],
             sparse: Some(sparse::encode_text(text, Fold::ASCII)),
+            tokens: None,
         })
         .collect();
     store.upsert(points).await.unwrap();
@@ -332,6 +334,7 @@ async fn the_terms_read_side_by_side_list_the_points_of_the_reads_in_turn() {
             memory: Memory::new(Uuid::from_u128(*n), TENANT, text.as_str()),
             dense: vec![1.0, 0.0, 0.0, 0.0],
             sparse: Some(sparse::encode_text(text, Fold::ASCII)),
+            tokens: None,
         })
         .collect();
     store.upsert(points).await.unwrap();

@@ -13,7 +13,7 @@ use tracing::Instrument;
 use trine_core::ErrorKind;
 use trine_core::context::{self, Context, Near, Place};
 use trine_core::model::{Filter, PayloadRead};
-use trine_embed::{EmbedError, Embedder};
+use trine_embed::{EmbedError, Embedder, Side, Tokens};
 use trine_store::{Query, Store, StoreError};
 use uuid::Uuid;
 
@@ -32,6 +32,10 @@ pub struct SemanticConfig {
     /// The messages around the best hits ([`trine_core::context`]): a
     /// thread's message is ranked by its own similarity and its window's.
     pub context: Context,
+    /// The language whose common words a query's tokens leave out (late
+    /// interaction, [`trine_core::late`]; none: every word): the lexical
+    /// channel's.
+    pub language: Option<trine_core::Language>,
 }
 
 impl Default for SemanticConfig {
@@ -41,6 +45,7 @@ impl Default for SemanticConfig {
             max_cap: 4096,
             max_embed: 1024,
             context: Context::channels().1,
+            language: Some(trine_core::Language::English),
         }
     }
 }
@@ -75,6 +80,18 @@ pub struct Nearest {
     pub list: Vec<(Uuid, f32)>,
     /// `semantic.embed`, `semantic.query`.
     pub timings: Vec<(Stage, Duration)>,
+    /// The query's tokens, when asked for ([`Ask::tokens`]).
+    pub tokens: Option<Tokens>,
+}
+
+/// What a nearest-neighbour read asks beyond the query: how many, the
+/// messages around the best hits, and the query's tokens for late
+/// interaction (`Some(language)`: leaving out that language's common words).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ask {
+    pub cap: usize,
+    pub context: Context,
+    pub tokens: Option<Option<trine_core::Language>>,
 }
 
 /// Embeds `query` and reads the nearest `cap` points within `filter`, then
@@ -85,20 +102,16 @@ pub async fn nearest(
     embedder: &dyn Embedder,
     query: &str,
     filter: &Filter,
-    cap: usize,
-    context: Context,
+    ask: Ask,
 ) -> Result<Nearest, SemanticError> {
+    let Ask { cap, context, .. } = ask;
     let started = Instant::now();
-    let vector = embedder
-        .embed(&[query.to_string()])
+    let (vector, tokens) = embed_query(embedder, query, ask.tokens)
         .instrument(tracing::info_span!(
             "semantic.embed",
             embedder = embedder.name()
         ))
-        .await?
-        .into_iter()
-        .next()
-        .ok_or_else(|| EmbedError::Inference("no vector for the query".to_string()))?;
+        .await?;
     let embed_took = started.elapsed();
     let started = Instant::now();
     let span = tracing::info_span!(
@@ -124,7 +137,35 @@ pub async fn nearest(
     if widened {
         timings.push((Stage::SemanticContext, started.elapsed()));
     }
-    Ok(Nearest { list, timings })
+    Ok(Nearest {
+        list,
+        timings,
+        tokens,
+    })
+}
+
+/// The query's vector, and with `tokens` its tokens from the same pass.
+async fn embed_query(
+    embedder: &dyn Embedder,
+    query: &str,
+    tokens: Option<Option<trine_core::Language>>,
+) -> Result<(Vec<f32>, Option<Tokens>), EmbedError> {
+    let texts = [query.to_string()];
+    let first = match tokens {
+        Some(language) => embedder
+            .embed_tokens(&texts, Side::Query(language))
+            .await?
+            .into_iter()
+            .next()
+            .map(|(v, t)| (v, Some(t))),
+        None => embedder
+            .embed(&texts)
+            .await?
+            .into_iter()
+            .next()
+            .map(|v| (v, None)),
+    };
+    first.ok_or_else(|| EmbedError::Inference("no vector for the query".to_string()))
 }
 
 /// `list` blended with the windows of its best hits

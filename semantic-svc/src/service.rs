@@ -6,15 +6,17 @@ use std::time::Instant;
 use tonic::{Request, Response, Status};
 use trine_api::v1;
 use trine_api::v1::semantic_server::{Semantic, SemanticServer};
-use trine_api::{cap_from_wire, filter_from_wire, invalid, timings_to_wire, to_status};
+use trine_api::{
+    cap_from_wire, filter_from_wire, invalid, timings_to_wire, to_status, tokens_to_wire,
+};
 use trine_core::Named;
 use trine_core::Stage;
 use trine_core::model::{MAX_QUERY_BYTES, check_query_bytes};
-use trine_embed::Embedder;
+use trine_embed::{Embedder, Side};
 use trine_store::Store;
 use trine_telemetry::Metrics;
 
-use crate::{SemanticConfig, nearest};
+use crate::{Ask, SemanticConfig, nearest};
 
 /// Serves the semantic channel over a store and an embedder.
 #[derive(Clone)]
@@ -67,13 +69,17 @@ impl Semantic for SemanticService {
         let cap =
             cap_from_wire(request.cap, self.config.cap, self.config.max_cap).map_err(invalid)?;
         let started = Instant::now();
+        let ask = Ask {
+            cap,
+            context: self.config.context,
+            tokens: request.tokens.then_some(self.config.language),
+        };
         let found = nearest(
             self.store.as_ref(),
             self.embedder.as_ref(),
             &request.query,
             &filter,
-            cap,
-            self.config.context,
+            ask,
         )
         .await
         .map_err(to_status)?;
@@ -93,6 +99,7 @@ impl Semantic for SemanticService {
                 })
                 .collect(),
             timings: timings_to_wire(&found.timings),
+            query_tokens: found.tokens.as_ref().map(tokens_to_wire),
         }))
     }
 
@@ -101,7 +108,8 @@ impl Semantic for SemanticService {
         &self,
         request: Request<v1::EmbedRequest>,
     ) -> Result<Response<v1::EmbedResponse>, Status> {
-        let texts = request.into_inner().texts;
+        let request = request.into_inner();
+        let texts = request.texts;
         if texts.len() > self.config.max_embed {
             return Err(invalid(format!(
                 "{} texts, more than the {} allowed in one call",
@@ -109,7 +117,21 @@ impl Semantic for SemanticService {
                 self.config.max_embed
             )));
         }
-        let vectors = self.embedder.embed(&texts).await.map_err(to_status)?;
+        let side = side_from_wire(request.tokens, &request.language).map_err(invalid)?;
+        let (vectors, tokens) = match side {
+            None => (
+                self.embedder.embed(&texts).await.map_err(to_status)?,
+                Vec::new(),
+            ),
+            Some(side) => self
+                .embedder
+                .embed_tokens(&texts, side)
+                .await
+                .map_err(to_status)?
+                .into_iter()
+                .map(|(v, t)| (v, tokens_to_wire(&t)))
+                .unzip(),
+        };
         Ok(Response::new(v1::EmbedResponse {
             vectors: vectors
                 .into_iter()
@@ -117,6 +139,7 @@ impl Semantic for SemanticService {
                 .collect(),
             embedder: self.embedder.name().to_string(),
             dim: u32::try_from(self.embedder.dim()).unwrap_or(u32::MAX),
+            tokens,
         }))
     }
 }
@@ -130,6 +153,22 @@ impl trine_api::server::Served for SemanticService {
 
     fn metrics(&self) -> Arc<Metrics> {
         SemanticService::metrics(self)
+    }
+}
+
+/// The tokens an Embed call asks for: none, a memory's, or a query's
+/// leaving out `language`'s common words (empty: none).
+fn side_from_wire(raw: i32, language: &str) -> Result<Option<Side>, String> {
+    let language = if language.trim().is_empty() {
+        None
+    } else {
+        Some(language.parse::<trine_core::Language>()?)
+    };
+    match v1::TokenSide::try_from(raw) {
+        Ok(v1::TokenSide::None) => Ok(None),
+        Ok(v1::TokenSide::Memory) => Ok(Some(Side::Memory)),
+        Ok(v1::TokenSide::Query) => Ok(Some(Side::Query(language))),
+        Err(_) => Err(format!("token side {raw}: give NONE, MEMORY or QUERY")),
     }
 }
 

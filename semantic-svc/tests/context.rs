@@ -12,7 +12,7 @@ use trine_core::context::Context;
 use trine_core::model::{CollectionSpec, EmbedderId, Filter, Memory, Point};
 use trine_core::{Fold, sparse};
 use trine_embed::{Embedder, HashEmbedder};
-use trine_semantic::nearest;
+use trine_semantic::{Ask, nearest};
 use trine_store::{EdgeStore, Store};
 use uuid::Uuid;
 
@@ -63,6 +63,7 @@ async fn the_nearest_hit_and_its_neighbour_take_their_windows_mean() {
             },
             dense,
             sparse: Some(sparse::encode_text(text, Fold::ASCII)),
+            tokens: None,
         })
         .collect();
     store.upsert(points).await.unwrap();
@@ -75,8 +76,11 @@ async fn the_nearest_hit_and_its_neighbour_take_their_windows_mean() {
                 &embedder,
                 "pottery class",
                 &acme,
-                cap,
-                context,
+                Ask {
+                    cap,
+                    context,
+                    tokens: None,
+                },
             )
             .await
             .unwrap()

@@ -205,8 +205,12 @@ fn render(response: &v1::SearchResponse, explain: bool) -> String {
                 Some(x) => format!("{name} #{} ({:.4} → {:.4})", x.rank, x.score, x.normalized),
                 None => format!("{name} -"),
             };
+            let late = e
+                .late
+                .map(|x| format!("  late #{} (MaxSim {:.4})", x.rank, x.score))
+                .unwrap_or_default();
             out += &format!(
-                "    {}  {}  {}  fused {:.4}{}\n",
+                "    {}  {}  {}  fused {:.4}{}{late}\n",
                 show("lexical", &e.lexical),
                 show("semantic", &e.semantic),
                 show("verbatim", &e.verbatim),
@@ -274,6 +278,11 @@ mod tests {
                     }),
                     tier: true,
                     fused: 0.4,
+                    late: Some(v1::ListEntry {
+                        rank: 3,
+                        score: 7.25,
+                        normalized: 2.0 / 63.0,
+                    }),
                 }),
                 ..v1::Hit::default()
             }],
@@ -285,6 +294,7 @@ mod tests {
         assert!(text.contains("semantic -"), "{text}");
         assert!(text.contains("[verbatim tier]"), "{text}");
         assert!(text.contains("fused 0.4000"), "{text}");
+        assert!(text.contains("late #3 (MaxSim 7.2500)"), "{text}");
         let json = to_json(&response);
         assert_eq!(
             json["hits"][0]["lists"]["lexical"]["normalized"],
@@ -292,5 +302,6 @@ mod tests {
         );
         assert_eq!(json["hits"][0]["tier"], json!(true));
         assert_eq!(json["hits"][0]["fused"], json!(0.4));
+        assert_eq!(json["hits"][0]["lists"]["late"]["rank"], json!(3));
     }
 }

@@ -237,18 +237,29 @@ impl trine_api::v1::semantic_server::Semantic for RecordingEmbeds {
         if let Some(code) = *self.1.lock().unwrap() {
             return Err(tonic::Status::new(code, "told to fail"));
         }
-        let texts = request.into_inner().texts;
-        let vectors = HashEmbedder::new(64)
-            .embed(&texts)
+        let request = request.into_inner();
+        // As semantic-svc answers: the tokens too where a write asks.
+        let embedded = HashEmbedder::new(64)
+            .embed_tokens(&request.texts, trine_embed::Side::Memory)
             .await
-            .unwrap()
+            .unwrap();
+        let tokens = if request.tokens == trine_api::v1::TokenSide::Memory as i32 {
+            embedded
+                .iter()
+                .map(|(_, t)| trine_api::tokens_to_wire(t))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let vectors = embedded
             .into_iter()
-            .map(|values| trine_api::v1::Vector { values })
+            .map(|(values, _)| trine_api::v1::Vector { values })
             .collect();
         Ok(tonic::Response::new(trine_api::v1::EmbedResponse {
             vectors,
             embedder: "hash".into(),
             dim: 64,
+            tokens,
         }))
     }
 }

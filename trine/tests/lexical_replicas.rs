@@ -99,6 +99,7 @@ async fn a_write_through_one_gateway_reaches_the_other_replicas_lexical_channel(
             memory: first,
             dense,
             sparse: None,
+            tokens: None,
         }])
         .await
         .unwrap();

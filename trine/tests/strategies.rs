@@ -182,6 +182,7 @@ async fn write_without_sparse(data: &Path, n: u32) {
                 dense: embedder.embed_one(&text),
                 sparse: None,
                 memory: Memory::new(Uuid::from_u128(u128::from(i) + 1), "acme", text),
+                tokens: None,
             }
         })
         .collect();

@@ -181,6 +181,11 @@ pub fn explain_to_wire(hit: &Fused) -> v1::Explain {
         verbatim: entry(ListKind::Verbatim),
         tier: hit.tier,
         fused: hit.fused,
+        late: hit.late.map(|p| v1::ListEntry {
+            rank: p.rank,
+            score: p.score,
+            normalized: p.normalized,
+        }),
     }
 }
 
@@ -225,6 +230,11 @@ pub fn fused_from_wire(hit: &v1::FusedHit) -> Result<Fused, String> {
         fused: explain.fused,
         tier: explain.tier,
         placings,
+        late: explain.late.map(|e| Placing {
+            rank: e.rank,
+            score: e.score,
+            normalized: e.normalized,
+        }),
     })
 }
 
@@ -259,6 +269,8 @@ pub fn fusion_to_wire(s: &Settings) -> (v1::ListWeights, v1::FusionOptions) {
             lexical_power: Some(s.lexical_power),
             semantic_confidence: Some(s.semantic_confidence),
             question_confidence: Some(s.question_confidence),
+            late_weight: Some(s.late_weight),
+            late_depth: Some(u32::try_from(s.late_depth).unwrap_or(u32::MAX)),
         },
     )
 }
@@ -323,6 +335,10 @@ pub fn fusion_from_wire(
         s.lexical_power = o.lexical_power.unwrap_or(s.lexical_power);
         s.semantic_confidence = o.semantic_confidence.unwrap_or(s.semantic_confidence);
         s.question_confidence = o.question_confidence.unwrap_or(s.question_confidence);
+        s.late_weight = o.late_weight.unwrap_or(s.late_weight);
+        if let Some(depth) = o.late_depth {
+            s.late_depth = usize::try_from(depth).unwrap_or(usize::MAX);
+        }
     }
     s.check().map_err(|e| match e.key {
         "lexical_weight" | "semantic_weight" | "verbatim_weight" => format!(

@@ -73,6 +73,8 @@ struct FusionBody {
     lexical_power: Option<f64>,
     semantic_confidence: Option<f64>,
     question_confidence: Option<f64>,
+    late_weight: Option<f64>,
+    late_depth: Option<u32>,
 }
 
 fn time(field: &str, raw: Option<&str>) -> Result<Option<prost_types::Timestamp>, String> {
@@ -118,6 +120,8 @@ pub fn search_request_from_json(body: &[u8]) -> Result<v1::SearchRequest, String
             lexical_power: f.lexical_power,
             semantic_confidence: f.semantic_confidence,
             question_confidence: f.question_confidence,
+            late_weight: f.late_weight,
+            late_depth: f.late_depth,
         }),
     })
 }
@@ -249,6 +253,7 @@ pub fn search_response_to_json(response: &v1::SearchResponse) -> Value {
                 ("lexical", entry(&explain.lexical)),
                 ("semantic", entry(&explain.semantic)),
                 ("verbatim", entry(&explain.verbatim)),
+                ("late", entry(&explain.late)),
             ] {
                 if let Some(e) = e {
                     lists.insert(name.to_string(), e);

@@ -16,6 +16,10 @@ pub mod json;
 pub mod server;
 mod status;
 pub mod tls;
+mod tokens;
 
 pub use convert::*;
 pub use status::{code_of, http_status_of, invalid, kind_of, status, to_status};
+pub use tokens::{
+    MAX_TEXT_TOKENS, MAX_TOKEN_DIM, query_tokens_from_wire, tokens_from_wire, tokens_to_wire,
+};

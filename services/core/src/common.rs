@@ -133,7 +133,7 @@ pub fn listed(language: Language) -> usize {
 /// see it: [`crate::fusion::shaped`], except that an apostrophe or a hyphen
 /// between letters joins the words of a sentence (`don't`, `Kate's`,
 /// `est-elle`, `well-known`), not the parts of an identifier.
-fn titled(query: &str) -> bool {
+pub fn titled(query: &str) -> bool {
     query.split_whitespace().any(|token| {
         let letters = token.chars().any(char::is_alphabetic);
         let digits = token.chars().any(char::is_numeric);

@@ -105,6 +105,9 @@ pub struct Fused {
     pub tier: bool,
     /// Where the hit stood in each list that holds it, in `ListKind` order.
     pub placings: Vec<(ListKind, Placing)>,
+    /// Where late interaction placed it, when it was judged again
+    /// ([`crate::late::rerank`]: its MaxSim order, score and RRF term).
+    pub late: Option<Placing>,
 }
 
 impl Fused {
@@ -115,6 +118,7 @@ impl Fused {
             fused: 0.0,
             tier: false,
             placings: Vec::new(),
+            late: None,
         }
     }
 
@@ -142,8 +146,8 @@ pub use question::{QUESTION_KEEP, QUESTION_SPREAD, as_question, fuse_spread};
 pub use scaling::confidence;
 use scaling::{Normalised, dbsf, lexical_confidence, normalise};
 pub use settings::{
-    CONFIDENCE_PIVOT, MAX_ADAPTIVE, MAX_LEXICAL_POWER, Method, Normalization, OutOfRange, Settings,
-    Weights,
+    CONFIDENCE_PIVOT, MAX_ADAPTIVE, MAX_LATE_WEIGHT, MAX_LEXICAL_POWER, Method, Normalization,
+    OutOfRange, Settings, Weights,
 };
 pub use shape::{QUESTION_MAX_WORDS, TierReason, is_question, shaped, tier_rule};
 

@@ -14,6 +14,7 @@ pub mod fold;
 pub mod frequencies;
 pub mod fusion;
 pub mod gate;
+pub mod late;
 pub mod model;
 pub mod named;
 pub mod parsed;

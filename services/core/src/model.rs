@@ -30,6 +30,10 @@ pub mod keys {
 /// Names of the vectors of a trine collection.
 pub const DENSE_VECTOR: &str = "dense";
 pub const SPARSE_VECTOR: &str = "sparse";
+/// The named multivector space of each memory's tokens for late
+/// interaction ([`crate::late`]): the embedder's dimension, MaxSim by dot
+/// product, half precision, no index (only given ids are scored).
+pub const TOKENS_VECTOR: &str = "tokens";
 
 /// One memory: what a caller stores and what a search returns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -68,6 +72,9 @@ pub struct Point {
     pub memory: Memory,
     pub dense: Vec<f32>,
     pub sparse: Option<SparseVector>,
+    /// Its tokens for late interaction ([`crate::late`]), where the
+    /// collection keeps them.
+    pub tokens: Option<crate::late::Tokens>,
 }
 
 /// The conditions of one read. The tenant is a boundary: every read of every
@@ -246,6 +253,9 @@ pub struct CollectionInfo {
     /// vectors without the modifier, where `sparse` queries weighted from
     /// its document frequencies rank. A server store has none.
     pub sparse_tf: bool,
+    /// The `tokens` space exists ([`TOKENS_VECTOR`]): late interaction can
+    /// judge the collection's memories.
+    pub tokens: bool,
     /// Every point ever written into the collection is one tenant's (the
     /// embedded store's record, `tenants.json`): a BM25 query of that tenant
     /// reads Qdrant's statistics over the whole collection from the index's

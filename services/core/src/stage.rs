@@ -49,6 +49,10 @@ pub enum Stage {
     /// The gateway's call to fusion-svc (or its own fusion when it is down).
     #[strum(serialize = "fusion.call")]
     FusionCall,
+    /// Late interaction: the store's MaxSim over the first hits' tokens
+    /// ([`crate::late`]).
+    #[strum(serialize = "late")]
+    Late,
     /// The payload read of the final hits.
     #[strum(serialize = "payload")]
     Payload,
@@ -71,7 +75,12 @@ impl Stage {
     pub fn is_the_gateways(self) -> bool {
         matches!(
             self,
-            Self::Lexical | Self::Semantic | Self::FusionCall | Self::Payload | Self::Gateway
+            Self::Lexical
+                | Self::Semantic
+                | Self::FusionCall
+                | Self::Late
+                | Self::Payload
+                | Self::Gateway
         )
     }
 }
@@ -95,7 +104,14 @@ mod tests {
             .collect();
         assert_eq!(
             gateways,
-            ["lexical", "semantic", "fusion.call", "payload", "gateway"]
+            [
+                "lexical",
+                "semantic",
+                "fusion.call",
+                "late",
+                "payload",
+                "gateway"
+            ]
         );
     }
 }

@@ -2,8 +2,9 @@
 
 use async_trait::async_trait;
 
-use crate::Embedder;
 use crate::error::Result;
+use crate::tokens::Side;
+use crate::{Embedder, Tokens};
 
 /// Hashes each token (lowercased alphanumeric runs, as
 /// [`trine_core::tokens`]) to a signed dimension and L2-normalises the
@@ -58,6 +59,27 @@ impl Embedder for HashEmbedder {
 
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         Ok(texts.iter().map(|t| self.embed_one(t)).collect())
+    }
+
+    /// Each word's own hashed vector is its token ([`crate::tokens::kept`]
+    /// over the words, lowercased).
+    async fn embed_tokens(&self, texts: &[String], side: Side) -> Result<Vec<(Vec<f32>, Tokens)>> {
+        Ok(texts
+            .iter()
+            .map(|text| {
+                let words: Vec<String> = trine_core::tokens(text, trine_core::Fold::CASE).collect();
+                let pieces: Vec<&str> = words.iter().map(String::as_str).collect();
+                let mut rows = Vec::new();
+                for i in crate::tokens::kept(&pieces, side, true) {
+                    rows.extend(self.embed_one(pieces[i]));
+                }
+                let tokens = Tokens {
+                    dim: self.dim,
+                    rows,
+                };
+                (self.embed_one(text), tokens)
+            })
+            .collect())
     }
 }
 

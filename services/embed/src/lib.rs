@@ -14,6 +14,7 @@ mod error;
 mod hash;
 mod minilm;
 mod static_model;
+mod tokens;
 mod vector;
 
 use std::path::Path;
@@ -26,6 +27,8 @@ pub use error::{EmbedError, Result};
 pub use hash::HashEmbedder;
 pub use minilm::{MiniLm, Work};
 pub use static_model::{StaticConfig, StaticEmbedder};
+pub use tokens::Side;
+pub use trine_core::late::Tokens;
 
 /// The most texts one inference batch holds.
 pub const MAX_BATCH: usize = 16;
@@ -42,6 +45,11 @@ pub trait Embedder: Send + Sync + 'static {
     /// One L2-normalised vector per text, in order. Inference runs off the
     /// async executor, in batches of at most [`MAX_BATCH`] texts.
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>>;
+
+    /// Each text's vector, as [`Embedder::embed`] gives it, and its tokens
+    /// for late interaction on `side` ([`trine_core::late`]; which pieces:
+    /// [`Side`]), from the same pass.
+    async fn embed_tokens(&self, texts: &[String], side: Side) -> Result<Vec<(Vec<f32>, Tokens)>>;
 }
 
 /// The embedders trine knows by name.

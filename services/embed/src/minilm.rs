@@ -11,7 +11,9 @@ use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::bert::{Bert, BertConfig, mean_pool};
 use crate::error::{EmbedError, Result, require_file};
+use crate::tokens::Side;
 use crate::{Embedder, MAX_BATCH};
+use trine_core::late::Tokens;
 
 /// How to install a missing MiniLM file.
 const FETCH_HINT: &str = "run scripts/fetch-model.sh";
@@ -168,12 +170,21 @@ impl Inner {
     /// model in passes of like token length ([`batches`]), each padded to its
     /// longest text; results come back in order.
     fn embed(&self, texts: &[&str]) -> Result<(Vec<Vec<f32>>, Work)> {
+        self.run(texts, None)
+            .map(|(vectors, _, work)| (vectors, work))
+    }
+
+    /// [`Inner::embed`], and with `side` each text's tokens too: the last
+    /// layer's vector of each kept word piece ([`crate::tokens::kept`]),
+    /// unit length, from the same forward pass.
+    fn run(&self, texts: &[&str], side: Option<Side>) -> Result<Embedded> {
         let encodings = self
             .tokenizer
             .encode_batch(texts.to_vec(), true)
             .map_err(EmbedError::inference)?;
         let lengths: Vec<usize> = encodings.iter().map(|e| e.get_ids().len()).collect();
         let mut out = vec![Vec::new(); texts.len()];
+        let mut tokens = vec![Tokens::default(); if side.is_some() { texts.len() } else { 0 }];
         let mut work = Work::default();
         for batch in batches(&lengths) {
             let seq = batch.iter().map(|&i| lengths[i]).max().unwrap_or(0);
@@ -186,7 +197,17 @@ impl Inner {
                 mask.extend(std::iter::repeat_n(1u32, real.len()));
                 mask.resize(mask.len() + seq - real.len(), 0);
             }
-            let vectors = self.forward(ids, mask, batch.len(), seq)?;
+            let (vectors, hidden) = self.forward(ids, mask, batch.len(), seq, side.is_some())?;
+            if let Some(side) = side {
+                for (&i, rows) in batch.iter().zip(hidden) {
+                    let pieces: Vec<&str> = encodings[i]
+                        .get_tokens()
+                        .iter()
+                        .map(String::as_str)
+                        .collect();
+                    tokens[i] = unit_rows(&rows, &crate::tokens::kept(&pieces, side, false));
+                }
+            }
             work.add(Work {
                 texts: batch.len(),
                 tokens: batch.iter().map(|&i| lengths[i]).sum(),
@@ -197,29 +218,51 @@ impl Inner {
                 out[i] = vector;
             }
         }
-        Ok((out, work))
+        Ok((out, tokens, work))
     }
 
     /// One forward pass over `batch` texts of `seq` token ids each (padded),
-    /// with their attention mask: pooled, normalised vectors.
+    /// with their attention mask: pooled, normalised vectors, and with
+    /// `hidden` each text's last layer (`seq` rows, padding included).
     fn forward(
         &self,
         ids: Vec<u32>,
         mask: Vec<u32>,
         batch: usize,
         seq: usize,
-    ) -> Result<Vec<Vec<f32>>> {
+        hidden: bool,
+    ) -> Result<(Vec<Vec<f32>>, Vec<Layer>)> {
         if batch == 0 || seq == 0 {
-            return Ok(vec![Vec::new(); batch]);
+            return Ok((vec![Vec::new(); batch], vec![Vec::new(); batch]));
         }
         let ids = Tensor::from_vec(ids, (batch, seq), &self.device)?;
         let mask = Tensor::from_vec(mask, (batch, seq), &self.device)?;
-        let hidden = self.bert.forward(&ids, &mask)?;
-        let pooled = mean_pool(&hidden, &mask)?;
+        let last = self.bert.forward(&ids, &mask)?;
+        let pooled = mean_pool(&last, &mask)?;
         let mut vectors: Vec<Vec<f32>> = pooled.to_vec2()?;
         vectors.iter_mut().for_each(|v| crate::vector::normalize(v));
-        Ok(vectors)
+        let rows = if hidden { last.to_vec3()? } else { Vec::new() };
+        Ok((vectors, rows))
     }
+}
+
+/// One text's last layer: a vector a token position.
+type Layer = Vec<Vec<f32>>;
+
+/// A text's vectors, tokens (empty unless asked for) and the work done.
+type Embedded = (Vec<Vec<f32>>, Vec<Tokens>, Work);
+
+/// The rows at `kept`, each scaled to unit length.
+fn unit_rows(rows: &[Vec<f32>], kept: &[usize]) -> Tokens {
+    let dim = rows.first().map_or(0, Vec::len);
+    let mut out = Vec::with_capacity(kept.len() * dim);
+    for &i in kept {
+        let Some(row) = rows.get(i) else { continue };
+        let mut row = row.clone();
+        crate::vector::normalize(&mut row);
+        out.extend_from_slice(&row);
+    }
+    Tokens { dim, rows: out }
 }
 
 #[async_trait]
@@ -246,6 +289,26 @@ impl Embedder for MiniLm {
         tokio::task::spawn_blocking(move || {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             inner.embed(&refs).map(|(vectors, _)| vectors)
+        })
+        .await
+        .map_err(|e| EmbedError::inference(format!("embedding task failed: {e}")))?
+    }
+
+    async fn embed_tokens(&self, texts: &[String], side: Side) -> Result<Vec<(Vec<f32>, Tokens)>> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let inner = Arc::clone(&self.inner);
+        let texts = texts.to_vec();
+        let _running = self
+            .running
+            .acquire()
+            .await
+            .map_err(|e| EmbedError::inference(format!("embedder closed: {e}")))?;
+        tokio::task::spawn_blocking(move || {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let (vectors, tokens, _) = inner.run(&refs, Some(side))?;
+            Ok(vectors.into_iter().zip(tokens).collect())
         })
         .await
         .map_err(|e| EmbedError::inference(format!("embedding task failed: {e}")))?

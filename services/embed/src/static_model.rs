@@ -13,8 +13,9 @@ use candle_core::{DType, Device};
 use serde::{Deserialize, Serialize};
 use tokenizers::{ModelWrapper, Tokenizer};
 
-use crate::Embedder;
 use crate::error::{EmbedError, Result, require_file};
+use crate::tokens::Side;
+use crate::{Embedder, Tokens};
 
 /// How to create a missing static model.
 const DISTILL_HINT: &str = "run scripts/fetch-model.sh, then `trine model distill`";
@@ -156,6 +157,50 @@ fn unk_id(tokenizer: &Tokenizer) -> Option<u32> {
 }
 
 impl Inner {
+    /// Each text's vector ([`Inner::embed`]) and its tokens on `side`: the
+    /// table's rows of its kept pieces ([`crate::tokens::kept`], punctuation
+    /// left out of a memory's too: a piece without context says nothing),
+    /// each once, at most [`MAX_TOKENS`]. A memory's are unit length; a
+    /// query's keep their length, the piece's SIF weight (a rare piece's row
+    /// is longer), so that MaxSim weighs a question's rare words more.
+    fn embed_tokens(&self, texts: &[&str], side: Side) -> Result<Vec<(Vec<f32>, Tokens)>> {
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), false)
+            .map_err(EmbedError::inference)?;
+        Ok(encodings
+            .iter()
+            .map(|encoding| {
+                let vector = self.mean(encoding.get_ids());
+                let pieces: Vec<&str> = encoding.get_tokens().iter().map(String::as_str).collect();
+                let ids = encoding.get_ids();
+                let mut seen = std::collections::HashSet::new();
+                let mut rows = Vec::new();
+                for i in crate::tokens::kept(&pieces, side, true) {
+                    let id = ids[i];
+                    if Some(id) == self.unk_id || !seen.insert(id) || seen.len() > MAX_TOKENS {
+                        continue;
+                    }
+                    let start = id as usize * self.dim;
+                    if let Some(row) = self.vectors.get(start..start + self.dim) {
+                        let mut row = row.to_vec();
+                        if side == Side::Memory {
+                            crate::vector::normalize(&mut row);
+                        }
+                        rows.extend_from_slice(&row);
+                    }
+                }
+                (
+                    vector,
+                    Tokens {
+                        dim: self.dim,
+                        rows,
+                    },
+                )
+            })
+            .collect())
+    }
+
     /// Mean of the token rows of each text (no special tokens, unknown tokens
     /// dropped, at most [`MAX_TOKENS`]), L2-normalised.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
@@ -165,23 +210,24 @@ impl Inner {
             .map_err(EmbedError::inference)?;
         Ok(encodings
             .iter()
-            .map(|encoding| {
-                let mut sum = vec![0.0f32; self.dim];
-                let ids = encoding
-                    .get_ids()
-                    .iter()
-                    .filter(|&&id| Some(id) != self.unk_id);
-                for &id in ids.take(MAX_TOKENS) {
-                    let start = id as usize * self.dim;
-                    if let Some(row) = self.vectors.get(start..start + self.dim) {
-                        sum.iter_mut().zip(row).for_each(|(s, x)| *s += x);
-                    }
-                }
-                // The mean's direction is the sum's: normalising is enough.
-                crate::vector::normalize(&mut sum);
-                sum
-            })
+            .map(|encoding| self.mean(encoding.get_ids()))
             .collect())
+    }
+
+    /// The normalised mean of the rows of `ids` (unknown tokens dropped, at
+    /// most [`MAX_TOKENS`]).
+    fn mean(&self, ids: &[u32]) -> Vec<f32> {
+        let mut sum = vec![0.0f32; self.dim];
+        let ids = ids.iter().filter(|&&id| Some(id) != self.unk_id);
+        for &id in ids.take(MAX_TOKENS) {
+            let start = id as usize * self.dim;
+            if let Some(row) = self.vectors.get(start..start + self.dim) {
+                sum.iter_mut().zip(row).for_each(|(s, x)| *s += x);
+            }
+        }
+        // The mean's direction is the sum's: normalising is enough.
+        crate::vector::normalize(&mut sum);
+        sum
     }
 }
 
@@ -205,6 +251,21 @@ impl Embedder for StaticEmbedder {
         tokio::task::spawn_blocking(move || {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             inner.embed(&refs)
+        })
+        .await
+        .map_err(|e| EmbedError::inference(format!("embedding task failed: {e}")))?
+    }
+
+    async fn embed_tokens(&self, texts: &[String], side: Side) -> Result<Vec<(Vec<f32>, Tokens)>> {
+        if texts.len() <= INLINE_TEXTS {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            return self.inner.embed_tokens(&refs, side);
+        }
+        let inner = Arc::clone(&self.inner);
+        let texts = texts.to_vec();
+        tokio::task::spawn_blocking(move || {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            inner.embed_tokens(&refs, side)
         })
         .await
         .map_err(|e| EmbedError::inference(format!("embedding task failed: {e}")))?

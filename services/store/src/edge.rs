@@ -92,6 +92,8 @@ struct Open {
     text_scoring: AtomicBool,
     /// The shard has the `sparse_tf` space ([`SPARSE_TF_VECTOR`]).
     sparse_tf: bool,
+    /// The shard has the `tokens` space ([`crate::TOKENS_VECTOR`]).
+    tokens: bool,
     /// The document frequencies, and the lock that orders writes.
     kept: kept::Kept,
     /// Whether none, one or many tenants were ever written into the shard.
@@ -626,6 +628,7 @@ mod tests {
             memory,
             dense: vec![1.0, 0.0, 0.0, 0.0],
             sparse: None,
+            tokens: None,
         };
         let first: Vec<Memory> = (0..3_000).map(memory).collect();
         let points = first.iter().cloned().map(point).collect();
@@ -706,6 +709,7 @@ mod tests {
                 .then(|| trine_core::sparse::encode_text(&memory.text, Fold::default())),
             memory,
             dense: vec![1.0, 0.0, 0.0, 0.0],
+            tokens: None,
         };
         let first: Vec<Memory> = (0..1_500).map(memory).collect();
         store
@@ -865,6 +869,7 @@ mod tests {
             sparse: (!i.is_multiple_of(3)).then(|| encode_text(&memory.text, Fold::CASE)),
             memory,
             dense: vec![1.0, 0.0, 0.0, 0.0],
+            tokens: None,
         };
         let first: Vec<Memory> = (0..600).map(memory).collect();
         let points = first
@@ -1028,6 +1033,7 @@ mod tests {
                     sparse: Some(trine_core::sparse::encode_text(&memory.text, Fold::CASE)),
                     memory,
                     dense: vec![1.0, 0.0, 0.0, 0.0],
+                    tokens: None,
                 }
             })
             .collect();
@@ -1084,6 +1090,7 @@ mod tests {
             memory: Memory::new(Uuid::new_v4(), tenant, text),
             dense: vec![1.0, 0.0, 0.0, 0.0],
             sparse: None,
+            tokens: None,
         };
         let acme: Vec<Point> = (0..60)
             .map(|i| {

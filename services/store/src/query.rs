@@ -3,6 +3,7 @@
 //! work.
 
 use crate::{Filter, Hit, PayloadRead, Result, SparseVector, StoreError};
+use trine_core::late::Tokens;
 
 /// The lexical prefetch of Qdrant's one-call hybrid ([`Ranking::NativeHybrid`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +35,11 @@ pub enum Ranking {
         prefetch: usize,
         rrf_k: usize,
     },
+    /// Late interaction: MaxSim of these query tokens with each point's in
+    /// the `tokens` space ([`crate::TOKENS_VECTOR`]; [`trine_core::late`]).
+    /// A collection without the space answers nothing, as does a point
+    /// without tokens.
+    Late(Tokens),
 }
 
 impl Ranking {
@@ -44,6 +50,7 @@ impl Ranking {
             Self::Text(_) => "query_text",
             Self::Sparse(_) => "query_sparse",
             Self::NativeHybrid { .. } => "query_native_hybrid",
+            Self::Late(_) => "query_late",
         }
     }
 }
@@ -101,6 +108,16 @@ impl Query {
         Self::new(ranking, filter, limit)
     }
 
+    /// MaxSim of `tokens` with the points `ids` (of the filter still),
+    /// best first; no payload.
+    pub fn late(tokens: Tokens, ids: &[uuid::Uuid], filter: &Filter) -> Self {
+        let filter = Filter {
+            ids: Some(ids.to_vec()),
+            ..filter.clone()
+        };
+        Self::new(Ranking::Late(tokens), &filter, ids.len())
+    }
+
     /// The same query reading `payload` of each hit.
     pub fn with_payload(self, payload: PayloadRead) -> Self {
         Self { payload, ..self }
@@ -127,6 +144,26 @@ impl Query {
         positive("limit", self.limit)?;
         match &self.ranking {
             Ranking::Dense(_) => Ok(true),
+            Ranking::Late(tokens) => {
+                let rows = tokens.rows.len();
+                if tokens.dim == 0 || rows % tokens.dim != 0 {
+                    return Err(StoreError::invalid(
+                        "query tokens",
+                        format!("{rows} values are not rows of {} values", tokens.dim),
+                    ));
+                }
+                if tokens.len() > trine_core::late::MAX_QUERY_TOKENS {
+                    return Err(StoreError::invalid(
+                        "query tokens",
+                        format!(
+                            "{} tokens, more than the {} a query may have",
+                            tokens.len(),
+                            trine_core::late::MAX_QUERY_TOKENS
+                        ),
+                    ));
+                }
+                Ok(!tokens.is_empty())
+            }
             Ranking::Text(text) => nonblank(text).map(|()| true),
             Ranking::Sparse(vector) => {
                 matched(vector)?;
@@ -192,6 +229,9 @@ pub(crate) trait Rankings: Sync {
         limit: usize,
         payload: PayloadRead,
     ) -> Result<Vec<Hit>>;
+
+    /// [`Ranking::Late`] over the filter's points.
+    async fn late(&self, tokens: Tokens, filter: &Filter, limit: usize) -> Result<Vec<Hit>>;
 }
 
 /// [`crate::Store::query`] of both stores: the shared checks, then the
@@ -210,6 +250,7 @@ pub(crate) async fn run<R: Rankings + ?Sized>(store: &R, query: Query) -> Result
         Ranking::Dense(vector) => store.dense(vector, &filter, limit, payload).await,
         Ranking::Text(text) => store.text(&text, &filter, limit, payload).await,
         Ranking::Sparse(vector) => store.sparse(vector, &filter, limit, payload).await,
+        Ranking::Late(tokens) => store.late(tokens, &filter, limit).await,
         Ranking::NativeHybrid {
             dense,
             lexical,

@@ -48,9 +48,10 @@ use crate::{
     BatchPage, BatchRead, Change, CollectionInfo, CollectionSpec, Counted, DENSE_VECTOR,
     EmbedderId, FieldIndex, Filter, Fold, Hit, Keeping, KeptSize, Memory, NativeLexical,
     PayloadIndex, PayloadRead, PayloadSchema, Point, Query, Result, SPARSE_VECTOR, Scan,
-    ScrollPage, SparseVector, Store, StoreError, TermPage, TermPoint, TextIndexInfo, TimeBounds,
-    TimeFormat, UPSERT_BATCH,
+    ScrollPage, SparseVector, Store, StoreError, TOKENS_VECTOR, TermPage, TermPoint, TextIndexInfo,
+    TimeBounds, TimeFormat, UPSERT_BATCH,
 };
+use trine_core::late::Tokens;
 
 /// Environment variable holding the optional Qdrant API key.
 const API_KEY_ENV: &str = "TRINE_QDRANT_API_KEY";
@@ -81,6 +82,9 @@ pub struct ServerStore {
     schema: PayloadSchema,
     /// Dimension of the `dense` vector once known; 0 when not yet read.
     dense_dim: AtomicUsize,
+    /// Whether the collection has the `tokens` space: 0 not yet known, 1
+    /// no, 2 yes.
+    tokens: std::sync::atomic::AtomicU8,
     /// The server's version and what it can do, from its health check.
     engine: trine_core::model::Engine,
     /// How many replicas each read asks; `None`: Qdrant's default.
@@ -179,6 +183,8 @@ impl Store for ServerStore {
             }
         }
         self.dense_dim.store(spec.embedder.dim, Ordering::Relaxed);
+        self.tokens
+            .store(1 + u8::from(tokens_of(&info)), Ordering::Relaxed);
         self.info().await?.ok_or_else(|| self.no_collection())
     }
 
@@ -241,13 +247,15 @@ impl Store for ServerStore {
         for point in &points {
             check_point(&self.collection, point, want)?;
         }
+        let tokens = self.tokens_space().await?;
         let total = points.len();
-        let mut structs = points
-            .into_iter()
-            .map(|point| point_struct(point, &self.schema));
+        let mut points = points.into_iter().peekable();
         let mut written = 0;
         loop {
-            let batch: Vec<q::PointStruct> = structs.by_ref().take(UPSERT_BATCH).collect();
+            let batch: Vec<q::PointStruct> = next_batch(&mut points)
+                .into_iter()
+                .map(|point| point_struct(point, &self.schema, tokens))
+                .collect();
             if batch.is_empty() {
                 return Ok(());
             }
@@ -512,6 +520,29 @@ impl Store for ServerStore {
 }
 
 /// A test time from RFC 3339 (the submodules' tests share it).
+/// The most token values (rows × dimension) one upsert request carries:
+/// 16 MiB of f32 on the wire.
+const UPSERT_TOKEN_VALUES: usize = 4 << 20;
+
+/// The next points to upsert in one request: at most [`UPSERT_BATCH`], and
+/// no more token values than [`UPSERT_TOKEN_VALUES`] (but one point always).
+fn next_batch(points: &mut std::iter::Peekable<impl Iterator<Item = Point>>) -> Vec<Point> {
+    let mut batch = Vec::new();
+    let mut values = 0;
+    while batch.len() < UPSERT_BATCH {
+        let size = match points.peek() {
+            Some(p) => p.tokens.as_ref().map_or(0, |t| t.rows.len()),
+            None => break,
+        };
+        if !batch.is_empty() && values + size > UPSERT_TOKEN_VALUES {
+            break;
+        }
+        values += size;
+        batch.extend(points.next());
+    }
+    batch
+}
+
 #[cfg(test)]
 fn t(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s)

@@ -54,6 +54,7 @@ macro_rules! each_check {
             ready scroll_pages_in_ascending_id_order(store);
             ready term_scroll_reads_the_sparse_encoding_and_source_only(store);
             ready dense_query_ranks_by_cosine(store);
+            ready late_scores_the_given_ids_by_maxsim_within_the_tenant(store);
             ready bm25_ranks_the_rare_term_first_with_idf_within_the_tenant(store);
             ready native_hybrid_fuses_dense_and_lexical_with_qdrant_rrf(store);
             ready sparse_query_ranks_with_idf_within_the_tenant(store);
@@ -307,6 +308,7 @@ fn point(memory: Memory) -> Point {
         memory,
         dense: axis(0),
         sparse: None,
+        tokens: None,
     }
 }
 
@@ -852,6 +854,7 @@ async fn wrong_dimension_is_refused(store: &dyn Store) {
         memory: memory("dims", "wrong size"),
         dense: vec![1.0; DIM + 1],
         sparse: None,
+        tokens: None,
     };
     let err = store.upsert(vec![bad]).await.expect_err("refused");
     assert!(
@@ -1050,6 +1053,7 @@ async fn tenant_is_a_boundary(store: &dyn Store) {
                 memory: m,
                 dense: axis(0),
                 sparse: Some(vector.clone()),
+                tokens: None,
             }])
             .await
             .expect("upsert");
@@ -1296,6 +1300,7 @@ async fn dense_query_ranks_by_cosine(store: &dyn Store) {
             memory: m,
             dense,
             sparse: None,
+            tokens: None,
         });
     }
     // Written in reverse, so insertion order cannot explain the ranking.
@@ -1326,6 +1331,81 @@ async fn dense_query_ranks_by_cosine(store: &dyn Store) {
     assert!(top.iter().all(|h| h.memory.is_some()), "payload when asked");
 }
 
+/// Late interaction: the store scores the ids it is given by MaxSim of the
+/// query's tokens with each point's (the sum over the query's of the best
+/// dot product, as `trine_core::late::max_sim` computes it, at the half
+/// precision the space keeps), the filter's tenant only; a point without
+/// tokens is not scored.
+async fn late_scores_the_given_ids_by_maxsim_within_the_tenant(store: &dyn Store) {
+    use trine_core::late::{Tokens, max_sim};
+    let t = "late";
+    let info = store.info().await.expect("info").expect("a collection");
+    assert!(info.tokens, "a new collection keeps tokens: {info:?}");
+    let tokens = |axes: &[usize]| {
+        let rows: Vec<Vec<f32>> = axes.iter().map(|&i| axis(i)).collect();
+        Tokens::of_rows(DIM, &rows).unwrap()
+    };
+    // (the memory's tokens, or none; its tenant)
+    let spec: [(Option<Tokens>, &str); 6] = [
+        (Some(tokens(&[0, 1])), t),
+        (Some(tokens(&[0])), t),
+        (Some(tokens(&[2, 3, 4])), t),
+        (Some(tokens(&[1, 2])), t),
+        (None, t),
+        (Some(tokens(&[0, 1])), "late-other"),
+    ];
+    let mut points = Vec::new();
+    for (i, (tokens, tenant)) in spec.iter().enumerate() {
+        points.push(Point {
+            memory: memory(tenant, &format!("tokens {i}")),
+            dense: axis(i),
+            sparse: None,
+            tokens: tokens.clone(),
+        });
+    }
+    let ids: Vec<Uuid> = points.iter().map(|p| p.memory.id).collect();
+    store.upsert(points).await.expect("upsert");
+    // A question of two tokens, the second weighing half.
+    let mut question = tokens(&[0, 1]);
+    question.rows[DIM..].iter_mut().for_each(|x| *x *= 0.5);
+    let hits = store
+        .query(Query::late(question.clone(), &ids, &Filter::tenant(t)))
+        .await
+        .expect("late query");
+    let scored: Vec<(Uuid, f32)> = hits.iter().map(|h| (h.id, h.score)).collect();
+    let want: Vec<(Uuid, f64)> = spec[..4]
+        .iter()
+        .zip(&ids)
+        .map(|((tokens, _), id)| (*id, max_sim(&question, tokens.as_ref().unwrap())))
+        .collect();
+    assert_eq!(
+        scored.len(),
+        4,
+        "the tenant's points with tokens: {scored:?}"
+    );
+    for (id, got) in &scored {
+        let want = want.iter().find(|(w, _)| w == id).expect("a scored id").1;
+        assert!(
+            (f64::from(*got) - want).abs() < 1e-2,
+            "{id}: MaxSim {got}, want {want} ({scored:?})"
+        );
+    }
+    // 1.5, 1.0, 0.5, 0.0: best first.
+    let order: Vec<Uuid> = [0, 1, 3, 2].iter().map(|&i| ids[i]).collect();
+    assert_eq!(hit_ids(&hits), order, "ranked by MaxSim: {scored:?}");
+    let ragged = Tokens {
+        dim: DIM,
+        rows: vec![1.0; DIM + 1],
+    };
+    match store
+        .query(Query::late(ragged, &ids, &Filter::tenant(t)))
+        .await
+    {
+        Err(StoreError::Invalid { what, .. }) => assert_eq!(what, "query tokens"),
+        other => panic!("ragged query tokens are refused as invalid, got {other:?}"),
+    }
+}
+
 async fn native_hybrid_fuses_dense_and_lexical_with_qdrant_rrf(store: &dyn Store) {
     // `both` is first by cosine and by BM25; `near` only by cosine (second);
     // `word` only holds the term; another tenant's copy of `both` is out.
@@ -1334,6 +1414,7 @@ async fn native_hybrid_fuses_dense_and_lexical_with_qdrant_rrf(store: &dyn Store
         memory: memory(tenant, text),
         dense,
         sparse: Some(trine_core::sparse::encode_text(text, Fold::ASCII)),
+        tokens: None,
     };
     let both = point("quasar quasar notes", axis(1), t);
     let near = point(
@@ -1492,6 +1573,7 @@ async fn sparse_query_ranks_with_idf_within_the_tenant(store: &dyn Store) {
         memory: memory(tenant, "sparse"),
         dense: axis(0),
         sparse: Some(sparse(pairs)),
+        tokens: None,
     };
     // In tenant A, dimension 1 is rare (1 of 5), dimension 2 common (4 of 5).
     let mut rare = put_sparse(a, &[(1, 1.0)]);
@@ -1731,6 +1813,7 @@ async fn set_sparse_fills_only_the_sparse_vector(store: &dyn Store) {
         memory: m.clone(),
         dense: axis(i),
         sparse: None,
+        tokens: None,
     };
     store
         .upsert(vec![dense(&a, 2), dense(&b, 3), dense(&c, 4)])
@@ -2296,6 +2379,7 @@ fn bulk(tenant: &str, n: u64, dim: usize) -> Vec<Point> {
             },
             dense: pseudo_vector(i, dim),
             sparse: Some(sparse(&[((i % 50) as u32, 1.0), (1000, 0.5)])),
+            tokens: None,
         })
         .collect()
 }

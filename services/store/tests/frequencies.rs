@@ -36,6 +36,7 @@ fn point(memory: Memory) -> Point {
         memory,
         dense: vec![1.0, 0.0, 0.0, 0.0],
         sparse: None,
+        tokens: None,
     }
 }
 

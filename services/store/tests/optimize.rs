@@ -24,6 +24,7 @@ fn points(from: u32, n: u32) -> Vec<Point> {
                 ),
                 dense,
                 sparse: None,
+                tokens: None,
             }
         })
         .collect()

@@ -236,6 +236,7 @@ async fn store_texts(store: &Arc<EdgeStore>, texts: &[String]) -> Vec<Uuid> {
             memory: Memory::new(Uuid::new_v4(), TENANT, text.clone()),
             dense: vec![1.0, 0.0, 0.0, 0.0],
             sparse: None,
+            tokens: None,
         })
         .collect();
     let ids = points.iter().map(|p| p.memory.id).collect();

@@ -307,6 +307,12 @@ impl Config {
         self.lexical.apply(&mut mesh.lexical);
         mesh.stemmer = self.lexical.stemmer;
         (mesh.lexical.context, mesh.semantic.context) = self.context.channels();
+        // A query's tokens leave out the common words its lexical channel
+        // does (late interaction).
+        mesh.semantic.language = self
+            .lexical
+            .common_words
+            .language(trine_core::Fold::default().with_stemmer(self.lexical.stemmer));
         // Checked at load ([`Config::validate`]); the embedder's default else.
         mesh.search.fusion = self
             .fusion

@@ -205,6 +205,7 @@ impl Targets {
                     query: query.query.clone(),
                     filters: Some(filters),
                     cap: 0,
+                    tokens: false,
                 })
                 .await
                 .map_err(|s| format!("semantic: {:?}: {}", s.code(), s.message()))?

@@ -235,6 +235,8 @@ fn options(g: &mut Gen) -> v1::FusionOptions {
         lexical_power: g.chance(2).then(|| g.f64()),
         semantic_confidence: g.chance(2).then(|| g.f64()),
         question_confidence: g.chance(2).then(|| g.f64()),
+        late_weight: g.chance(2).then(|| g.f64()),
+        late_depth: g.chance(2).then(|| g.u32() % 512),
     }
 }
 
@@ -289,6 +291,7 @@ fn request(g: &mut Gen, kind: usize) -> Request {
             query: query(g),
             filters: Some(wire_filters(g)),
             cap: g.u32() % 20_000,
+            tokens: g.chance(2),
         }),
         _ => Request::Fuse(v1::FuseRequest {
             query: query(g),
@@ -410,6 +413,7 @@ pub fn wire(g: &mut Gen) -> Case {
             query,
             filters,
             cap,
+            ..
         }) => {
             let _ = check_query_bytes(&query, MAX_QUERY_BYTES);
             let _ = trine_api::filter_from_wire(filters.as_ref(), now());

@@ -46,6 +46,10 @@ pub struct Partial {
     /// A question whose dense list's confidence is below this is fused as
     /// Qdrant's one call fuses, from the question strategy's list (0: never).
     pub question_confidence: Option<f64>,
+    /// Late interaction's vote beside the fused order's 1 (0: off).
+    pub late_weight: Option<f64>,
+    /// How many of the fused list's first hits late interaction judges.
+    pub late_depth: Option<usize>,
     pub lexical_weight: Option<f64>,
     pub semantic_weight: Option<f64>,
     /// The verbatim list's vote (0: the tier alone).
@@ -71,6 +75,8 @@ impl Partial {
             lexical_power: self.lexical_power.unwrap_or(base.lexical_power),
             semantic_confidence: self.semantic_confidence.unwrap_or(base.semantic_confidence),
             question_confidence: self.question_confidence.unwrap_or(base.question_confidence),
+            late_weight: self.late_weight.unwrap_or(base.late_weight),
+            late_depth: self.late_depth.unwrap_or(base.late_depth),
         };
         settings.check().map_err(|e| format!("[fusion] {e}"))?;
         Ok(settings)

@@ -49,6 +49,9 @@ pub struct Weights {
 /// The largest per-query weighting strength a search may ask for.
 pub const MAX_ADAPTIVE: f64 = 8.0;
 
+/// The largest vote late interaction may be given.
+pub const MAX_LATE_WEIGHT: f64 = 16.0;
+
 /// The semantic confidence at which `semantic_confidence` leaves the
 /// semantic weight as configured.
 pub const CONFIDENCE_PIVOT: f64 = 0.5;
@@ -85,6 +88,11 @@ pub struct Settings {
     /// below this is fused as Qdrant's one call fuses, from the question
     /// strategy's list ([`Settings::for_questions`]); 0: never.
     pub question_confidence: f64,
+    /// Late interaction ([`crate::late`]): the vote of the first hits'
+    /// MaxSim order beside their fused order's 1 (0: off).
+    pub late_weight: f64,
+    /// How many of the fused list's first hits late interaction judges.
+    pub late_depth: usize,
 }
 
 impl Settings {
@@ -122,6 +130,8 @@ impl Default for Settings {
             lexical_power: 2.0,
             semantic_confidence: 1.5,
             question_confidence: 0.3,
+            late_weight: 2.0,
+            late_depth: crate::late::DEPTH,
         }
     }
 }
@@ -152,6 +162,7 @@ impl Settings {
             lexical_power: 1.0,
             semantic_confidence: 0.0,
             question_confidence: 0.0,
+            late_weight: 0.5,
             ..Self::default()
         }
     }
@@ -219,6 +230,17 @@ impl Settings {
                 "question_confidence",
                 theta,
                 "a confidence in [0, 1] (0: off)".to_string(),
+            );
+        }
+        let late = self.late_weight;
+        if !(late.is_finite() && (0.0..=MAX_LATE_WEIGHT).contains(&late)) {
+            return out("late_weight", late, format!("0 (off) to {MAX_LATE_WEIGHT}"));
+        }
+        if self.late_depth > crate::late::MAX_DEPTH {
+            return out(
+                "late_depth",
+                self.late_depth as f64,
+                format!("at most {}", crate::late::MAX_DEPTH),
             );
         }
         let power = self.lexical_power;

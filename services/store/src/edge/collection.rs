@@ -85,6 +85,7 @@ impl Inner {
             dense_dim: open.dense_dim(),
             sparse_idf,
             sparse_tf: open.sparse_tf,
+            tokens: open.tokens,
             one_tenant: open.tenants.one(),
             schema: schema::read_schema(&self.dir)?,
             points,

@@ -8,22 +8,30 @@ use uuid::Uuid;
 
 use super::SPARSE_TF_VECTOR;
 use crate::payload::PayloadSchema;
-use crate::{DENSE_VECTOR, Memory, Point, Result, SPARSE_VECTOR, SparseVector, StoreError};
+use crate::{
+    DENSE_VECTOR, Memory, Point, Result, SPARSE_VECTOR, SparseVector, StoreError, TOKENS_VECTOR,
+};
 
 /// A point as Edge stores it, its sparse vector in `sparse` and, with
-/// `sparse_tf`, in the `sparse_tf` space too. The caller has checked the
-/// dense dimension.
+/// `sparse_tf`, in the `sparse_tf` space too; its tokens in `tokens` where
+/// the shard has that space and the point has any. The caller has checked
+/// the dense dimension.
 pub(super) fn to_point(
     point: Point,
     schema: &PayloadSchema,
     sparse_tf: bool,
+    tokens_space: bool,
 ) -> Result<qe::PointStructPersisted> {
     let Point {
         memory,
         dense,
         sparse,
+        tokens,
     } = point;
     let mut vectors = HashMap::from([(DENSE_VECTOR.to_string(), qe::VectorInternal::Dense(dense))]);
+    if let Some(tokens) = tokens.filter(|t| tokens_space && !t.is_empty()) {
+        vectors.insert(TOKENS_VECTOR.to_string(), to_multi(tokens)?);
+    }
     if let Some(sparse) = sparse {
         let sparse = to_sparse(sparse)?;
         if sparse_tf {
@@ -36,6 +44,13 @@ pub(super) fn to_point(
         vector: qe::VectorStructInternal::Named(vectors).into(),
         payload: Some(qe::Payload(schema.to_payload(&memory))),
     })
+}
+
+/// Tokens as a multivector, checked (whole rows of a dimension above 0).
+pub(super) fn to_multi(tokens: trine_core::late::Tokens) -> Result<qe::VectorInternal> {
+    qe::TypedMultiDenseVector::<f32>::try_from_flatten(tokens.rows, tokens.dim)
+        .map(qe::VectorInternal::MultiDense)
+        .map_err(|e| StoreError::invalid("tokens", e.to_string()))
 }
 
 /// A sparse vector, checked (as many values as indices, no index twice).

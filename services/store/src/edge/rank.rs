@@ -2,7 +2,9 @@
 //! dense, BM25 over the text index, sparse, and Qdrant's native hybrid.
 
 use super::*;
+use crate::TOKENS_VECTOR;
 use crate::query::{Rankings, check_dim};
+use trine_core::late::Tokens;
 
 /// The rankings of [`Store::query`], after [`Query::check`].
 #[async_trait]
@@ -133,6 +135,25 @@ impl Rankings for EdgeStore {
                 }))
                 .filter(filter);
             open.run_query(request, payload)
+        })
+        .await
+    }
+
+    /// MaxSim over the `tokens` space, exact (the space has no graph); a
+    /// shard made before the space answers nothing.
+    async fn late(&self, tokens: Tokens, filter: &Filter, limit: usize) -> Result<Vec<Hit>> {
+        let filter = filter::to_qdrant(filter, &self.inner.schema)?;
+        self.with_shard(move |open, inner| {
+            if !open.tokens {
+                return Ok(Vec::new());
+            }
+            check_dim(&inner.name, tokens.dim, open.dense_dim().unwrap_or(0))?;
+            let query = nearest(convert::to_multi(tokens)?, TOKENS_VECTOR);
+            let params = qe::SearchParams {
+                exact: true,
+                ..Default::default()
+            };
+            open.query(query, filter, params, limit, PayloadRead::Nothing)
         })
         .await
     }

@@ -12,7 +12,7 @@ use super::SPARSE_TF_VECTOR;
 use super::filter::path;
 use crate::{
     CollectionSpec, DENSE_VECTOR, EmbedderId, FieldIndex, Fold, Language, PayloadIndex,
-    PayloadSchema, Result, SPARSE_VECTOR, StoreError, TextIndexInfo, TimeFormat,
+    PayloadSchema, Result, SPARSE_VECTOR, StoreError, TOKENS_VECTOR, TextIndexInfo, TimeFormat,
 };
 
 /// The file recording which embedder wrote a collection.
@@ -120,10 +120,45 @@ pub(super) fn new_config(spec: &CollectionSpec) -> qe::EdgeConfig {
     let sparse_tf = qe::EdgeSparseVectorParams::builder().build();
     qe::EdgeConfig::builder()
         .vector(DENSE_VECTOR, dense)
+        .vector(TOKENS_VECTOR, tokens_params(spec.embedder.dim))
         .sparse_vector(SPARSE_VECTOR, sparse)
         .sparse_vector(SPARSE_TF_VECTOR, sparse_tf)
         .max_search_threads(cores())
         .build()
+}
+
+/// The `tokens` space ([`TOKENS_VECTOR`]): a multivector of the embedder's
+/// dimension compared by MaxSim over dot products, in half precision on
+/// disk, with no HNSW graph — late interaction scores the ids it is given,
+/// never searches the space.
+pub(super) fn tokens_params(dim: usize) -> qe::EdgeVectorParams {
+    #[allow(deprecated)] // `on_disk`: `memory` says it
+    let hnsw = qe::HnswIndexConfig {
+        m: 0,
+        ef_construct: 100,
+        full_scan_threshold: 10_000,
+        max_indexing_threads: 1,
+        on_disk: None,
+        memory: None,
+        payload_m: Some(0),
+        inline_storage: None,
+    };
+    qe::EdgeVectorParams::builder(dim, qe::Distance::Dot)
+        .multivector_config(qe::MultiVectorConfig {
+            comparator: qe::MultiVectorComparator::MaxSim,
+        })
+        .datatype(qe::VectorStorageDatatype::Float16)
+        .memory(qe::Memory::Cold)
+        .hnsw_config(hnsw)
+        .build()
+}
+
+/// Whether the shard has the `tokens` space.
+pub(super) fn has_tokens(config: &qe::EdgeConfig) -> bool {
+    config
+        .vectors
+        .get(TOKENS_VECTOR)
+        .is_some_and(|v| v.multivector_config.is_some())
 }
 
 /// Whether the shard has the `sparse_tf` space, without a modifier.

@@ -14,6 +14,7 @@ impl Open {
         let info = shard.info().map_err(backend)?;
         let scoring = schema::text_index_info(&info, &layout).is_some_and(|t| t.scoring);
         let sparse_tf = schema::has_sparse_tf(&shard.config());
+        let tokens = schema::has_tokens(&shard.config());
         // Checked against the points: those of every tenant but the one
         // recorded (all, where none is).
         let tenants = tenants::Tenants::load(dir, |tenant| {
@@ -28,6 +29,7 @@ impl Open {
             schema: layout,
             text_scoring: AtomicBool::new(scoring),
             sparse_tf,
+            tokens,
             kept: kept::Kept::default(),
             tenants,
             maintenance: Mutex::new(()),
@@ -83,7 +85,12 @@ impl Open {
                     sparse: point.sparse.clone(),
                 });
             }
-            batch.push(convert::to_point(point, &self.schema, self.sparse_tf)?);
+            batch.push(convert::to_point(
+                point,
+                &self.schema,
+                self.sparse_tf,
+                self.tokens,
+            )?);
         }
         let replaced = if writing.reads {
             // A point written twice in one batch keeps its last version.
@@ -172,6 +179,7 @@ impl Open {
                     memory,
                     dense,
                     sparse,
+                    tokens: None,
                 },
             );
         }

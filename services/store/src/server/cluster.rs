@@ -198,6 +198,7 @@ impl ServerStore {
             layout: Layout::default(),
             schema: PayloadSchema::default(),
             dense_dim: AtomicUsize::new(0),
+            tokens: std::sync::atomic::AtomicU8::new(0),
             read_consistency: None,
             journal_ready: AtomicBool::new(false),
             batch_reads: false,

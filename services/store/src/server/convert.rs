@@ -95,14 +95,28 @@ pub(super) fn no_sparse() -> q::Filter {
     q::Filter::must_not([q::Condition::has_vector(SPARSE_VECTOR)])
 }
 
-pub(super) fn point_struct(point: Point, layout: &PayloadSchema) -> q::PointStruct {
+/// A point as the server stores it; its tokens in `tokens` where the
+/// collection has that space and the point has any.
+pub(super) fn point_struct(
+    point: Point,
+    layout: &PayloadSchema,
+    tokens_space: bool,
+) -> q::PointStruct {
     let id = point_id(point.memory.id);
     let mut vectors =
         q::NamedVectors::default().add_vector(DENSE_VECTOR, q::Vector::new_dense(point.dense));
     if let Some(s) = point.sparse {
         vectors = vectors.add_vector(SPARSE_VECTOR, q::Vector::new_sparse(s.indices, s.values));
     }
+    if let Some(tokens) = point.tokens.filter(|t| tokens_space && !t.is_empty()) {
+        vectors = vectors.add_vector(TOKENS_VECTOR, q::Vector::new_multi(rows_of(&tokens)));
+    }
     q::PointStruct::new(id, vectors, Payload::from(layout.to_payload(&point.memory)))
+}
+
+/// Tokens as the rows of a multivector.
+pub(super) fn rows_of(tokens: &trine_core::late::Tokens) -> Vec<Vec<f32>> {
+    tokens.iter().map(<[f32]>::to_vec).collect()
 }
 
 /// The payload of a memory: `model::keys`, datetimes as RFC 3339 UTC strings,
@@ -270,6 +284,7 @@ mod tests {
                 indices: (0..i as u32).collect(),
                 values: vec![1.0; v],
             }),
+            tokens: None,
         };
         assert!(check_point("c", &point(4, None), 4).is_ok());
         assert!(check_point("c", &point(4, Some((2, 2))), 4).is_ok());

@@ -32,8 +32,20 @@ impl ServerStore {
         }
         let info = self.raw_info().await?.ok_or_else(|| self.no_collection())?;
         let dim = dense_dim_of(&info).ok_or_else(|| no_dense_vector(&self.collection))?;
+        self.tokens
+            .store(1 + u8::from(tokens_of(&info)), Ordering::Relaxed);
         self.dense_dim.store(dim, Ordering::Relaxed);
         Ok(dim)
+    }
+
+    /// Whether the collection has the `tokens` space (read once, with the
+    /// dense dimension).
+    pub(super) async fn tokens_space(&self) -> Result<bool> {
+        if self.tokens.load(Ordering::Relaxed) == 0 {
+            self.dense_dim.store(0, Ordering::Relaxed);
+            self.dense_dim().await?;
+        }
+        Ok(self.tokens.load(Ordering::Relaxed) == 2)
     }
 
     pub(super) async fn create_collection(&self, spec: &CollectionSpec) -> Result<()> {
@@ -349,6 +361,7 @@ impl ServerStore {
                     memory,
                     dense,
                     sparse,
+                    tokens: None,
                 },
             );
         }

@@ -54,6 +54,23 @@ impl Rankings for ServerStore {
         }
     }
 
+    /// MaxSim over the `tokens` space, exact (the space has no graph); a
+    /// collection made before the space answers nothing.
+    async fn late(&self, tokens: Tokens, filter: &Filter, limit: usize) -> Result<Vec<Hit>> {
+        check_dim(&self.collection, tokens.dim, self.dense_dim().await?)?;
+        if !self.tokens_space().await? {
+            return Ok(Vec::new());
+        }
+        let request = self
+            .query_request(filter, limit, PayloadRead::Nothing)?
+            .query(q::Query::new_nearest(q::VectorInput::new_multi(rows_of(
+                &tokens,
+            ))))
+            .using(TOKENS_VECTOR)
+            .params(SearchParamsBuilder::default().exact(true));
+        self.run_query(request, PayloadRead::Nothing).await
+    }
+
     async fn sparse(
         &self,
         vector: SparseVector,

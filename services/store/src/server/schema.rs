@@ -15,6 +15,7 @@ pub(super) fn create_request(
         DENSE_VECTOR,
         VectorParamsBuilder::new(spec.embedder.dim as u64, q::Distance::Cosine),
     );
+    vectors.add_named_vector_params(TOKENS_VECTOR, tokens_params(spec.embedder.dim));
     let mut sparse = SparseVectorsConfigBuilder::default();
     sparse.add_named_vector_params(
         SPARSE_VECTOR,
@@ -27,6 +28,34 @@ pub(super) fn create_request(
             .metadata(embedder_metadata(&spec.embedder)),
         layout,
     )
+}
+
+/// The `tokens` space ([`TOKENS_VECTOR`]): a multivector of the
+/// embedder's dimension compared by MaxSim over dot products, in half
+/// precision on disk, with no HNSW graph (`m` 0) — late interaction scores
+/// the ids it is given, never searches the space.
+fn tokens_params(dim: usize) -> VectorParamsBuilder {
+    VectorParamsBuilder::new(dim as u64, q::Distance::Dot)
+        .multivector_config(q::MultiVectorConfigBuilder::new(
+            q::MultiVectorComparator::MaxSim,
+        ))
+        .datatype(q::Datatype::Float16)
+        .on_disk(true)
+        .hnsw_config(q::HnswConfigDiffBuilder::default().m(0).payload_m(0))
+}
+
+/// Whether the collection has the `tokens` space.
+pub(super) fn tokens_of(info: &q::CollectionInfo) -> bool {
+    match params_of(info)
+        .and_then(|p| p.vectors_config.as_ref())
+        .and_then(|c| c.config.as_ref())
+    {
+        Some(q::vectors_config::Config::ParamsMap(m)) => m
+            .map
+            .get(TOKENS_VECTOR)
+            .is_some_and(|v| v.multivector_config.is_some()),
+        _ => false,
+    }
 }
 
 /// A collection's request laid out across the cluster as `layout` says
@@ -289,6 +318,7 @@ pub(super) fn describe(
         dense_dim: dense_dim_of(info),
         sparse_idf: sparse_idf_of(info),
         sparse_tf: false,
+        tokens: tokens_of(info),
         one_tenant: false,
         schema: schema_of(info),
         points,
