@@ -32,10 +32,11 @@ QUESTION_KINDS = {"question", "semantic", "multi-hop", "temporal", "commonsense"
 K = 8
 DEFAULTS = {  # Settings::for_embedder
     "minilm": dict(method="score", norm="absolute", wl=1.0, ws=2.0, floor=0.2, power=2.0, adaptive=0.0,
-                   confidence=1.5, question_confidence=0.3),
+                   confidence=1.5, question_confidence=0.3, late=2.0),
     "static": dict(method="score", norm="z_score", wl=1.0, ws=2.0, floor=0.2, power=1.0, adaptive=1.0,
-                   confidence=0.0, question_confidence=0.0),
+                   confidence=0.0, question_confidence=0.0, late=0.5),
 }
+LATE_DEPTH = 40  # trine_core::late::DEPTH
 DEFAULTS["hash"] = DEFAULTS["minilm"]
 
 
@@ -111,17 +112,58 @@ QUESTION_KEEP, QUESTION_SPREAD = 5, 8  # fusion::fuse_spread
 
 
 def fuse(row: dict, cfg: dict) -> list[str]:
-    """The ids in fused order (tier first), as the gateway and fusion.rs rank them:
+    """The ids in the gateway's order: fused (`fused`), then the first LATE_DEPTH outside
+    the tier judged again by late interaction where the lists name their MaxSim scores
+    (`late`, as `trine eval --lists` records the gateway's) and the query is judged
+    (trine_core::late::rerank)."""
+    ids, tier = fused(row, cfg)
+    scores = dict(row.get("late") or [])
+    if not scores or cfg.get("late", 0.0) <= 0 or not judged(row["query"]):
+        return ids
+    head = ids[:LATE_DEPTH]
+    start = next((n for n, i in enumerate(head) if i not in tier), len(head))
+    part = head[start:]
+    by_late = sorted((n for n, i in enumerate(part) if i in scores), key=lambda n: -scores[part[n]])
+    vote = [1.0 / (60 + n + 1) for n in range(len(part))]
+    for place, n in enumerate(by_late):
+        vote[n] += cfg["late"] / (60 + place + 1)
+    order = sorted(range(len(part)), key=lambda n: (-vote[n], n))
+    return head[:start] + [part[n] for n in order] + ids[LATE_DEPTH:]
+
+
+def judged(query: str) -> bool:
+    """trine_core::late::judged: not shaped like a title or identifier as its words see it
+    (common::titled: an apostrophe or hyphen between letters joins a sentence's words)."""
+    if not query.strip():
+        return False
+    for token in query.split():
+        if any(c.isalpha() for c in token) and any(c.isnumeric() for c in token):
+            return False
+        start, end = 0, len(token)
+        while start < end and not token[start].isalnum():
+            start += 1
+        while end > start and not token[end - 1].isalnum():
+            end -= 1
+        chars = token[start:end]
+        for n, c in enumerate(chars):
+            joins = c in "'\u2019-" and n > 0 and chars[n - 1].isalpha() and n + 1 < len(chars) and chars[n + 1].isalpha()
+            if not c.isalnum() and not joins:
+                return False
+    return True
+
+
+def fused(row: dict, cfg: dict) -> tuple[list[str], set[str]]:
+    """The ids in fused order (tier first), as fusion.rs ranks them, and the tier:
     a question (its question strategy's list in `question_lexical`) whose dense
     list is flat fused from that list as Qdrant's one call fuses; one whose dense
     list stands out fused as any search, its first five kept, then filled to
     eight with the one call's best not yet in (fusion::fuse_spread)."""
     if as_question(row, cfg):
         row, cfg = dict(row, lexical=row["question_lexical"], reference=0.0), for_questions(cfg)
-        return fuse_plain(row, cfg)[0]
+        return fuse_plain(row, cfg)
     own, tier = fuse_plain(row, cfg)
     if row.get("question_lexical") is None or cfg.get("question_confidence", 0.0) <= 0:
-        return own
+        return own, tier
     theirs = fuse_plain(dict(row, lexical=row["question_lexical"], reference=0.0), for_questions(cfg))[0]
     keep = max(QUESTION_KEEP, sum(1 for i in own[:len(tier)] if i in tier))
     out = own[:keep]
@@ -132,7 +174,7 @@ def fuse(row: dict, cfg: dict) -> list[str]:
         if i not in placed:
             out.append(i)
             placed.add(i)
-    return out + [i for i in own if i not in placed]
+    return out + [i for i in own if i not in placed], tier
 
 
 def fuse_plain(row: dict, cfg: dict) -> tuple[list[str], set[str]]:

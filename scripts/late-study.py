@@ -157,7 +157,7 @@ def study(name: str, spec: str, args, model: MiniLM | Static) -> None:
     texts = {m["id"]: m["text"] for m in map(json.loads, open(memories))}
     rows = [r for r in map(json.loads, open(lists)) if r["strategy"] == "default"]
     cfg = fs.DEFAULTS[args.embedder]
-    fused = {r["qid"]: fs.fuse(r, cfg) for r in rows}
+    fused = {r["qid"]: fs.fused(r, cfg)[0] for r in rows}  # the fused order, before any late scores
     asked = [r for r in rows if r["kind"] in fs.QUESTION_KINDS]
     if isinstance(model, MiniLM):
         toks = memory_tokens(model, args.cache, name, texts, {i for r in asked for i in fused[r["qid"]][:args.depth]})

@@ -269,6 +269,7 @@ fn render_info(info: &CollectionInfo, configured_embedder: &str) -> String {
         .map_or("missing".to_string(), |d| format!("{d} dims, cosine"));
     s += &format!("dense       {dense}\n");
     s += &format!("sparse      {}\n", sparse_text(info));
+    s += &format!("tokens      {}\n", tokens_text(info));
     if let Some(t) = &info.text_index {
         s += &render_text_index(info, t);
     }
@@ -280,6 +281,16 @@ fn render_info(info: &CollectionInfo, configured_embedder: &str) -> String {
         .collect();
     s += &format!("indexes     {}\n", indexes.join(", "));
     s
+}
+
+/// Whether the collection keeps tokens for late interaction.
+fn tokens_text(info: &CollectionInfo) -> &'static str {
+    if info.tokens {
+        "present (late interaction judges the first hits of a search)"
+    } else {
+        "missing (the collection predates late interaction: its searches are not judged \
+         again; a collection ingested anew has them)"
+    }
 }
 
 /// What the collection's sparse vectors are.

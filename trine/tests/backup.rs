@@ -86,14 +86,20 @@ fn victims(points: &[Point]) -> (Uuid, Uuid, String) {
     (points[0].memory.id, other.memory.id, tenant)
 }
 
-/// Compares two states point by point: text, payload and both vectors.
+/// Compares two states point by point: text, payload and every vector.
 fn same_state(restored: &[Point], backed_up: &[Point]) {
     assert_eq!(restored.len(), backed_up.len(), "points");
     for (r, b) in restored.iter().zip(backed_up) {
         assert_eq!(r.memory, b.memory, "memory {}", b.memory.id);
         assert_eq!(r.dense, b.dense, "dense vector of {}", b.memory.id);
         assert_eq!(r.sparse, b.sparse, "sparse vector of {}", b.memory.id);
+        assert_eq!(r.tokens, b.tokens, "tokens of {}", b.memory.id);
         assert!(!b.dense.is_empty() && b.sparse.is_some());
+        assert!(
+            b.tokens.as_ref().is_some_and(|t| !t.is_empty()),
+            "{} was written with its tokens",
+            b.memory.id
+        );
     }
 }
 

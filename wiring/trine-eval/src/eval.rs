@@ -109,7 +109,8 @@ pub struct Args {
     /// `query`, `gold`, `strategy`, `reference`, `terms`, `lexical`: [[id, score,
     /// verbatim]], `semantic`: [[id, cosine]]; for a question under the
     /// default strategy `question_strategy` and `question_lexical`, the
-    /// question strategy's list), for studying fusions offline
+    /// question strategy's list; `late`: [[id, MaxSim]] of the hits late
+    /// interaction judged in the hybrid search), for studying fusions offline
     #[arg(long)]
     pub lists: Option<PathBuf>,
     /// A report an earlier run saved (`--save`: another build or
@@ -474,7 +475,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         semantic_lists: HashMap::new(),
     };
     if let Some(path) = &args.lists {
-        write_lists(&mut targets, &queries, &args.strategies, path).await?;
+        write_lists(&mut targets, &queries, (&args.strategies, args.depth), path).await?;
     }
     let mut reports = Vec::new();
     for configuration in &configurations {
@@ -529,13 +530,17 @@ struct ListsLine<'a> {
     question_lexical: Option<Vec<(&'a str, f64, bool)>>,
     lexical: Vec<(&'a str, f64, bool)>,
     semantic: Vec<(&'a str, f64)>,
+    /// The MaxSim score of each hit late interaction judged in the hybrid
+    /// search of this strategy (none: not judged).
+    late: Vec<(String, f64)>,
 }
 
-/// Writes every query's channel lists under each strategy, one line each.
+/// Writes every query's channel lists under each strategy, one line each,
+/// with the late scores of the hybrid search to `depth`.
 async fn write_lists(
     targets: &mut Targets,
     queries: &[Query],
-    strategies: &[String],
+    (strategies, depth): (&[String], usize),
     path: &std::path::Path,
 ) -> Result<(), String> {
     let mut out = String::new();
@@ -543,7 +548,9 @@ async fn write_lists(
         for strategy in strategies {
             let ((lexical, reference, terms, asked), semantic) =
                 targets.lists(query, strategy).await?;
+            let late = late_scores(targets, query, strategy, depth).await?;
             let line = ListsLine {
+                late,
                 terms,
                 question_strategy: asked.as_ref().map(|(name, _)| name.as_str()),
                 question_lexical: asked.as_ref().map(|(_, list)| {
@@ -568,6 +575,38 @@ async fn write_lists(
         }
     }
     std::fs::write(path, out).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// The hits late interaction judged in the hybrid search of `strategy`
+/// through the gateway, each with its MaxSim score.
+async fn late_scores(
+    targets: &mut Targets,
+    query: &Query,
+    strategy: &str,
+    depth: usize,
+) -> Result<Vec<(String, f64)>, String> {
+    let request = SearchRequest {
+        query: query.query.clone(),
+        filters: Some(Filters {
+            tenant: query.tenant.clone(),
+            ..Filters::default()
+        }),
+        limit: u32::try_from(depth).unwrap_or(u32::MAX),
+        mode: v1::Mode::Hybrid as i32,
+        strategy: on_wire(strategy).to_string(),
+        ..SearchRequest::default()
+    };
+    let response = targets
+        .client
+        .search(request)
+        .await
+        .map_err(|s| format!("{:?}: {}", s.code(), s.message()))?
+        .into_inner();
+    Ok(response
+        .hits
+        .into_iter()
+        .filter_map(|h| Some((h.id, h.explain?.late?.score)))
+        .collect())
 }
 
 /// The arguments of `trine eval --queries q.jsonl LINE` (the tests').

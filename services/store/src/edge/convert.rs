@@ -75,10 +75,23 @@ pub(super) fn sparse_of(vector: qe::VectorStructInternal) -> Option<SparseVector
     }
 }
 
-/// The `dense` and `sparse` vectors of a point read back.
-pub(super) fn vectors_of(vector: qe::VectorStructInternal) -> (Vec<f32>, Option<SparseVector>) {
+/// The `dense`, `sparse` and `tokens` vectors of a point read back.
+pub(super) fn vectors_of(
+    vector: qe::VectorStructInternal,
+) -> (
+    Vec<f32>,
+    Option<SparseVector>,
+    Option<trine_core::late::Tokens>,
+) {
     let qe::VectorStructInternal::Named(mut named) = vector else {
-        return (Vec::new(), None);
+        return (Vec::new(), None, None);
+    };
+    let tokens = match named.remove(TOKENS_VECTOR) {
+        Some(qe::VectorInternal::MultiDense(m)) => Some(trine_core::late::Tokens {
+            dim: m.dim,
+            rows: m.flattened_vectors,
+        }),
+        _ => None,
     };
     let dense = match named.remove(DENSE_VECTOR) {
         Some(qe::VectorInternal::Dense(dense)) => dense,
@@ -91,7 +104,7 @@ pub(super) fn vectors_of(vector: qe::VectorStructInternal) -> (Vec<f32>, Option<
         }),
         _ => None,
     };
-    (dense, sparse)
+    (dense, sparse, tokens)
 }
 
 /// The memory of a point read back ([`PayloadSchema::to_memory`]).

@@ -157,8 +157,8 @@ impl Open {
         self.retrieve(ids, true)
     }
 
-    /// Those of `ids` that exist, whole (memory, dense and sparse vectors),
-    /// in the order of `ids`.
+    /// Those of `ids` that exist, whole (memory, dense, sparse and tokens
+    /// vectors), in the order of `ids`.
     pub(super) fn points(&self, ids: &[Uuid]) -> Result<Vec<Point>> {
         let mut found: HashMap<Uuid, Point> = HashMap::new();
         let records = self.retrieve_records(
@@ -168,9 +168,9 @@ impl Open {
         )?;
         for record in records {
             let id = convert::to_uuid(record.id);
-            let (dense, sparse) = match record.vector {
+            let (dense, sparse, tokens) = match record.vector {
                 Some(vector) => convert::vectors_of(vector),
-                None => (Vec::new(), None),
+                None => (Vec::new(), None, None),
             };
             let memory = convert::to_memory(id, record.payload, &self.schema);
             found.insert(
@@ -179,7 +179,7 @@ impl Open {
                     memory,
                     dense,
                     sparse,
-                    tokens: None,
+                    tokens,
                 },
             );
         }

@@ -22,6 +22,20 @@ pub(super) fn dense_output(vectors: &q::VectorsOutput) -> Vec<f32> {
     }
 }
 
+/// The `tokens` multivector of a point read back, if it has one.
+pub(super) fn tokens_output(vectors: &q::VectorsOutput) -> Option<trine_core::late::Tokens> {
+    let Some(q::vectors_output::VectorsOptions::Vectors(named)) = &vectors.vectors_options else {
+        return None;
+    };
+    match &named.vectors.get(TOKENS_VECTOR)?.vector {
+        Some(q::vector_output::Vector::MultiDense(m)) => {
+            let rows: Vec<&Vec<f32>> = m.vectors.iter().map(|v| &v.data).collect();
+            trine_core::late::Tokens::of_rows(rows.first().map_or(0, |r| r.len()), &rows)
+        }
+        _ => None,
+    }
+}
+
 /// The `sparse` vector of a point read back, if it has one (in either of the
 /// forms a server sends: the `vector` oneof, or the older `data` and
 /// `indices`).

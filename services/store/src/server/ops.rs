@@ -341,8 +341,8 @@ impl ServerStore {
         Ok(resp.result)
     }
 
-    /// Those of `ids` that exist, whole (memory, dense and sparse vectors),
-    /// in the order of `ids`.
+    /// Those of `ids` that exist, whole (memory, dense, sparse and tokens
+    /// vectors), in the order of `ids`.
     pub(super) async fn whole_points(&self, ids: &[Uuid]) -> Result<Vec<Point>> {
         if ids.is_empty() {
             return Ok(Vec::new());
@@ -351,9 +351,13 @@ impl ServerStore {
         for point in self.get_points(ids, true, true).await? {
             let id = uuid_of(point.id.as_ref())?;
             let memory = self.schema.to_memory(id, json_map(point.payload));
-            let (dense, sparse) = match point.vectors {
-                Some(vectors) => (dense_output(&vectors), sparse_output(vectors)),
-                None => (Vec::new(), None),
+            let (dense, tokens, sparse) = match point.vectors {
+                Some(vectors) => (
+                    dense_output(&vectors),
+                    tokens_output(&vectors),
+                    sparse_output(vectors),
+                ),
+                None => (Vec::new(), None, None),
             };
             found.insert(
                 id,
@@ -361,7 +365,7 @@ impl ServerStore {
                     memory,
                     dense,
                     sparse,
-                    tokens: None,
+                    tokens,
                 },
             );
         }

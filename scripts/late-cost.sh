@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# What issue 46's defaults cost a search (docs/benchmarks.md, "Late
+# interaction's cost"): one release build, one collection with tokens (the
+# first 40,000 memories of make-devset.py's xl tier, static embedder),
+# `trine bench` over its queries, the sides alternately, three runs each at
+# concurrency 1 and 16 (10 s after 3 s of warm-up). Before: common words
+# scored, the thread window off and late interaction off
+# (TRINE_LEXICAL__COMMON_WORDS=none TRINE_CONTEXT__LEXICAL=0
+# TRINE_FUSION__LATE_WEIGHT=0); late off: the defaults but late interaction;
+# after: the defaults. Embedded (the in-process mesh over Qdrant Edge), and
+# with LATE_COST_SERVER=1 four processes (`trine serve --role …`, lib/four.sh)
+# over one Qdrant 1.19 server from ../shared/qdrant.
+#
+#     LATE_COST_REALTEXT=DIR ./scripts/late-cost.sh   # DIR: the xl set's memories.jsonl, queries.jsonl
+#
+# One line a run (topology, side, concurrency, p50, p95, searches/s, the
+# `late` stage's p50) in $LATE_COST_DIR/runs.tsv (default ./late-cost-work).
+# Not part of the test command.
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+work="${LATE_COST_DIR:-$repo/late-cost-work}"
+runs=-late-cost
+# shellcheck source=lib/runs.sh
+source "$repo/scripts/lib/runs.sh"
+devset="${LATE_COST_REALTEXT:?give LATE_COST_REALTEXT, a folder with the xl set (make-devset.py --tiers xl --flat)}"
+size="${LATE_COST_SIZE:-40000}"
+mkdir -p "$work"
+head -n "$size" "$devset/memories.jsonl" >"$work/memories.jsonl"
+cp "$devset/queries.jsonl" "$work/queries.jsonl"
+out="$work/runs.tsv"
+: >"$out"
+
+sides=(before late-off after)
+settings() { # SIDE: its environment
+  case $1 in
+    before) echo TRINE_LEXICAL__COMMON_WORDS=none TRINE_CONTEXT__LEXICAL=0 TRINE_FUSION__LATE_WEIGHT=0 ;;
+    late-off) echo TRINE_FUSION__LATE_WEIGHT=0 ;;
+    after) echo "" ;;
+  esac
+}
+
+# One bench run against `target` under SIDE's settings, its line appended.
+bench() { # TOPOLOGY SIDE CONCURRENCY
+  local json
+  # shellcheck disable=SC2046 # the settings are words
+  json="$(env $(settings "$2") "$trine" --log error --embedder static --models "$models" bench \
+    --queries "$work/queries.jsonl" --concurrency "$3" --duration 10s --warmup 3s --json \
+    "${target[@]}")"
+  python3 - "$json" "$1" "$2" "$3" >>"$out" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+e, late = r["end_to_end"], r["stages"].get("late", {}).get("p50", 0.0)
+print("\t".join(sys.argv[2:5] + ["%.2f" % e["p50"], "%.2f" % e["p95"], "%.0f" % r["throughput"], "%.2f" % late]))
+PY
+}
+
+if [[ ! -d $work/data ]]; then
+  "$trine" --log error --data "$work/data" --embedder static --models "$models" \
+    ingest "$work/memories.jsonl" --batch 1024 >"$work/ingest.txt" 2>&1
+fi
+target=(--data "$work/data")
+for c in 1 16; do
+  for _ in 1 2 3; do
+    for side in "${sides[@]}"; do bench embedded "$side" "$c"; done
+  done
+done
+
+if [[ ${LATE_COST_SERVER:-0} == 1 ]]; then
+  eval "$("$repo/../shared/qdrant/start-qdrant")"
+  trap '"$repo/../shared/qdrant/stop-qdrant" >/dev/null 2>&1 || true' EXIT
+  server=(--qdrant "$TRINE_QDRANT_URL" --embedder static --models "$models")
+  "$trine" --log error "${server[@]}" ingest "$work/memories.jsonl" --batch 1024 \
+    >"$work/ingest-server.txt" 2>&1
+  # shellcheck source=lib/four.sh
+  source "$repo/scripts/lib/four.sh"
+  for side in "${sides[@]}"; do
+    # The gateway reads the settings; every role gets them.
+    # shellcheck disable=SC2046
+    export $(settings "$side")
+    four_start "$work/four-$side" "${server[@]}"
+    target=(--endpoint "http://$gateway")
+    for c in 1 16; do
+      for _ in 1 2 3; do bench four "$side" "$c"; done
+    done
+    four_stop
+    # shellcheck disable=SC2046
+    unset $(settings "$side" | sed 's/=[^ ]*//g')
+  done
+fi
+echo "late-cost: $out" >&2
