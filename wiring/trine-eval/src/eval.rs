@@ -135,6 +135,8 @@ struct Targets {
     /// lexical list, by qid for the semantic one.
     lexical_lists: HashMap<(String, String), LexicalLine>,
     semantic_lists: HashMap<String, Vec<v1::Neighbor>>,
+    /// Each query's tokens, as semantic-svc gave them with its list.
+    query_tokens: HashMap<String, Option<v1::TokenRows>>,
 }
 
 /// A query's lexical list as lexical-svc answered it: the candidates, the
@@ -206,13 +208,15 @@ impl Targets {
                     query: query.query.clone(),
                     filters: Some(filters),
                     cap: 0,
-                    tokens: false,
+                    tokens: true,
                 })
                 .await
                 .map_err(|s| format!("semantic: {:?}: {}", s.code(), s.message()))?
                 .into_inner();
             self.semantic_lists
                 .insert(query.qid.clone(), answer.neighbors);
+            self.query_tokens
+                .insert(query.qid.clone(), answer.query_tokens);
         }
         Ok((
             self.lexical_lists[&key].clone(),
@@ -343,7 +347,56 @@ async fn fused(
         question_lexical: spread.unwrap_or_default(),
     };
     let hits = trine_fusion::fuse_request(&request, &base, depth)?;
-    Ok(hits.into_iter().map(|h| h.id).collect())
+    let mut hits: Vec<trine_core::fusion::Fused> = hits
+        .iter()
+        .map(trine_api::fused_from_wire)
+        .collect::<Result<_, _>>()?;
+    // As the gateway: the first hits judged again by late interaction.
+    let tokens = targets.query_tokens.get(&query.qid).cloned().flatten();
+    if let Some(tokens) = tokens
+        .filter(|_| settings.late_weight > 0.0 && trine_core::late::judged(query.query.trim()))
+    {
+        let tokens = trine_api::query_tokens_from_wire(&tokens)?;
+        let scores = late_of(targets, query, tokens, &hits, settings.late_depth).await?;
+        trine_core::late::rerank(
+            &mut hits,
+            &scores,
+            settings.late_weight,
+            settings.rrf_k,
+            settings.late_depth,
+        );
+    }
+    Ok(hits.into_iter().map(|h| h.id.to_string()).collect())
+}
+
+/// The store's MaxSim of the query's tokens with each of the first `depth`
+/// hits outside the tier, as the gateway's late stage asks it.
+async fn late_of(
+    targets: &Targets,
+    query: &Query,
+    tokens: trine_core::late::Tokens,
+    hits: &[trine_core::fusion::Fused],
+    depth: usize,
+) -> Result<HashMap<uuid::Uuid, f64>, String> {
+    let ids: Vec<uuid::Uuid> = hits
+        .iter()
+        .take(depth)
+        .filter(|h| !h.tier)
+        .map(|h| h.id)
+        .collect();
+    if ids.len() < 2 {
+        return Ok(HashMap::new());
+    }
+    let filter = trine_core::model::Filter::tenant(&query.tenant);
+    let scored = targets
+        .store
+        .query(trine_store::Query::late(tokens, &ids, &filter))
+        .await
+        .map_err(|e| format!("late interaction: {e}"))?;
+    Ok(scored
+        .into_iter()
+        .map(|h| (h.id, f64::from(h.score)))
+        .collect())
 }
 
 /// What Qdrant's one-call hybrid answered, and how long its parts took.
@@ -473,6 +526,7 @@ pub async fn run(config: &Config, args: Args) -> CmdResult {
         fusion: config.mesh().search.fusion,
         lexical_lists: HashMap::new(),
         semantic_lists: HashMap::new(),
+        query_tokens: HashMap::new(),
     };
     if let Some(path) = &args.lists {
         write_lists(&mut targets, &queries, (&args.strategies, args.depth), path).await?;

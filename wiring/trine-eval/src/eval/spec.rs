@@ -96,6 +96,7 @@ fn set_option(
         "power" => options.lexical_power = Some(number()?),
         "confidence" => options.semantic_confidence = Some(number()?),
         "questions" => options.question_confidence = Some(number()?),
+        "late" => options.late_weight = Some(number()?),
         "w" => {
             let parts: Vec<f64> = value
                 .split(':')
