@@ -12,7 +12,7 @@ use trine_api::v1::memory_client::MemoryClient;
 use trine_api::v1::{self, Filters, Record, SearchRequest};
 use trine_core::fusion::Fused;
 use trine_core::{Language, late};
-use trine_embed::{Embedder, EmbedderKind, Side};
+use trine_embed::{EmbedderKind, Side};
 use trine_mesh::MeshConfig;
 use trine_store::{EdgeStore, Store};
 use uuid::Uuid;
