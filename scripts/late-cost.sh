@@ -9,12 +9,14 @@
 # TRINE_FUSION__LATE_WEIGHT=0); late off: the defaults but late interaction;
 # after: the defaults. Embedded (the in-process mesh over Qdrant Edge), and
 # with LATE_COST_SERVER=1 four processes (`trine serve --role …`, lib/four.sh)
-# over one Qdrant 1.19 server from ../shared/qdrant.
+# over one Qdrant 1.19 server from ../shared/qdrant (LATE_COST_EMBEDDED=0:
+# those alone).
 #
 #     LATE_COST_REALTEXT=DIR ./scripts/late-cost.sh   # DIR: the xl set's memories.jsonl, queries.jsonl
 #
 # One line a run (topology, side, concurrency, p50, p95, searches/s, the
-# `late` stage's p50) in $LATE_COST_DIR/runs.tsv (default ./late-cost-work).
+# `late` stage's p50) appended to $LATE_COST_DIR/runs.tsv (default
+# ./late-cost-work).
 # Not part of the test command.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,7 +30,7 @@ mkdir -p "$work"
 head -n "$size" "$devset/memories.jsonl" >"$work/memories.jsonl"
 cp "$devset/queries.jsonl" "$work/queries.jsonl"
 out="$work/runs.tsv"
-: >"$out"
+[[ -f $out ]] || : >"$out"
 
 sides=(before late-off after)
 settings() { # SIDE: its environment
@@ -59,11 +61,13 @@ if [[ ! -d $work/data ]]; then
     ingest "$work/memories.jsonl" --batch 1024 >"$work/ingest.txt" 2>&1
 fi
 target=(--data "$work/data")
-for c in 1 16; do
-  for _ in 1 2 3; do
-    for side in "${sides[@]}"; do bench embedded "$side" "$c"; done
+if [[ ${LATE_COST_EMBEDDED:-1} == 1 ]]; then
+  for c in 1 16; do
+    for _ in 1 2 3; do
+      for side in "${sides[@]}"; do bench embedded "$side" "$c"; done
+    done
   done
-done
+fi
 
 if [[ ${LATE_COST_SERVER:-0} == 1 ]]; then
   eval "$("$repo/../shared/qdrant/start-qdrant")"

@@ -18,6 +18,9 @@ impl HashEmbedder {
     /// The dimension [`crate::load`] uses.
     pub const DEFAULT_DIM: usize = 256;
 
+    /// The most tokens a text gets (its distinct words).
+    pub const MAX_TOKENS: usize = 512;
+
     /// A hashing embedder of `dim` dimensions (at least 1).
     pub fn new(dim: usize) -> Self {
         Self { dim: dim.max(1) }
@@ -62,16 +65,20 @@ impl Embedder for HashEmbedder {
     }
 
     /// Each word's own hashed vector is its token ([`crate::tokens::kept`]
-    /// over the words, lowercased).
+    /// over the words, lowercased), each word once, at most
+    /// [`Self::MAX_TOKENS`].
     async fn embed_tokens(&self, texts: &[String], side: Side) -> Result<Vec<(Vec<f32>, Tokens)>> {
         Ok(texts
             .iter()
             .map(|text| {
                 let words: Vec<String> = trine_core::tokens(text, trine_core::Fold::CASE).collect();
                 let pieces: Vec<&str> = words.iter().map(String::as_str).collect();
+                let mut seen = std::collections::HashSet::new();
                 let mut rows = Vec::new();
                 for i in crate::tokens::kept(&pieces, side, true) {
-                    rows.extend(self.embed_one(pieces[i]));
+                    if seen.len() < Self::MAX_TOKENS && seen.insert(pieces[i]) {
+                        rows.extend(self.embed_one(pieces[i]));
+                    }
                 }
                 let tokens = Tokens {
                     dim: self.dim,
@@ -125,6 +132,35 @@ mod tests {
         let c = e.embed_one("the recipe needs two eggs and flour");
         assert!(dot(&a, &b) > 0.6, "{}", dot(&a, &b));
         assert!(dot(&a, &b) > dot(&a, &c) + 0.5, "{}", dot(&a, &c));
+    }
+
+    #[tokio::test]
+    async fn tokens_are_each_words_vector_once() {
+        let e = HashEmbedder::new(32);
+        let english = Side::Query(Some(trine_core::Language::English));
+        // (text, side, the words whose vectors are the rows, in order)
+        let cases: &[(&str, Side, &[&str])] = &[
+            ("The cat and the cat!", Side::Memory, &["the", "cat", "and"]),
+            ("The cat and the cat!", english, &["cat"]),
+            ("to be or not", english, &["to", "be", "or", "not"]),
+        ];
+        for (text, side, words) in cases {
+            let (vector, tokens) = e
+                .embed_tokens(&[text.to_string()], *side)
+                .await
+                .unwrap()
+                .remove(0);
+            assert_eq!(vector, e.embed_one(text));
+            let want: Vec<f32> = words.iter().flat_map(|w| e.embed_one(w)).collect();
+            assert_eq!(tokens.rows, want, "{text:?} {side:?}");
+        }
+        let many: String = (0..600).map(|i| format!("w{i} ")).collect();
+        let (_, tokens) = e
+            .embed_tokens(&[many], Side::Memory)
+            .await
+            .unwrap()
+            .remove(0);
+        assert_eq!(tokens.len(), HashEmbedder::MAX_TOKENS);
     }
 
     #[tokio::test]

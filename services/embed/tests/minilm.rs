@@ -152,3 +152,31 @@ fn unknown_embedder_is_an_invalid_argument() {
     assert_eq!(err.kind(), ErrorKind::InvalidArgument);
     assert!(err.to_string().contains("minilm|static|hash"));
 }
+
+/// A text's tokens come from the same pass as its vector: one unit vector a
+/// word piece of the last layer, the special ones left out; a question's
+/// leave out punctuation and its common words too.
+#[tokio::test]
+async fn tokens_are_the_last_layers_pieces() {
+    use trine_embed::Side;
+    let embedder = trine_embed::load(EmbedderKind::MiniLm, &models_dir()).expect("load");
+    let text = "When did Kate go hiking?".to_string();
+    let vector = embedder
+        .embed(std::slice::from_ref(&text))
+        .await
+        .expect("embed");
+    // when, did, kate, go, hiking, ? (no word splits into pieces here)
+    let english = Side::Query(Some(trine_core::Language::English));
+    for (side, want) in [(Side::Memory, 6), (english, 3), (Side::Query(None), 5)] {
+        let (v, tokens) = embedder
+            .embed_tokens(std::slice::from_ref(&text), side)
+            .await
+            .expect("tokens")
+            .remove(0);
+        assert!(v.iter().zip(&vector[0]).all(|(a, b)| (a - b).abs() < 1e-5));
+        assert_eq!((tokens.dim, tokens.len()), (384, want), "{side:?}");
+        for row in tokens.iter() {
+            assert!((norm(row) - 1.0).abs() < 1e-4, "{side:?}: a unit row");
+        }
+    }
+}

@@ -10,8 +10,8 @@ use std::path::Path;
 use candle_core::{DType, Device, Tensor};
 use common::{dot, minilm_dir, norm};
 use tokenizers::Tokenizer;
-use trine_core::ErrorKind;
-use trine_embed::{Embedder, StaticEmbedder};
+use trine_core::{ErrorKind, Language};
+use trine_embed::{Embedder, Side, StaticEmbedder};
 
 const DIM: usize = 4;
 
@@ -113,4 +113,44 @@ fn rejects_inconsistent_models() {
         .expect("missing files must fail");
     assert!(err.to_string().contains("model.safetensors"), "{err}");
     assert!(err.to_string().contains("scripts/fetch-model.sh"), "{err}");
+}
+
+/// A text's tokens: the table's row of each word piece once, punctuation
+/// left out; a question's leave out its common words and keep each row's
+/// length (its SIF weight), a memory's are unit length.
+#[tokio::test]
+async fn tokens_are_the_rows_of_the_kept_pieces() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_model(dir.path(), DType::F32, DIM);
+    let model = StaticEmbedder::load(dir.path()).expect("load");
+    let english = Side::Query(Some(Language::English));
+    // (text, side, the rows' axes in order: cat e0, dog e1, the e2)
+    let cases: &[(&str, Side, &[usize])] = &[
+        ("the cat, the dog!", Side::Memory, &[2, 0, 1]),
+        ("the cat, the dog!", english, &[0, 1]),
+        ("the cat, the dog!", Side::Query(None), &[2, 0, 1]),
+        // Only common words: every piece stays.
+        ("the", english, &[2]),
+    ];
+    for (text, side, axes) in cases {
+        let got = model
+            .embed_tokens(&[text.to_string()], *side)
+            .await
+            .expect("tokens")
+            .remove(0);
+        let vector = model
+            .embed(&[text.to_string()])
+            .await
+            .expect("embed")
+            .remove(0);
+        assert_eq!(got.0, vector, "{text:?}: the same vector as embed");
+        let rows: Vec<&[f32]> = got.1.iter().collect();
+        assert_eq!(rows.len(), axes.len(), "{text:?} {side:?}: {rows:?}");
+        for (row, &axis) in rows.iter().zip(*axes) {
+            assert!(
+                (row[axis] - 1.0).abs() < 1e-6,
+                "{text:?} {side:?}: {rows:?}"
+            );
+        }
+    }
 }
