@@ -181,3 +181,67 @@ async fn a_question_is_judged_again_by_maxsim_and_a_title_is_not() {
     assert!(fused(&title).iter().all(|h| h.late.is_none()));
     assert!(!title.timings.iter().any(|t| t.stage == "late"));
 }
+
+/// A store that refuses late interaction's query, and answers the rest.
+struct NoLate;
+
+#[tonic::async_trait]
+impl trine_store::Around for NoLate {
+    async fn around<'a, T: Send + 'a>(
+        &'a self,
+        call: trine_store::Call,
+        run: &'a trine_store::Run<'a, T>,
+    ) -> trine_store::Result<T> {
+        if call.label == "query_late" {
+            return Err(trine_store::StoreError::Backend("told to fail".into()));
+        }
+        run().await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_that_fails_the_late_query_leaves_the_fused_order_degraded() {
+    let dir = tempfile::tempdir().unwrap();
+    let edge: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
+    let store: Arc<dyn Store> = Arc::new(trine_store::Wrapped::with(edge, NoLate));
+    let embedder = trine_embed::load(EmbedderKind::Hash, &trine_testkit::models_dir()).unwrap();
+    let mesh = trine_testkit::mesh(store, embedder, MeshConfig::default()).await;
+    let mut client = MemoryClient::connect(format!("http://{}", mesh.gateway))
+        .await
+        .unwrap();
+    let records = MESSAGES
+        .iter()
+        .enumerate()
+        .map(|(i, text)| Record {
+            id: id(i),
+            text: text.to_string(),
+            tenant: "acme".to_string(),
+            ..Record::default()
+        })
+        .collect();
+    trine_testkit::upsert_all(&mut client, records).await;
+    let question = "When does the support group meet?";
+    let failed = client
+        .search(search(question, None))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(failed.degraded, "the answer says it is not what was asked");
+    assert!(
+        failed
+            .degraded_reasons
+            .iter()
+            .any(|r| r.contains("late interaction") && r.contains("the fused order kept")),
+        "{:?}",
+        failed.degraded_reasons
+    );
+    let plain = client
+        .search(search(question, Some(0.0)))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!plain.degraded);
+    let (failed, plain) = (fused(&failed), fused(&plain));
+    assert!(failed.iter().all(|h| h.late.is_none()));
+    assert_eq!(ids(&failed), ids(&plain), "the fused order");
+}
