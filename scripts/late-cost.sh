@@ -22,6 +22,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="${LATE_COST_DIR:-$repo/late-cost-work}"
 runs=-late-cost
+profile="${BENCH_PROFILE:-release}"
 # shellcheck source=lib/runs.sh
 source "$repo/scripts/lib/runs.sh"
 devset="${LATE_COST_REALTEXT:?give LATE_COST_REALTEXT, a folder with the xl set (make-devset.py --tiers xl --flat)}"
