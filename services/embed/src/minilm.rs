@@ -276,27 +276,31 @@ impl Embedder for MiniLm {
     }
 
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
-        if texts.is_empty() {
-            return Ok(Vec::new());
-        }
-        let inner = Arc::clone(&self.inner);
-        let texts = texts.to_vec();
-        let _running = self
-            .running
-            .acquire()
-            .await
-            .map_err(|e| EmbedError::inference(format!("embedder closed: {e}")))?;
-        tokio::task::spawn_blocking(move || {
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            inner.embed(&refs).map(|(vectors, _)| vectors)
+        self.off_executor(texts, |inner, refs| {
+            inner.embed(refs).map(|(vectors, _)| vectors)
         })
         .await
-        .map_err(|e| EmbedError::inference(format!("embedding task failed: {e}")))?
     }
 
     async fn embed_tokens(&self, texts: &[String], side: Side) -> Result<Vec<(Vec<f32>, Tokens)>> {
+        self.off_executor(texts, move |inner, refs| {
+            let (vectors, tokens, _) = inner.run(refs, Some(side))?;
+            Ok(vectors.into_iter().zip(tokens).collect())
+        })
+        .await
+    }
+}
+
+impl MiniLm {
+    /// `work` over `texts` on the blocking pool, one forward pass at a
+    /// time (the `running` permit); nothing for no texts.
+    async fn off_executor<T: Default + Send + 'static>(
+        &self,
+        texts: &[String],
+        work: impl FnOnce(&Inner, &[&str]) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
         if texts.is_empty() {
-            return Ok(Vec::new());
+            return Ok(T::default());
         }
         let inner = Arc::clone(&self.inner);
         let texts = texts.to_vec();
@@ -307,8 +311,7 @@ impl Embedder for MiniLm {
             .map_err(|e| EmbedError::inference(format!("embedder closed: {e}")))?;
         tokio::task::spawn_blocking(move || {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            let (vectors, tokens, _) = inner.run(&refs, Some(side))?;
-            Ok(vectors.into_iter().zip(tokens).collect())
+            work(&inner, &refs)
         })
         .await
         .map_err(|e| EmbedError::inference(format!("embedding task failed: {e}")))?

@@ -242,30 +242,33 @@ impl Embedder for StaticEmbedder {
     }
 
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
-        if texts.len() <= INLINE_TEXTS {
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            return self.inner.embed(&refs);
-        }
-        let inner = Arc::clone(&self.inner);
-        let texts = texts.to_vec();
-        tokio::task::spawn_blocking(move || {
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            inner.embed(&refs)
-        })
-        .await
-        .map_err(|e| EmbedError::inference(format!("embedding task failed: {e}")))?
+        self.off_executor(texts, |inner, refs| inner.embed(refs))
+            .await
     }
 
     async fn embed_tokens(&self, texts: &[String], side: Side) -> Result<Vec<(Vec<f32>, Tokens)>> {
+        self.off_executor(texts, move |inner, refs| inner.embed_tokens(refs, side))
+            .await
+    }
+}
+
+impl StaticEmbedder {
+    /// `work` over `texts`: inline for at most [`INLINE_TEXTS`], on a
+    /// blocking thread for more.
+    async fn off_executor<T: Send + 'static>(
+        &self,
+        texts: &[String],
+        work: impl FnOnce(&Inner, &[&str]) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
         if texts.len() <= INLINE_TEXTS {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            return self.inner.embed_tokens(&refs, side);
+            return work(&self.inner, &refs);
         }
         let inner = Arc::clone(&self.inner);
         let texts = texts.to_vec();
         tokio::task::spawn_blocking(move || {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            inner.embed_tokens(&refs, side)
+            work(&inner, &refs)
         })
         .await
         .map_err(|e| EmbedError::inference(format!("embedding task failed: {e}")))?
