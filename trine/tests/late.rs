@@ -36,6 +36,20 @@ fn id(i: usize) -> String {
     format!("00000000-0000-4000-8000-{:012}", i + 1)
 }
 
+/// acme's messages, one record each.
+fn messages() -> Vec<Record> {
+    MESSAGES
+        .iter()
+        .enumerate()
+        .map(|(i, text)| Record {
+            id: id(i),
+            text: text.to_string(),
+            tenant: "acme".to_string(),
+            ..Record::default()
+        })
+        .collect()
+}
+
 fn search(query: &str, late_weight: Option<f64>) -> SearchRequest {
     SearchRequest {
         query: query.to_string(),
@@ -83,16 +97,7 @@ async fn a_question_is_judged_again_by_maxsim_and_a_title_is_not() {
     let mut client = MemoryClient::connect(format!("http://{}", mesh.gateway))
         .await
         .unwrap();
-    let mut records: Vec<Record> = MESSAGES
-        .iter()
-        .enumerate()
-        .map(|(i, text)| Record {
-            id: id(i),
-            text: text.to_string(),
-            tenant: "acme".to_string(),
-            ..Record::default()
-        })
-        .collect();
+    let mut records = messages();
     // Another tenant's copy of a message: never judged, never answered.
     records.push(Record {
         id: "00000000-0000-4000-8000-0000000000ff".to_string(),
@@ -209,16 +214,7 @@ async fn a_store_that_fails_the_late_query_leaves_the_fused_order_degraded() {
     let mut client = MemoryClient::connect(format!("http://{}", mesh.gateway))
         .await
         .unwrap();
-    let records = MESSAGES
-        .iter()
-        .enumerate()
-        .map(|(i, text)| Record {
-            id: id(i),
-            text: text.to_string(),
-            tenant: "acme".to_string(),
-            ..Record::default()
-        })
-        .collect();
+    let records = messages();
     trine_testkit::upsert_all(&mut client, records).await;
     let question = "When does the support group meet?";
     let failed = client

@@ -287,15 +287,23 @@ async fn answer(
     }
 }
 
-/// The hits' ids of a search through the gateway; a degraded answer is an
-/// error.
-async fn searched(targets: &mut Targets, request: SearchRequest) -> Result<Vec<String>, String> {
-    let response = targets
+/// One search through the gateway; its failure as the status said it.
+async fn search(
+    targets: &mut Targets,
+    request: SearchRequest,
+) -> Result<v1::SearchResponse, String> {
+    targets
         .client
         .search(request)
         .await
-        .map_err(|s| format!("{:?}: {}", s.code(), s.message()))?
-        .into_inner();
+        .map(tonic::Response::into_inner)
+        .map_err(|s| format!("{:?}: {}", s.code(), s.message()))
+}
+
+/// The hits' ids of a search through the gateway; a degraded answer is an
+/// error.
+async fn searched(targets: &mut Targets, request: SearchRequest) -> Result<Vec<String>, String> {
+    let response = search(targets, request).await?;
     if response.degraded {
         return Err(format!(
             "degraded answer: {}",

@@ -88,12 +88,7 @@ async fn late_scores(
         strategy: on_wire(strategy).to_string(),
         ..SearchRequest::default()
     };
-    let response = targets
-        .client
-        .search(request)
-        .await
-        .map_err(|s| format!("{:?}: {}", s.code(), s.message()))?
-        .into_inner();
+    let response = search(targets, request).await?;
     Ok(response
         .hits
         .into_iter()
