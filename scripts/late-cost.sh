@@ -2,15 +2,18 @@
 # What issue 46's defaults cost a search (docs/benchmarks.md, "Late
 # interaction's cost"): one release build, one collection with tokens (the
 # first 40,000 memories of make-devset.py's xl tier, static embedder),
-# `trine bench` over its queries, the sides alternately, three runs each at
-# concurrency 1 and 16 (10 s after 3 s of warm-up). Before: common words
-# scored, the thread window off and late interaction off
-# (TRINE_LEXICAL__COMMON_WORDS=none TRINE_CONTEXT__LEXICAL=0
-# TRINE_FUSION__LATE_WEIGHT=0); late off: the defaults but late interaction;
-# after: the defaults. Embedded (the in-process mesh over Qdrant Edge), and
+# `trine bench` over its queries, the sides alternately, three runs each
+# (LATE_COST_ROUNDS) at concurrency 1 and 16 (10 s after 3 s of warm-up).
+# Before: this build with common words scored, the thread window off and
+# late interaction off (TRINE_LEXICAL__COMMON_WORDS=none
+# TRINE_CONTEXT__LEXICAL=0 TRINE_FUSION__LATE_WEIGHT=0); late off: the
+# defaults but late interaction; after: the defaults. Embedded (the in-process mesh over Qdrant Edge), and
 # with LATE_COST_SERVER=1 four processes (`trine serve --role …`, lib/four.sh)
 # over one Qdrant 1.19 server from ../shared/qdrant (LATE_COST_EMBEDDED=0:
-# those alone).
+# those alone). With LATE_COST_BEFORE=BIN (a trine binary built from the
+# commit before issue 46, e.g. afe8998) a fourth side, `pre-issue`, runs that
+# binary at its defaults on a copy of the memories it ingested itself
+# ($work/data-pre; on the server the collection `memories_pre`).
 #
 #     LATE_COST_REALTEXT=DIR ./scripts/late-cost.sh   # DIR: the xl set's memories.jsonl, queries.jsonl
 #
@@ -34,21 +37,32 @@ out="$work/runs.tsv"
 [[ -f $out ]] || : >"$out"
 
 sides=(before late-off after)
+pre="${LATE_COST_BEFORE:-}"
+[[ -z $pre ]] || sides=(pre-issue "${sides[@]}")
 settings() { # SIDE: its environment
   case $1 in
     before) echo TRINE_LEXICAL__COMMON_WORDS=none TRINE_CONTEXT__LEXICAL=0 TRINE_FUSION__LATE_WEIGHT=0 ;;
     late-off) echo TRINE_FUSION__LATE_WEIGHT=0 ;;
-    after) echo "" ;;
+    after | pre-issue) echo "" ;;
+  esac
+}
+# The binary of SIDE, and where it reads its own copy of the memories.
+binary() { if [[ $1 == pre-issue ]]; then echo "$pre"; else echo "$trine"; fi; }
+own() { # SIDE: the target arguments of that side's copy
+  case $topology:$1 in
+    embedded:pre-issue) echo --data "$work/data-pre" ;;
+    embedded:*) echo --data "$work/data" ;;
+    four:*) echo --endpoint "http://$gateway" ;;
   esac
 }
 
-# One bench run against `target` under SIDE's settings, its line appended.
+# One bench run against SIDE's copy under its settings, its line appended.
 bench() { # TOPOLOGY SIDE CONCURRENCY
   local json
-  # shellcheck disable=SC2046 # the settings are words
-  json="$(env $(settings "$2") "$trine" --log error --embedder static --models "$models" bench \
-    --queries "$work/queries.jsonl" --concurrency "$3" --duration 10s --warmup 3s --json \
-    "${target[@]}")"
+  # shellcheck disable=SC2046 # the settings and the target are words
+  json="$(env $(settings "$2") "$(binary "$2")" --log error --embedder static --models "$models" \
+    bench --queries "$work/queries.jsonl" --concurrency "$3" --duration 10s --warmup 3s --json \
+    $(own "$2"))"
   python3 - "$json" "$1" "$2" "$3" >>"$out" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
@@ -61,10 +75,15 @@ if [[ ! -d $work/data ]]; then
   "$trine" --log error --data "$work/data" --embedder static --models "$models" \
     ingest "$work/memories.jsonl" --batch 1024 >"$work/ingest.txt" 2>&1
 fi
-target=(--data "$work/data")
+if [[ -n $pre && ! -d $work/data-pre ]]; then
+  "$pre" --log error --data "$work/data-pre" --embedder static --models "$models" \
+    ingest "$work/memories.jsonl" --batch 1024 >"$work/ingest-pre.txt" 2>&1
+fi
+rounds="${LATE_COST_ROUNDS:-3}"
+topology=embedded
 if [[ ${LATE_COST_EMBEDDED:-1} == 1 ]]; then
   for c in 1 16; do
-    for _ in 1 2 3; do
+    for _ in $(seq "$rounds"); do
       for side in "${sides[@]}"; do bench embedded "$side" "$c"; done
     done
   done
@@ -76,20 +95,28 @@ if [[ ${LATE_COST_SERVER:-0} == 1 ]]; then
   server=(--qdrant "$TRINE_QDRANT_URL" --embedder static --models "$models")
   "$trine" --log error "${server[@]}" ingest "$work/memories.jsonl" --batch 1024 \
     >"$work/ingest-server.txt" 2>&1
+  if [[ -n $pre ]]; then
+    TRINE_COLLECTION=memories_pre "$pre" --log error "${server[@]}" ingest \
+      "$work/memories.jsonl" --batch 1024 >"$work/ingest-server-pre.txt" 2>&1
+  fi
+  topology=four
+  this="$trine"
   # shellcheck source=lib/four.sh
   source "$repo/scripts/lib/four.sh"
   for side in "${sides[@]}"; do
     # The gateway reads the settings; every role gets them.
     # shellcheck disable=SC2046
     export $(settings "$side")
+    trine="$this"
+    if [[ $side == pre-issue ]]; then trine="$pre" && export TRINE_COLLECTION=memories_pre; fi
     four_start "$work/four-$side" "${server[@]}"
-    target=(--endpoint "http://$gateway")
     for c in 1 16; do
-      for _ in 1 2 3; do bench four "$side" "$c"; done
+      for _ in $(seq "$rounds"); do bench four "$side" "$c"; done
     done
     four_stop
     # shellcheck disable=SC2046
-    unset $(settings "$side" | sed 's/=[^ ]*//g')
+    unset $(settings "$side" | sed 's/=[^ ]*//g') TRINE_COLLECTION
+    trine="$this"
   done
 fi
 echo "late-cost: $out" >&2

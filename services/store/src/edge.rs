@@ -1156,6 +1156,47 @@ mod tests {
         check(&store).await;
     }
 
+    #[tokio::test]
+    async fn segments_are_capped_at_trines_size_made_or_opened() {
+        let cap = |store: &EdgeStore| {
+            let open = store.inner.opened().expect("open");
+            let config = open.shard.config();
+            config.optimizers.as_ref().and_then(|o| o.max_segment_size)
+        };
+        let data = tempfile::tempdir().expect("tempdir");
+        let made = EdgeStore::open(data.path(), "made").expect("open");
+        made.ensure_collection(&spec(4)).await.expect("create");
+        assert_eq!(cap(&made), Some(crate::MAX_SEGMENT_KB), "a new collection");
+
+        // A shard made with Qdrant's own cap takes trine's when trine opens it.
+        let shard = qe::EdgeShard::new(
+            &data.path().join("older").join(SHARD_DIR),
+            qe::EdgeConfig::builder()
+                .vector(
+                    crate::DENSE_VECTOR,
+                    qe::EdgeVectorParams::builder(4, qe::Distance::Cosine).build(),
+                )
+                .build(),
+        )
+        .expect("create a shard with Qdrant's defaults");
+        assert_eq!(
+            shard
+                .config()
+                .optimizers
+                .as_ref()
+                .and_then(|o| o.max_segment_size),
+            None
+        );
+        shard.flush().expect("flush");
+        drop(shard);
+        let older = EdgeStore::open(data.path(), "older").expect("open");
+        assert_eq!(
+            cap(&older),
+            Some(crate::MAX_SEGMENT_KB),
+            "an older shard opened"
+        );
+    }
+
     /// A shard another tool made: vectors, no payload index, no `trine.json`.
     fn foreign_shard(dir: &Path) {
         let shard = qe::EdgeShard::new(&dir.join(SHARD_DIR), schema::new_config(&spec(4)))

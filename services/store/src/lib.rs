@@ -238,6 +238,18 @@ pub fn check_schema(collection: &str, recorded: u32) -> Result<()> {
 /// Points per write batch, for callers that stream many points.
 pub const UPSERT_BATCH: usize = 256;
 
+/// The largest segment Qdrant's optimizers build in a trine collection, in
+/// kilobytes (Edge and server alike). Qdrant's own cap (256 MB a CPU)
+/// counts every vector a segment holds, and the `tokens` space weighs 10 to
+/// 75 times the dense vectors (a memory's word pieces, each a vector of the
+/// dense dimension in half precision) while no graph is ever built over
+/// it: under that cap 40,000 Debian texts with the static model's tokens
+/// took three segments where the same memories without tokens take one,
+/// and every dense search walked three graphs (embedded, concurrency 16:
+/// 12.4 → 19.9 ms p50, docs/benchmarks.md). At 16 GB a segment holds about
+/// as many points as Qdrant's cap gives a collection without tokens.
+pub const MAX_SEGMENT_KB: usize = 16_000_000;
+
 store_api! {
     /// A trine collection in Qdrant. Every read takes a [`Filter`], whose tenant is
     /// always applied: no result, count or statistic crosses it.

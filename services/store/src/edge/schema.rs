@@ -124,7 +124,17 @@ pub(super) fn new_config(spec: &CollectionSpec) -> qe::EdgeConfig {
         .sparse_vector(SPARSE_VECTOR, sparse)
         .sparse_vector(SPARSE_TF_VECTOR, sparse_tf)
         .max_search_threads(cores())
+        .optimizers(optimizers())
         .build()
+}
+
+/// The optimizers' settings trine sets: segments up to
+/// [`crate::MAX_SEGMENT_KB`]; the rest Qdrant's defaults.
+fn optimizers() -> qe::EdgeOptimizersConfig {
+    qe::EdgeOptimizersConfig {
+        max_segment_size: Some(crate::MAX_SEGMENT_KB),
+        ..Default::default()
+    }
 }
 
 /// The `tokens` space ([`TOKENS_VECTOR`]): a multivector of the embedder's
@@ -170,10 +180,12 @@ pub(super) fn has_sparse_tf(config: &qe::EdgeConfig) -> bool {
 }
 
 /// What `EdgeShard::load` is given: only the tunables trine sets, everything
-/// else as the shard has it.
+/// else as the shard has it (a shard made before the segment cap takes it
+/// at its next optimization).
 pub(super) fn load_config() -> qe::EdgeConfig {
     qe::EdgeConfig::builder()
         .max_search_threads(cores())
+        .optimizers(optimizers())
         .build()
 }
 

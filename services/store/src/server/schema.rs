@@ -25,6 +25,10 @@ pub(super) fn create_request(
         CreateCollectionBuilder::new(collection)
             .vectors_config(vectors)
             .sparse_vectors_config(sparse)
+            .optimizers_config(
+                q::OptimizersConfigDiffBuilder::default()
+                    .max_segment_size(crate::MAX_SEGMENT_KB as u64),
+            )
             .metadata(embedder_metadata(&spec.embedder)),
         layout,
     )
