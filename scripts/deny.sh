@@ -29,4 +29,7 @@ else
     echo "deny: SKIPPED the advisories check: no $snapshot (the RustSec snapshot); licences, sources and duplicates are checked"
 fi
 export TRINE_ADVISORY_DB
+# cargo-deny reads every target's crates offline: fetch those this
+# machine's builds never needed (other platforms') from crates.io first.
+cargo fetch --locked --quiet
 cargo deny --offline --color never check "${checks[@]}"
