@@ -7,10 +7,10 @@
 # Before: this build with common words scored, the thread window off and
 # late interaction off (TRINE_LEXICAL__COMMON_WORDS=none
 # TRINE_CONTEXT__LEXICAL=0 TRINE_FUSION__LATE_WEIGHT=0); late off: the
-# defaults but late interaction; after: the defaults. Embedded (the in-process mesh over Qdrant Edge), and
-# with LATE_COST_SERVER=1 four processes (`trine serve --role …`, lib/four.sh)
-# over one Qdrant 1.19 server from ../shared/qdrant (LATE_COST_EMBEDDED=0:
-# those alone). With LATE_COST_BEFORE=BIN (a trine binary built from the
+# defaults but late interaction; after: the defaults. Embedded (the
+# in-process mesh over Qdrant Edge), and with LATE_COST_SERVER=1 four
+# processes (`trine serve --role …`, lib/four.sh) over one Qdrant 1.19
+# server from ../shared/qdrant (LATE_COST_EMBEDDED=0: those alone). With LATE_COST_BEFORE=BIN (a trine binary built from the
 # commit before issue 46, e.g. afe8998) a fourth side, `pre-issue`, runs that
 # binary at its defaults on a copy of the memories it ingested itself
 # ($work/data-pre; on the server the collection `memories_pre`).

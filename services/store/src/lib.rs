@@ -245,9 +245,10 @@ pub const UPSERT_BATCH: usize = 256;
 /// dense dimension in half precision) while no graph is ever built over
 /// it: under that cap 40,000 Debian texts with the static model's tokens
 /// took three segments where the same memories without tokens take one,
-/// and every dense search walked three graphs (embedded, concurrency 16:
-/// 12.4 → 19.9 ms p50, docs/benchmarks.md). At 16 GB a segment holds about
-/// as many points as Qdrant's cap gives a collection without tokens.
+/// and every search walked three dense graphs (embedded, concurrency 16:
+/// 12.4 → 22.6 ms p50; docs/benchmarks.md, "Late interaction's cost").
+/// At 16 GB a segment holds about as many points as Qdrant's cap gives a
+/// collection without tokens (within a factor of two, by embedder).
 pub const MAX_SEGMENT_KB: usize = 16_000_000;
 
 store_api! {
