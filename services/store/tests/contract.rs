@@ -235,6 +235,31 @@ mod server {
             .with_batch_reads(true);
         super::a_batch_reads_as_its_scrolls_do(&batching, "batch-in-one-call").await;
     }
+
+    /// A collection is made with trine's segment cap, not Qdrant's (whose
+    /// cap counts the tokens: `trine_store::MAX_SEGMENT_KB`).
+    #[tokio::test]
+    async fn a_collection_is_made_with_trines_segment_cap() {
+        let Some((contract, url, collection)) =
+            Contract::server("segment_cap", PayloadSchema::default()).await
+        else {
+            return;
+        };
+        let _contract = contract.ready().await;
+        let client = qdrant_client::Qdrant::from_url(&url)
+            .build()
+            .expect("a client");
+        let info = client
+            .collection_info(collection.as_str())
+            .await
+            .expect("the collection's info");
+        let cap = info
+            .result
+            .and_then(|i| i.config)
+            .and_then(|c| c.optimizer_config)
+            .and_then(|o| o.max_segment_size);
+        assert_eq!(cap, Some(trine_store::MAX_SEGMENT_KB as u64));
+    }
 }
 
 /// The contract on a Qdrant server, over another tool's payload layout.
