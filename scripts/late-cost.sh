@@ -104,9 +104,12 @@ if [[ ${LATE_COST_SERVER:-0} == 1 ]]; then
   # shellcheck source=lib/four.sh
   source "$repo/scripts/lib/four.sh"
   for side in "${sides[@]}"; do
-    # The gateway reads the settings; every role gets them.
-    # shellcheck disable=SC2046
-    export $(settings "$side")
+    # The gateway reads the settings; every role gets them (a bare `export`
+    # would print the environment).
+    if [[ -n $(settings "$side") ]]; then
+      # shellcheck disable=SC2046
+      export $(settings "$side")
+    fi
     trine="$this"
     if [[ $side == pre-issue ]]; then trine="$pre" && export TRINE_COLLECTION=memories_pre; fi
     four_start "$work/four-$side" "${server[@]}"
