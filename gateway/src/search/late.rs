@@ -59,13 +59,8 @@ impl Searcher {
         hits: &[Fused],
         clock: &Clock,
     ) -> Result<HashMap<uuid::Uuid, f64>, String> {
-        let ids: Vec<_> = hits
-            .iter()
-            .take(query.fusion.late_depth)
-            .filter(|h| !h.tier)
-            .map(|h| h.id)
-            .collect();
-        if ids.len() < 2 {
+        let ids = late::scored_ids(hits, query.fusion.late_depth);
+        if ids.is_empty() {
             return Ok(HashMap::new());
         }
         let deadline = clock

@@ -137,6 +137,19 @@ pub fn rerank(hits: &mut [Fused], maxsim: &HashMap<Uuid, f64>, weight: f64, k: f
     head.clone_from_slice(&reordered);
 }
 
+/// The ids whose MaxSim [`rerank`] takes: the first `depth` of `hits`
+/// outside the tier; none where fewer than two, which no order could
+/// change.
+pub fn scored_ids(hits: &[Fused], depth: usize) -> Vec<Uuid> {
+    let ids: Vec<Uuid> = hits
+        .iter()
+        .take(depth)
+        .filter(|h| !h.tier)
+        .map(|h| h.id)
+        .collect();
+    if ids.len() < 2 { Vec::new() } else { ids }
+}
+
 /// RRF's term of the 0-based `place` in a list of weight `weight`.
 fn rrf(weight: f64, k: f64, place: usize) -> f64 {
     weight / (k + place as f64 + 1.0)
@@ -161,6 +174,35 @@ mod tests {
 
     fn ids(hits: &[Fused]) -> Vec<u128> {
         hits.iter().map(|h| h.id.as_u128()).collect()
+    }
+
+    #[test]
+    fn the_scored_ids_are_the_first_depth_outside_the_tier() {
+        // (hits: id, score, tier; depth; the ids scored)
+        type Hits<'a> = &'a [(u128, f64, bool)];
+        let table: &[(Hits, usize, &[u128])] = &[
+            (
+                &[(1, 0.9, true), (2, 0.8, false), (3, 0.7, false)],
+                3,
+                &[2, 3],
+            ),
+            (
+                &[(1, 0.9, false), (2, 0.8, false), (3, 0.7, false)],
+                2,
+                &[1, 2],
+            ),
+            // The tier counts towards the depth.
+            (&[(1, 0.9, true), (2, 0.8, false), (3, 0.7, false)], 2, &[]),
+            (&[(1, 0.9, false)], 40, &[]),
+            (&[], 40, &[]),
+        ];
+        for (spec, depth, want) in table {
+            let got: Vec<u128> = scored_ids(&hits(spec), *depth)
+                .iter()
+                .map(|id| id.as_u128())
+                .collect();
+            assert_eq!(got, *want, "{spec:?} at depth {depth}");
+        }
     }
 
     #[test]

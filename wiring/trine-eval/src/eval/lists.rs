@@ -105,13 +105,8 @@ pub(super) async fn late_of(
     hits: &[trine_core::fusion::Fused],
     depth: usize,
 ) -> Result<HashMap<uuid::Uuid, f64>, String> {
-    let ids: Vec<uuid::Uuid> = hits
-        .iter()
-        .take(depth)
-        .filter(|h| !h.tier)
-        .map(|h| h.id)
-        .collect();
-    if ids.len() < 2 {
+    let ids = trine_core::late::scored_ids(hits, depth);
+    if ids.is_empty() {
         return Ok(HashMap::new());
     }
     let filter = trine_core::model::Filter::tenant(&query.tenant);
