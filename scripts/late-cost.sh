@@ -106,10 +106,9 @@ if [[ ${LATE_COST_SERVER:-0} == 1 ]]; then
   for side in "${sides[@]}"; do
     # The gateway reads the settings; every role gets them (a bare `export`
     # would print the environment).
-    if [[ -n $(settings "$side") ]]; then
-      # shellcheck disable=SC2046
-      export $(settings "$side")
-    fi
+    env_of_side="$(settings "$side")"
+    # shellcheck disable=SC2086 # the settings are words
+    [[ -z $env_of_side ]] || export $env_of_side
     trine="$this"
     if [[ $side == pre-issue ]]; then trine="$pre" && export TRINE_COLLECTION=memories_pre; fi
     four_start "$work/four-$side" "${server[@]}"
@@ -118,7 +117,7 @@ if [[ ${LATE_COST_SERVER:-0} == 1 ]]; then
     done
     four_stop
     # shellcheck disable=SC2046
-    unset $(settings "$side" | sed 's/=[^ ]*//g') TRINE_COLLECTION
+    unset $(sed 's/=[^ ]*//g' <<<"$env_of_side") TRINE_COLLECTION
     trine="$this"
   done
 fi
