@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What issue 46's defaults cost a search (docs/benchmarks.md, "Late
 # interaction's cost"): one release build, one collection with tokens (the
-# first 40,000 memories of make-devset.py's xl tier, static embedder),
+# first 40,000 memories of make-devset.py's xl tier, static embedder or
+# LATE_COST_EMBEDDER's),
 # `trine bench` over its queries, the sides alternately, three runs each
 # (LATE_COST_ROUNDS) at concurrency 1 and 16 (10 s after 3 s of warm-up).
 # Before: this build with common words scored, the thread window off and
@@ -30,6 +31,7 @@ profile="${BENCH_PROFILE:-release}"
 source "$repo/scripts/lib/runs.sh"
 devset="${LATE_COST_REALTEXT:?give LATE_COST_REALTEXT, a folder with the xl set (make-devset.py --tiers xl --flat)}"
 size="${LATE_COST_SIZE:-40000}"
+embedder="${LATE_COST_EMBEDDER:-static}"
 mkdir -p "$work"
 head -n "$size" "$devset/memories.jsonl" >"$work/memories.jsonl"
 cp "$devset/queries.jsonl" "$work/queries.jsonl"
@@ -60,7 +62,7 @@ own() { # SIDE: the target arguments of that side's copy
 bench() { # TOPOLOGY SIDE CONCURRENCY
   local json
   # shellcheck disable=SC2046 # the settings and the target are words
-  json="$(env $(settings "$2") "$(binary "$2")" --log error --embedder static --models "$models" \
+  json="$(env $(settings "$2") "$(binary "$2")" --log error --embedder "$embedder" --models "$models" \
     bench --queries "$work/queries.jsonl" --concurrency "$3" --duration 10s --warmup 3s --json \
     $(own "$2"))"
   python3 - "$json" "$1" "$2" "$3" >>"$out" <<'PY'
@@ -72,11 +74,11 @@ PY
 }
 
 if [[ ! -d $work/data ]]; then
-  "$trine" --log error --data "$work/data" --embedder static --models "$models" \
+  "$trine" --log error --data "$work/data" --embedder "$embedder" --models "$models" \
     ingest "$work/memories.jsonl" --batch 1024 >"$work/ingest.txt" 2>&1
 fi
 if [[ -n $pre && ! -d $work/data-pre ]]; then
-  "$pre" --log error --data "$work/data-pre" --embedder static --models "$models" \
+  "$pre" --log error --data "$work/data-pre" --embedder "$embedder" --models "$models" \
     ingest "$work/memories.jsonl" --batch 1024 >"$work/ingest-pre.txt" 2>&1
 fi
 rounds="${LATE_COST_ROUNDS:-3}"
@@ -92,7 +94,7 @@ fi
 if [[ ${LATE_COST_SERVER:-0} == 1 ]]; then
   eval "$("$repo/../shared/qdrant/start-qdrant")"
   trap '"$repo/../shared/qdrant/stop-qdrant" >/dev/null 2>&1 || true' EXIT
-  server=(--qdrant "$TRINE_QDRANT_URL" --embedder static --models "$models")
+  server=(--qdrant "$TRINE_QDRANT_URL" --embedder "$embedder" --models "$models")
   "$trine" --log error "${server[@]}" ingest "$work/memories.jsonl" --batch 1024 \
     >"$work/ingest-server.txt" 2>&1
   if [[ -n $pre ]]; then

@@ -174,6 +174,11 @@ impl Store for ServerStore {
         };
         check_embedder(&self.collection, &info, &spec.embedder)?;
         crate::check_schema(&self.collection, schema_of(&info))?;
+        if let Err(e) = self.cap_segments(&info).await {
+            // A tunable, not the layout: a key that may not change the
+            // collection still opens it.
+            tracing::warn!(collection = %self.collection, error = %e, "could not give the collection trine's segment cap");
+        }
         for (field, index) in self.schema.indexes() {
             // The source's phrase index only with a new collection: an older
             // one has points without the copy it indexes.

@@ -260,6 +260,45 @@ mod server {
             .and_then(|o| o.max_segment_size);
         assert_eq!(cap, Some(trine_store::MAX_SEGMENT_KB as u64));
     }
+
+    /// A collection made before trine set its cap (Qdrant's defaults, as
+    /// another tool or an older trine made it) takes trine's when opened.
+    #[tokio::test]
+    async fn a_collection_made_without_a_segment_cap_takes_trines_when_opened() {
+        use qdrant_client::qdrant as q;
+        let Some((contract, url, collection)) =
+            Contract::server("segment_cap_opened", PayloadSchema::default()).await
+        else {
+            return;
+        };
+        let client = qdrant_client::Qdrant::from_url(&url)
+            .build()
+            .expect("a client");
+        let mut vectors = q::VectorsConfigBuilder::default();
+        vectors.add_named_vector_params(
+            trine_core::model::DENSE_VECTOR,
+            q::VectorParamsBuilder::new(DIM as u64, q::Distance::Cosine),
+        );
+        client
+            .create_collection(
+                q::CreateCollectionBuilder::new(collection.as_str()).vectors_config(vectors),
+            )
+            .await
+            .expect("a collection with Qdrant's defaults");
+        let cap = || async {
+            client
+                .collection_info(collection.as_str())
+                .await
+                .expect("the collection's info")
+                .result
+                .and_then(|i| i.config)
+                .and_then(|c| c.optimizer_config)
+                .and_then(|o| o.max_segment_size)
+        };
+        assert_eq!(cap().await, None, "made with Qdrant's defaults");
+        let _contract = contract.ready().await;
+        assert_eq!(cap().await, Some(trine_store::MAX_SEGMENT_KB as u64));
+    }
 }
 
 /// The contract on a Qdrant server, over another tool's payload layout.

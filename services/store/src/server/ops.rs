@@ -56,6 +56,24 @@ impl ServerStore {
             .map(|_| ())
     }
 
+    /// Gives a collection made before trine set its segment cap
+    /// ([`uncapped`]) [`crate::MAX_SEGMENT_KB`], as Edge does at every load;
+    /// segments already built keep their size until Qdrant next merges them.
+    pub(super) async fn cap_segments(&self, info: &q::CollectionInfo) -> Result<()> {
+        if !uncapped(info) {
+            return Ok(());
+        }
+        let request: q::UpdateCollection = UpdateCollectionBuilder::new(self.collection.as_str())
+            .optimizers_config(
+                OptimizersConfigDiffBuilder::default()
+                    .max_segment_size(crate::MAX_SEGMENT_KB as u64),
+            )
+            .into();
+        self.call(|c| Box::pin(c.update_collection(request.clone())))
+            .await
+            .map(|_| ())
+    }
+
     /// Creates the payload index `index` on `field`, waiting until it is built.
     pub(super) async fn create_index(
         &self,

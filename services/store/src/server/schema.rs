@@ -34,6 +34,16 @@ pub(super) fn create_request(
     )
 }
 
+/// Whether the collection's optimizers have Qdrant's own segment cap (none
+/// set): a collection made before trine set [`crate::MAX_SEGMENT_KB`]. One
+/// set otherwise, an operator's too, is left as it is.
+pub(super) fn uncapped(info: &q::CollectionInfo) -> bool {
+    info.config
+        .as_ref()
+        .and_then(|c| c.optimizer_config.as_ref())
+        .is_none_or(|o| o.max_segment_size.is_none())
+}
+
 /// The `tokens` space ([`TOKENS_VECTOR`]): a multivector of the
 /// embedder's dimension compared by MaxSim over dot products, in half
 /// precision on disk, with no HNSW graph (`m` 0) — late interaction scores
@@ -372,6 +382,29 @@ mod tests {
         assert!(ReadConsistency::parse("0").is_err());
         assert!(ReadConsistency::parse("most").is_err());
         assert_eq!(spread.collection_name, "c");
+    }
+
+    #[test]
+    fn only_a_collection_without_a_segment_cap_takes_trines() {
+        let with = |cap: Option<u64>| q::CollectionInfo {
+            config: Some(q::CollectionConfig {
+                optimizer_config: Some(q::OptimizersConfigDiff {
+                    max_segment_size: cap,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        // (the collection's cap, takes trine's)
+        for (cap, want) in [
+            (None, true),
+            (Some(crate::MAX_SEGMENT_KB as u64), false),
+            (Some(200_000), false),
+        ] {
+            assert_eq!(uncapped(&with(cap)), want, "{cap:?}");
+        }
+        assert!(uncapped(&q::CollectionInfo::default()));
     }
 
     #[test]
