@@ -249,16 +249,22 @@ mod server {
         let client = qdrant_client::Qdrant::from_url(&url)
             .build()
             .expect("a client");
-        let info = client
-            .collection_info(collection.as_str())
+        assert_eq!(
+            segment_cap(&client, &collection).await,
+            Some(trine_store::MAX_SEGMENT_KB as u64)
+        );
+    }
+
+    /// The segment cap set in `collection`'s optimizers, as the server reads it back.
+    async fn segment_cap(client: &qdrant_client::Qdrant, collection: &str) -> Option<u64> {
+        client
+            .collection_info(collection)
             .await
-            .expect("the collection's info");
-        let cap = info
+            .expect("the collection's info")
             .result
             .and_then(|i| i.config)
             .and_then(|c| c.optimizer_config)
-            .and_then(|o| o.max_segment_size);
-        assert_eq!(cap, Some(trine_store::MAX_SEGMENT_KB as u64));
+            .and_then(|o| o.max_segment_size)
     }
 
     /// A collection made before trine set its cap (Qdrant's defaults, as
@@ -285,19 +291,16 @@ mod server {
             )
             .await
             .expect("a collection with Qdrant's defaults");
-        let cap = || async {
-            client
-                .collection_info(collection.as_str())
-                .await
-                .expect("the collection's info")
-                .result
-                .and_then(|i| i.config)
-                .and_then(|c| c.optimizer_config)
-                .and_then(|o| o.max_segment_size)
-        };
-        assert_eq!(cap().await, None, "made with Qdrant's defaults");
+        assert_eq!(
+            segment_cap(&client, &collection).await,
+            None,
+            "made with Qdrant's defaults"
+        );
         let _contract = contract.ready().await;
-        assert_eq!(cap().await, Some(trine_store::MAX_SEGMENT_KB as u64));
+        assert_eq!(
+            segment_cap(&client, &collection).await,
+            Some(trine_store::MAX_SEGMENT_KB as u64)
+        );
     }
 }
 

@@ -64,10 +64,7 @@ impl ServerStore {
             return Ok(());
         }
         let request: q::UpdateCollection = UpdateCollectionBuilder::new(self.collection.as_str())
-            .optimizers_config(
-                OptimizersConfigDiffBuilder::default()
-                    .max_segment_size(crate::MAX_SEGMENT_KB as u64),
-            )
+            .optimizers_config(optimizers())
             .into();
         self.call(|c| Box::pin(c.update_collection(request.clone())))
             .await

@@ -25,13 +25,16 @@ pub(super) fn create_request(
         CreateCollectionBuilder::new(collection)
             .vectors_config(vectors)
             .sparse_vectors_config(sparse)
-            .optimizers_config(
-                q::OptimizersConfigDiffBuilder::default()
-                    .max_segment_size(crate::MAX_SEGMENT_KB as u64),
-            )
+            .optimizers_config(optimizers())
             .metadata(embedder_metadata(&spec.embedder)),
         layout,
     )
+}
+
+/// The optimizers' settings trine sets: segments up to
+/// [`crate::MAX_SEGMENT_KB`]; the rest Qdrant's defaults (as Edge's).
+pub(super) fn optimizers() -> q::OptimizersConfigDiffBuilder {
+    q::OptimizersConfigDiffBuilder::default().max_segment_size(crate::MAX_SEGMENT_KB as u64)
 }
 
 /// Whether the collection's optimizers have Qdrant's own segment cap (none
