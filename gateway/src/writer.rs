@@ -142,6 +142,9 @@ pub struct Writer {
     quotas: Option<Arc<crate::quota::Quotas>>,
     /// How a collection this writer creates normalises tokens.
     new_fold: Fold,
+    /// The language whose common words a memory's late-interaction tokens
+    /// leave out (a query's leave out the same: `[lexical] common_words`).
+    common_words: Option<trine_core::Language>,
     /// Where the quota's refusals are counted (the gateway's metrics).
     metrics: Option<Arc<trine_telemetry::Metrics>>,
 }
@@ -168,7 +171,17 @@ impl Writer {
             stripes: Arc::new((0..STRIPES).map(|_| tokio::sync::Mutex::new(())).collect()),
             quotas: None,
             new_fold: Fold::default(),
+            common_words: Some(trine_core::Language::English),
             metrics: None,
+        }
+    }
+
+    /// Leaves `language`'s common words out of a memory's tokens (none:
+    /// every word), as semantic-svc leaves them out of a query's.
+    pub fn with_common_words(self, language: Option<trine_core::Language>) -> Self {
+        Self {
+            common_words: language,
+            ..self
         }
     }
 
@@ -276,7 +289,10 @@ impl Writer {
         let Layout { fold, tokens } = self.layout().await?;
         // Where the collection keeps tokens, they come from the same pass.
         let embedded: Vec<(Vec<f32>, Option<Tokens>)> = if tokens {
-            let both = self.embedder.embed_tokens(&texts, Side::Memory).await?;
+            let both = self
+                .embedder
+                .embed_tokens(&texts, Side::Memory(self.common_words))
+                .await?;
             both.into_iter().map(|(v, t)| (v, Some(t))).collect()
         } else {
             let vectors = self.embedder.embed(&texts).await?;

@@ -109,13 +109,14 @@ impl Embedder for RemoteEmbedder {
     /// In calls of at most [`MAX_BATCH`] texts: a batch's tokens stay well
     /// within a message (16 × 256 rows of 384 half floats: 3 MiB).
     async fn embed_tokens(&self, texts: &[String], side: Side) -> Result<Vec<(Vec<f32>, Tokens)>> {
-        let (tokens, language) = match side {
-            Side::Memory => (TokenSide::Memory, String::new()),
-            Side::Query(language) => (
-                TokenSide::Query,
-                language.map(|l| l.name().to_string()).unwrap_or_default(),
-            ),
+        let tokens = match side {
+            Side::Memory(_) => TokenSide::Memory,
+            Side::Query(_) => TokenSide::Query,
         };
+        let language = side
+            .language()
+            .map(|l| l.name().to_string())
+            .unwrap_or_default();
         let mut out = Vec::with_capacity(texts.len());
         for chunk in texts.chunks(MAX_BATCH) {
             let request = EmbedRequest {

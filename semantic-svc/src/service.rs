@@ -156,7 +156,7 @@ impl trine_api::server::Served for SemanticService {
     }
 }
 
-/// The tokens an Embed call asks for: none, a memory's, or a query's
+/// The tokens an Embed call asks for: none, a memory's or a query's, each
 /// leaving out `language`'s common words (empty: none).
 fn side_from_wire(raw: i32, language: &str) -> Result<Option<Side>, String> {
     let language = if language.trim().is_empty() {
@@ -166,7 +166,7 @@ fn side_from_wire(raw: i32, language: &str) -> Result<Option<Side>, String> {
     };
     match v1::TokenSide::try_from(raw) {
         Ok(v1::TokenSide::None) => Ok(None),
-        Ok(v1::TokenSide::Memory) => Ok(Some(Side::Memory)),
+        Ok(v1::TokenSide::Memory) => Ok(Some(Side::Memory(language))),
         Ok(v1::TokenSide::Query) => Ok(Some(Side::Query(language))),
         Err(_) => Err(format!("token side {raw}: give NONE, MEMORY or QUERY")),
     }

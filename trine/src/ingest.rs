@@ -169,7 +169,9 @@ async fn open_sink(
         None => {
             let embedder = load_embedder(config).await?;
             let store = open_store(config).await?;
-            let writer = Writer::new(store.clone(), embedder).with_stemmer(config.lexical.stemmer);
+            let writer = Writer::new(store.clone(), embedder)
+                .with_stemmer(config.lexical.stemmer)
+                .with_common_words(config.mesh().semantic.language);
             writer.prepare().await?;
             (Sink::Store(writer), Some(store))
         }

@@ -240,7 +240,7 @@ impl trine_api::v1::semantic_server::Semantic for RecordingEmbeds {
         let request = request.into_inner();
         // As semantic-svc answers: the tokens too where a write asks.
         let embedded = HashEmbedder::new(64)
-            .embed_tokens(&request.texts, trine_embed::Side::Memory)
+            .embed_tokens(&request.texts, trine_embed::Side::Memory(None))
             .await
             .unwrap();
         let tokens = if request.tokens == trine_api::v1::TokenSide::Memory as i32 {

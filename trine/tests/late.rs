@@ -147,7 +147,10 @@ async fn a_question_is_judged_again_by_maxsim_and_a_title_is_not() {
         .remove(0)
         .1;
     let texts: Vec<String> = MESSAGES.iter().map(|t| t.to_string()).collect();
-    let memories = embedder.embed_tokens(&texts, Side::Memory).await.unwrap();
+    let memories = embedder
+        .embed_tokens(&texts, Side::Memory(Some(Language::English)))
+        .await
+        .unwrap();
     let maxsim: HashMap<Uuid, f64> = memories
         .iter()
         .enumerate()
@@ -240,4 +243,33 @@ async fn a_store_that_fails_the_late_query_leaves_the_fused_order_degraded() {
     let (failed, plain) = (fused(&failed), fused(&plain));
     assert!(failed.iter().all(|h| h.late.is_none()));
     assert_eq!(ids(&failed), ids(&plain), "the fused order");
+}
+
+/// A memory's tokens, as the writer stores them, leave out what a query's
+/// do: punctuation and the common words of the writer's language (the
+/// mesh's `[lexical] common_words`), unless nothing would be left.
+#[tokio::test]
+async fn a_memorys_stored_tokens_leave_out_common_words_as_a_querys() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(EdgeStore::open(dir.path(), "memories").unwrap());
+    let embedder = Arc::new(trine_embed::HashEmbedder::new(32));
+    let english = Some(Language::English);
+    // (the writer's language, the memory's text, the tokens stored)
+    let table = [
+        (english, "The cat and the cat!", 1),
+        (None, "The cat and the cat!", 3),
+        (english, "To be, or not to be?", 4),
+        (Some(Language::French), "Le chat et le chien", 2),
+    ];
+    for (n, (language, text, want)) in table.into_iter().enumerate() {
+        let writer =
+            trine_gateway::Writer::new(store.clone(), embedder.clone()).with_common_words(language);
+        writer.prepare().await.unwrap();
+        let id = Uuid::from_u128(n as u128 + 1);
+        let memory = trine_core::model::Memory::new(id, "acme".to_string(), text.to_string());
+        assert!(writer.write(vec![memory]).await.unwrap().is_empty());
+        let point = store.points(&[id]).await.unwrap().remove(0);
+        let stored = point.tokens.map(|t| t.len());
+        assert_eq!(stored, Some(want), "{text:?} under {language:?}");
+    }
 }

@@ -75,7 +75,7 @@ impl Embedder for HashEmbedder {
                 let pieces: Vec<&str> = words.iter().map(String::as_str).collect();
                 let mut seen = std::collections::HashSet::new();
                 let mut rows = Vec::new();
-                for i in crate::tokens::kept(&pieces, side, true) {
+                for i in crate::tokens::kept(&pieces, side) {
                     if seen.len() < Self::MAX_TOKENS && seen.insert(pieces[i]) {
                         rows.extend(self.embed_one(pieces[i]));
                     }
@@ -140,7 +140,16 @@ mod tests {
         let english = Side::Query(Some(trine_core::Language::English));
         // (text, side, the words whose vectors are the rows, in order)
         let cases: &[(&str, Side, &[&str])] = &[
-            ("The cat and the cat!", Side::Memory, &["the", "cat", "and"]),
+            (
+                "The cat and the cat!",
+                Side::Memory(None),
+                &["the", "cat", "and"],
+            ),
+            (
+                "The cat and the cat!",
+                Side::Memory(Some(trine_core::Language::English)),
+                &["cat"],
+            ),
             ("The cat and the cat!", english, &["cat"]),
             ("to be or not", english, &["to", "be", "or", "not"]),
         ];
@@ -156,7 +165,7 @@ mod tests {
         }
         let many: String = (0..600).map(|i| format!("w{i} ")).collect();
         let (_, tokens) = e
-            .embed_tokens(&[many], Side::Memory)
+            .embed_tokens(&[many], Side::Memory(None))
             .await
             .unwrap()
             .remove(0);

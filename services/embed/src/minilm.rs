@@ -205,7 +205,7 @@ impl Inner {
                         .iter()
                         .map(String::as_str)
                         .collect();
-                    tokens[i] = unit_rows(&rows, &crate::tokens::kept(&pieces, side, false));
+                    tokens[i] = unit_rows(&rows, &crate::tokens::kept(&pieces, side));
                 }
             }
             work.add(Work {

@@ -176,7 +176,7 @@ impl Inner {
                 let ids = encoding.get_ids();
                 let mut seen = std::collections::HashSet::new();
                 let mut rows = Vec::new();
-                for i in crate::tokens::kept(&pieces, side, true) {
+                for i in crate::tokens::kept(&pieces, side) {
                     let id = ids[i];
                     if Some(id) == self.unk_id || !seen.insert(id) || seen.len() > MAX_TOKENS {
                         continue;
@@ -184,7 +184,7 @@ impl Inner {
                     let start = id as usize * self.dim;
                     if let Some(row) = self.vectors.get(start..start + self.dim) {
                         let mut row = row.to_vec();
-                        if side == Side::Memory {
+                        if matches!(side, Side::Memory(_)) {
                             crate::vector::normalize(&mut row);
                         }
                         rows.extend_from_slice(&row);

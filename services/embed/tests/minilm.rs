@@ -166,8 +166,13 @@ async fn tokens_are_the_last_layers_pieces() {
         .await
         .expect("embed");
     // when, did, kate, go, hiking, ? (no word splits into pieces here)
-    let english = Side::Query(Some(trine_core::Language::English));
-    for (side, want) in [(Side::Memory, 6), (english, 3), (Side::Query(None), 5)] {
+    let english = Some(trine_core::Language::English);
+    for (side, want) in [
+        (Side::Memory(english), 3),
+        (Side::Memory(None), 5),
+        (Side::Query(english), 3),
+        (Side::Query(None), 5),
+    ] {
         let (v, tokens) = embedder
             .embed_tokens(std::slice::from_ref(&text), side)
             .await

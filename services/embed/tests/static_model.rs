@@ -126,7 +126,12 @@ async fn tokens_are_the_rows_of_the_kept_pieces() {
     let english = Side::Query(Some(Language::English));
     // (text, side, the rows' axes in order: cat e0, dog e1, the e2)
     let cases: &[(&str, Side, &[usize])] = &[
-        ("the cat, the dog!", Side::Memory, &[2, 0, 1]),
+        ("the cat, the dog!", Side::Memory(None), &[2, 0, 1]),
+        (
+            "the cat, the dog!",
+            Side::Memory(Some(Language::English)),
+            &[0, 1],
+        ),
         ("the cat, the dog!", english, &[0, 1]),
         ("the cat, the dog!", Side::Query(None), &[2, 0, 1]),
         // Only common words: every piece stays.

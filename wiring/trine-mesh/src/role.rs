@@ -175,7 +175,9 @@ pub fn gateway_service(
     store: Arc<dyn Store>,
     config: &MeshConfig,
 ) -> MemoryService {
-    let writer = Writer::new(store.clone(), writes).with_stemmer(config.stemmer);
+    let writer = Writer::new(store.clone(), writes)
+        .with_stemmer(config.stemmer)
+        .with_common_words(config.semantic.language);
     let mut service = MemoryService::new(writer).with_search(Searcher::new(
         peers,
         store.clone(),
