@@ -4,10 +4,9 @@
 //! A memory and a query keep the same pieces: every piece but the special
 //! ones, punctuation and the language's common words (NLTK's, as the
 //! lexical channel's, judged on the lowercased piece), unless nothing would
-//! be left: then every piece but the special ones. A memory's tokens are
-//! what late interaction's cost grows with (docs/benchmarks.md, "Late
-//! interaction's cost"): MiniLM keeps one a word piece, about 98 of a
-//! Debian text, 58 of them kept.
+//! be left: then every piece but the special ones. Late interaction's cost
+//! grows with a memory's tokens (docs/benchmarks.md, "Late interaction's
+//! cost"): of a Debian text's about 98 MiniLM word pieces, 58 are kept.
 
 use trine_core::common::is_common;
 use trine_core::{Fold, Language};
