@@ -171,7 +171,7 @@ async fn open_sink(
             let store = open_store(config).await?;
             let writer = Writer::new(store.clone(), embedder)
                 .with_stemmer(config.lexical.stemmer)
-                .with_common_words(config.mesh().semantic.language);
+                .with_common_words(config.token_language());
             writer.prepare().await?;
             (Sink::Store(writer), Some(store))
         }

@@ -301,18 +301,22 @@ impl Config {
         Ok(())
     }
 
+    /// The language whose common words late interaction's tokens leave out,
+    /// a query's (semantic-svc) and a memory's (the writer) alike: those its
+    /// lexical channel leaves out.
+    pub fn token_language(&self) -> Option<trine_core::Language> {
+        self.lexical
+            .common_words
+            .language(trine_core::Fold::default().with_stemmer(self.lexical.stemmer))
+    }
+
     /// The services' settings from this configuration.
     pub fn mesh(&self) -> trine_mesh::MeshConfig {
         let mut mesh = trine_mesh::MeshConfig::default();
         self.lexical.apply(&mut mesh.lexical);
         mesh.stemmer = self.lexical.stemmer;
         (mesh.lexical.context, mesh.semantic.context) = self.context.channels();
-        // A query's tokens leave out the common words its lexical channel
-        // does (late interaction).
-        mesh.semantic.language = self
-            .lexical
-            .common_words
-            .language(trine_core::Fold::default().with_stemmer(self.lexical.stemmer));
+        mesh.semantic.language = self.token_language();
         // Checked at load ([`Config::validate`]); the embedder's default else.
         mesh.search.fusion = self
             .fusion
